@@ -1,0 +1,31 @@
+# Two entry points for a fresh machine (see README): `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+EXAMPLE := examples/eventlogs/etl-local2.zstd
+
+.PHONY: install demo test lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip check
+	PYTHON=$(BIN)/python scripts/install_jdk_sources.sh
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/perfmodel diagnose $(EXAMPLE)
+
+test: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+lint: install
+	$(BIN)/ruff check perfmodel tests benchmarks scripts
+	$(BIN)/ruff format --check perfmodel tests benchmarks scripts
+
+clean:
+	rm -rf $(VENV) build

@@ -1,0 +1,211 @@
+"""`perfmodel corpus ...`: build the labeled code corpus and locate the source of frames."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from perfmodel.embed.corpus.builder import BuildConfig, BuildError, build_corpus
+from perfmodel.embed.corpus.manifest import ManifestError
+from perfmodel.embed.corpus.stats import stats_markdown
+from perfmodel.embed.source.locator import LocatedSource, SourceLocator
+from perfmodel.embed.source.roots import SourceRoot, default_roots, root_from_spec
+
+EXIT_BAD_INPUT = 2
+
+corpus_app = typer.Typer(
+    name="corpus",
+    help="Labeled code corpora for the resource models, and source lookup for stack frames.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+def _parse_root_overrides(specs: list[str]) -> dict[str, list[Path]]:
+    out: dict[str, list[Path]] = {}
+    for spec in specs:
+        if "=" not in spec:
+            raise _fail(
+                f"--root {spec!r}: expected NAME=PATH (e.g. jdk=/usr/lib/jvm/x/lib/src.zip)"
+            )
+        try:
+            root = root_from_spec(spec)
+        except (FileNotFoundError, ValueError) as e:
+            raise _fail(str(e)) from None
+        out.setdefault(root.name, []).append(root.path)
+    return out
+
+
+@corpus_app.command("build")
+def build_command(
+    manifest: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--manifest",
+            "-m",
+            help="Manifest directory or files (labels.toml must be among or beside them).",
+        ),
+    ] = None,
+    root: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--root",
+            "-r",
+            help="NAME=PATH: where a root named in the manifests lives (jdk, python-stdlib, "
+            "site-packages, or your own); repeatable; overrides the discovered one.",
+        ),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
+        "corpora/build/v1"
+    ),
+    split: Annotated[
+        Path,
+        typer.Option(
+            "--split", help="Package split file: read, extended with new packages, written back."
+        ),
+    ] = Path("corpora/split.json"),
+    write_split: Annotated[
+        bool,
+        typer.Option(
+            "--write-split/--no-write-split", help="Write new package assignments back to --split."
+        ),
+    ] = True,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = min(
+        os.cpu_count() or 1, 8
+    ),
+    as_json: Annotated[bool, typer.Option("--json", help="Print the stats as JSON.")] = False,
+) -> None:
+    """Extract, label, deduplicate and split functions from installed sources."""
+    if root is None:
+        root = []
+    if manifest is None:
+        manifest = [Path("corpora/manifests")]
+    overrides = _parse_root_overrides(root)
+    config = BuildConfig(
+        manifests=manifest,
+        out=out,
+        split_file=split,
+        roots=overrides,
+        jobs=jobs,
+        write_split=write_split,
+    )
+    console = Console(stderr=True)
+    try:
+        with Progress(
+            TextColumn("[bold]extracting"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("files"),
+            TimeElapsedColumn(),
+            console=console,
+            disable=as_json,
+        ) as progress:
+            task = progress.add_task("files", total=None)
+
+            def report(done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total)
+
+            result = build_corpus(config, progress=report)
+    except (ManifestError, BuildError) as e:
+        raise _fail(str(e)) from None
+    except ValueError as e:  # a malformed split file
+        raise _fail(str(e)) from None
+    if as_json:
+        typer.echo(json.dumps(result.stats, indent=1))
+        return
+    console.print(stats_markdown(result.stats), markup=False, highlight=False)
+    if result.new_packages:
+        console.print(f"{len(result.new_packages)} new package(s) assigned in {split}")
+    typer.echo(f"wrote {len(result.records)} functions to {out} in {result.seconds:.0f} s")
+
+
+def _locator_roots(specs: list[str], defaults: bool) -> list[SourceRoot]:
+    extra: list[SourceRoot] = []
+    for spec in specs:
+        try:
+            extra.append(root_from_spec(spec))
+        except (FileNotFoundError, ValueError) as e:
+            raise _fail(str(e)) from None
+    return extra + (default_roots() if defaults else [])
+
+
+def _print_located(console: Console, loc: LocatedSource) -> None:
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_row("frame", loc.frame)
+    table.add_row("name", loc.qualified_name)
+    table.add_row("language", loc.language)
+    table.add_row(
+        "source", "[green]found[/]" if loc.source_found else "[yellow]not found[/] (name only)"
+    )
+    if loc.source_found:
+        table.add_row("function", loc.source_name or "")
+        table.add_row("path", f"{loc.path}:{loc.line_start}-{loc.line_end}")
+    table.add_row("tokens", " ".join(loc.name_tokens))
+    table.add_row("note", loc.note)
+    if loc.doc:
+        table.add_row("doc", loc.doc)
+    console.print(table)
+    if loc.code:
+        console.print(loc.code, markup=False, highlight=False)
+    console.print()
+
+
+@corpus_app.command("locate")
+def locate_command(
+    frames: Annotated[
+        list[str], typer.Argument(help="Frames as JFR, a Java stack trace or py-spy print them.")
+    ],
+    root: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--root",
+            "-r",
+            help="Extra source root (dir, src.zip, *-sources.jar; NAME=PATH or PATH), "
+            "searched before the defaults; repeatable.",
+        ),
+    ] = None,
+    defaults: Annotated[
+        bool,
+        typer.Option(
+            "--default-roots/--no-default-roots",
+            help="Also search the JDK src.zip, Python stdlib and site-packages.",
+        ),
+    ] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of results.")] = False,
+    ast: Annotated[bool, typer.Option("--ast", help="Include the AST in JSON output.")] = False,
+) -> None:
+    """Show the source and doc the locator finds for each frame (for debugging attribution)."""
+    if root is None:
+        root = []
+    roots = _locator_roots(root, defaults)
+    with SourceLocator(roots) as locator:
+        results = [locator.locate(f) for f in frames]
+    if as_json:
+        out = []
+        for r in results:
+            d = r.to_dict()
+            if not ast:
+                d.pop("ast")
+            out.append(d)
+        typer.echo(json.dumps(out, indent=1))
+        return
+    console = Console()
+    for r in results:
+        _print_located(console, r)
+
+
+if __name__ == "__main__":  # `python -m perfmodel.cli.corpus build` before it is mounted
+    corpus_app()

@@ -1,0 +1,257 @@
+"""``perfmodel predict``: what would this application take with other resources?
+
+Reads a profile (an event log or bundle, or the one ``diagnose`` last analysed), resolves
+the baseline configuration from it, applies the requested change (or a ``--sweep`` grid)
+and prints the replay's prediction with its model error. Every assumed baseline value is
+printed with the option that would replace it. Bad input ends with one message, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from perfmodel.dag.model import ApplicationProfile
+from perfmodel.errors import PerfmodelError
+from perfmodel.simulate.config import (
+    BaselineOverrides,
+    ClusterConfig,
+    ConfigError,
+    WhatIf,
+    apply_what_if,
+    baseline_config,
+)
+from perfmodel.simulate.replay import Prediction, replay_workload
+from perfmodel.simulate.sweep import SweepPoint, is_axis_spec, parse_axes, run_sweep
+from perfmodel.simulate.units import format_bandwidth, format_size, parse_bandwidth, parse_factor
+from perfmodel.simulate.workload import compile_workload
+from perfmodel.state import last_profile
+
+MAX_STAGE_ROWS = 10
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``predict`` command to ``app``."""
+    app.command(
+        "predict",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": False},
+    )(predict)
+
+
+def predict(
+    ctx: typer.Context,
+    path: Annotated[
+        str | None,
+        typer.Argument(
+            help="Event log, rolling log directory or profile bundle "
+            "(default: the profile `perfmodel diagnose` last analysed)."
+        ),
+    ] = None,
+    cores: Annotated[
+        int | None, typer.Option(help="Total task cores (N of local[N] in local mode).")
+    ] = None,
+    executors: Annotated[int | None, typer.Option(help="Number of executors.")] = None,
+    executor_cores: Annotated[int | None, typer.Option(help="Cores per executor.")] = None,
+    mem: Annotated[
+        str | None, typer.Option(help="Heap per executor (driver in local mode), e.g. 7g, 512m.")
+    ] = None,
+    cpu_speed: Annotated[
+        float | None, typer.Option(help="Core speed relative to the profiled machine (1.5).")
+    ] = None,
+    disk_bw: Annotated[
+        str | None, typer.Option(help="Disk bandwidth per host: 500MB/s, or 2x the baseline.")
+    ] = None,
+    net_bw: Annotated[
+        str | None, typer.Option(help="Network bandwidth per host: 10Gbit/s, or 2x.")
+    ] = None,
+    host_cores: Annotated[
+        int | None,
+        typer.Option(help="Physical cores of the profiled host (default: from the log)."),
+    ] = None,
+    baseline_disk_bw: Annotated[
+        str | None, typer.Option(help="Disk bandwidth the profiled run had (default 250MB/s).")
+    ] = None,
+    baseline_net_bw: Annotated[
+        str | None, typer.Option(help="Network bandwidth the profiled run had (10Gbit/s).")
+    ] = None,
+    sweep: Annotated[
+        list[str] | None,
+        typer.Option(help="Grid axis NAME=V1,V2 (repeatable; further axes may follow it)."),
+    ] = None,
+    attempt: Annotated[
+        str | None, typer.Option(help="Application attempt, when the log holds several.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (docs/predict.md).")] = False,
+) -> None:
+    """Predict the runtime and bottleneck under other resources (what-if replay)."""
+    try:
+        axes_specs = list(sweep or [])
+        extra = list(ctx.args)
+        if path is not None and is_axis_spec(path) and not Path(path).exists():
+            extra.insert(0, path)
+            path = None
+        for token in extra:
+            if not (axes_specs and is_axis_spec(token)):
+                raise ConfigError(f"unexpected argument {token!r}")
+            axes_specs.append(token)
+        change = WhatIf(
+            cores=cores,
+            executors=executors,
+            executor_cores=executor_cores,
+            memory_bytes=_size(mem),
+            cpu_speed=cpu_speed,
+            disk_bw=_bw(disk_bw),
+            net_bw=_bw(net_bw),
+            disk_factor=_factor(disk_bw),
+            net_factor=_factor(net_bw),
+        )
+        overrides = BaselineOverrides(
+            host_cores=host_cores,
+            disk_bw=_absolute_bw(baseline_disk_bw, "--baseline-disk-bw"),
+            net_bw=_absolute_bw(baseline_net_bw, "--baseline-net-bw"),
+        )
+        if host_cores is not None and host_cores < 1:
+            raise ConfigError("--host-cores must be at least 1")
+        source, remembered, attempt = _resolve_path(path, attempt)
+        profile = _load(source, attempt)
+        base = baseline_config(profile, overrides)
+        workload = compile_workload(profile, base)
+        if axes_specs:
+            axes = parse_axes(axes_specs)
+            points = run_sweep(workload, base, axes, change)
+            _print_sweep(points, source, remembered, as_json)
+            return
+        target = apply_what_if(base, change)
+        prediction = replay_workload(workload, base, target)
+    except PerfmodelError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps(prediction.as_dict(), indent=2))
+    else:
+        typer.echo(_render(prediction, source, remembered, change))
+
+
+def _resolve_path(path: str | None, attempt: str | None) -> tuple[str, bool, str | None]:
+    if path is not None:
+        return path, False, attempt
+    last = last_profile()
+    if last is None:
+        raise ConfigError(
+            "no profile given and none analysed yet: pass an event log or bundle, "
+            "or run `perfmodel diagnose <log>` first"
+        )
+    return last.path, True, attempt if attempt is not None else last.attempt
+
+
+def _load(source: str, attempt: str | None) -> ApplicationProfile:
+    from perfmodel.dag.spark import build_profile  # the Spark front end is heavy to import
+
+    if not Path(source).exists():
+        raise ConfigError(f"{source}: no such file or directory")
+    loaded = build_profile(source, attempt)
+    profile = getattr(loaded, "profile", loaded)
+    if not profile.stages:
+        raise ConfigError(f"{source}: the log holds no stages, so there is nothing to replay")
+    return profile
+
+
+def _size(text: str | None) -> int | None:
+    from perfmodel.simulate.units import parse_size
+
+    return parse_size(text) if text is not None else None
+
+
+def _factor(text: str | None) -> float | None:
+    return parse_factor(text) if text is not None else None
+
+
+def _bw(text: str | None) -> float | None:
+    if text is None or parse_factor(text) is not None:
+        return None
+    return parse_bandwidth(text)
+
+
+def _absolute_bw(text: str | None, option: str) -> float | None:
+    if text is None:
+        return None
+    if parse_factor(text) is not None:
+        raise ConfigError(f"{option} needs an absolute bandwidth such as 500MB/s")
+    return parse_bandwidth(text)
+
+
+def _describe(c: ClusterConfig) -> str:
+    if c.local_mode:
+        head = f"local[{c.executor_cores}]"
+    else:
+        head = f"{c.executors} executors × {c.executor_cores} cores on {c.hosts} hosts"
+    return (
+        f"{head}, {format_size(c.memory_bytes)} heap, {c.host_cores} cores per host, "
+        f"cpu speed {c.cpu_speed:g}, disk {format_bandwidth(c.disk_bw)}, "
+        f"network {format_bandwidth(c.net_bw)}"
+    )
+
+
+def _render(p: Prediction, source: str, remembered: bool, change: WhatIf) -> str:
+    lines = [f"perfmodel predict — {p.app_id}"]
+    origin = " (the profile last analysed)" if remembered else ""
+    lines.append(f"profile: {source}{origin}")
+    lines.append(f"baseline: {_describe(p.baseline_config)}")
+    if change.is_empty:
+        lines.append("what-if:  (no change given: replaying the baseline)")
+    else:
+        lines.append(f"what-if:  {_describe(p.config)}")
+    lines.append(
+        f"observed {p.observed_s:.1f} s · baseline replay {p.baseline_replay_s:.1f} s · "
+        f"model error {p.model_error:+.1%}"
+    )
+    ratio = p.speedup
+    trend = f"{ratio:.2f}× faster" if ratio >= 1 else f"{1 / ratio:.2f}× slower"
+    lines.append(f"predicted {p.predicted_s:.1f} s ({trend}) · bottleneck: {p.bottleneck}")
+    assumed = [
+        f"{name}: {how}"
+        for name, how in p.baseline_config.sources.items()
+        if how.startswith(("default", "assumed"))
+    ]
+    if assumed:
+        lines.append("assumed about the baseline:")
+        lines += [f"  {a}" for a in assumed]
+    lines += [f"note: {n}" for n in p.notes]
+    lines.append("")
+    lines.append(f"{'stage':>7} {'tasks':>6} {'observed':>9} {'predicted':>9}  bottleneck  vector")
+    ranked = sorted(p.stages, key=lambda s: -max(s.observed_s, s.predicted_s))
+    for s in ranked[:MAX_STAGE_ROWS]:
+        vec = " ".join(f"{k} {v:.0%}" for k, v in list(s.vector.items())[:3])
+        stage = f"{s.stage_id}" + (f".{s.attempt}" if s.attempt else "")
+        lines.append(
+            f"{stage:>7} {s.n_tasks:>6} {s.observed_s:>8.1f}s {s.predicted_s:>8.1f}s  "
+            f"{s.bottleneck:<10}  {vec}"
+        )
+    if len(p.stages) > MAX_STAGE_ROWS:
+        lines.append(f"  … {len(p.stages) - MAX_STAGE_ROWS} more stages (see --json)")
+    return "\n".join(lines)
+
+
+def _print_sweep(points: list[SweepPoint], source: str, remembered: bool, as_json: bool) -> None:
+    if as_json:
+        payload = [{"settings": pt.settings, **pt.prediction.as_dict()} for pt in points]
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    first = points[0].prediction
+    origin = " (the profile last analysed)" if remembered else ""
+    typer.echo(f"perfmodel predict --sweep — {first.app_id}")
+    typer.echo(f"profile: {source}{origin}")
+    typer.echo(f"baseline: {_describe(first.baseline_config)}")
+    typer.echo(
+        f"observed {first.observed_s:.1f} s · baseline replay {first.baseline_replay_s:.1f} s"
+        f" · model error {first.model_error:+.1%}"
+    )
+    names = list(points[0].settings)
+    header = "  ".join(f"{n:>14}" for n in names) + f"  {'predicted':>10}  bottleneck"
+    typer.echo(header)
+    for pt in points:
+        cells = "  ".join(f"{pt.settings[n]:>14}" for n in names)
+        typer.echo(f"{cells}  {pt.prediction.predicted_s:>9.1f}s  {pt.prediction.bottleneck}")

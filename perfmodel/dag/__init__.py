@@ -1,0 +1,1 @@
+"""The framework-independent hierarchical DAG execution profile and its Spark front end."""

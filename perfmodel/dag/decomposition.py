@@ -1,0 +1,102 @@
+"""The measured split of task time over resources, from the engine's own task metrics.
+
+This is the half of the resource picture that needs no model: what the engine timed
+itself. It is kept separate from the code-inferred resource vectors so the two can be
+compared (and disagreements reported) instead of one silently replacing the other.
+Whatever the metrics do not explain stays visible as ``unattributed``: in PySpark that
+is typically Python worker time, which only stack samples and code models can explain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from perfmodel.dag.model import TaskRun
+
+COMPONENTS: tuple[str, ...] = ("cpu", "gc", "network", "disk", "scheduling", "unattributed")
+"""Order in which components are reported.
+
+cpu: the task thread's CPU time; gc: JVM garbage collection pauses; network: blocked
+waiting for shuffle blocks from other executors; disk: blocked writing shuffle output;
+scheduling: launch overheads (scheduler delay, deserialising the task, serialising and
+fetching its result); unattributed: the rest of the run time (I/O the engine does not
+time, lock waits, Python workers, ...).
+"""
+
+
+@dataclass(slots=True)
+class TimeDecomposition:
+    """Milliseconds per component; ``total_ms`` is the wall time they add up to."""
+
+    cpu: float = 0.0
+    gc: float = 0.0
+    network: float = 0.0
+    disk: float = 0.0
+    scheduling: float = 0.0
+    unattributed: float = 0.0
+    cpu_measured: bool = True
+    """False when the engine did not record CPU time (Spark < 2.1): cpu is then 0 and the
+    compute time sits in ``unattributed``."""
+
+    @property
+    def total_ms(self) -> float:
+        return sum(self.as_dict().values())
+
+    def as_dict(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in COMPONENTS}
+
+    def shares(self) -> dict[str, float]:
+        """Fraction of the total per component (all 0 for an empty decomposition)."""
+        total = self.total_ms
+        if total <= 0:
+            return {name: 0.0 for name in COMPONENTS}
+        return {name: value / total for name, value in self.as_dict().items()}
+
+    def add(self, other: TimeDecomposition) -> None:
+        for name in COMPONENTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.cpu_measured = self.cpu_measured and other.cpu_measured
+
+
+def decompose_task(task: TaskRun) -> TimeDecomposition:
+    """Split one task attempt's wall time (launch to finish) into measured components.
+
+    Run time holds CPU, GC pauses, shuffle fetch waits and shuffle write blocking. The
+    engine measures these independently, so they can overlap (CPU time is sampled per
+    thread, GC is a pause seen by all threads); if they add up to more than the run
+    time they are scaled down together rather than letting the total exceed the wall.
+    """
+    m = task.metrics
+    wall = task.duration_ms
+    run = min(max(m.run_ms, 0.0), wall) if wall > 0 else max(m.run_ms, 0.0)
+    gc = max(m.gc_ms, 0.0)
+    network = max(m.shuffle_fetch_wait_ms, 0.0)
+    disk = max(m.shuffle_write_ms, 0.0)
+    cpu = max(m.cpu_ms, 0.0) if m.has_cpu_time else 0.0
+    measured = cpu + gc + network + disk
+    if measured > run and measured > 0:
+        scale = run / measured
+        cpu, gc, network, disk = cpu * scale, gc * scale, network * scale, disk * scale
+        measured = run
+    unattributed = run - measured
+    scheduling = max(wall - run, 0.0)
+    return TimeDecomposition(
+        cpu=cpu,
+        gc=gc,
+        network=network,
+        disk=disk,
+        scheduling=scheduling,
+        unattributed=unattributed,
+        cpu_measured=m.has_cpu_time,
+    )
+
+
+def decompose_tasks(tasks: Iterable[TaskRun]) -> TimeDecomposition:
+    """Sum of the decompositions of the given task attempts (task-time, not wall time)."""
+    total = TimeDecomposition()
+    for task in tasks:
+        if task.finish_ms is None:
+            continue
+        total.add(decompose_task(task))
+    return total

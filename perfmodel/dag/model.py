@@ -1,0 +1,288 @@
+"""The framework-independent execution profile: application → jobs → stages → operations/tasks.
+
+Every front end (Spark first) builds these plain data classes; everything downstream
+(attribution of stack samples, resource inference, what-if replay, reports) reads only
+them. Nothing here knows about a particular framework's event names, so a second front
+end only has to fill the same fields. Times are epoch milliseconds (floats where
+sub-millisecond precision matters); durations are milliseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+StageKey = tuple[int, int]
+"""(stage id, attempt number): a stage attempt is the unit that runs tasks."""
+
+
+@dataclass(slots=True)
+class TaskMetrics:
+    """Measured components of one task attempt's time and the data it moved.
+
+    These are the metrics a dataflow engine measures for itself; they form the
+    *measured* decomposition that code-inferred resource vectors are checked against.
+    Missing metrics (older engines) stay 0 and `has_cpu_time` tells whether CPU time
+    was measured at all, so a 0 is never mistaken for "no CPU used".
+    """
+
+    run_ms: float = 0.0
+    cpu_ms: float = 0.0
+    has_cpu_time: bool = False
+    deserialize_ms: float = 0.0
+    result_serialize_ms: float = 0.0
+    gc_ms: float = 0.0
+    shuffle_fetch_wait_ms: float = 0.0
+    shuffle_write_ms: float = 0.0
+    input_bytes: int = 0
+    input_records: int = 0
+    output_bytes: int = 0
+    output_records: int = 0
+    shuffle_read_bytes: int = 0
+    shuffle_remote_read_bytes: int = 0
+    shuffle_read_records: int = 0
+    shuffle_write_bytes: int = 0
+    shuffle_write_records: int = 0
+    memory_spill_bytes: int = 0
+    disk_spill_bytes: int = 0
+    peak_execution_memory: int = 0
+    result_size: int = 0
+
+
+@dataclass(slots=True)
+class TaskRun:
+    """One attempt of one task on one executor slot."""
+
+    task_id: int
+    index: int
+    attempt: int
+    stage_id: int
+    stage_attempt: int
+    executor_id: str
+    host: str
+    launch_ms: float
+    finish_ms: float | None = None
+    getting_result_ms: float = 0.0
+    status: str = "RUNNING"
+    """SUCCESS, FAILED, KILLED, RESUBMITTED, RUNNING (never ended: log cut off)."""
+    failure_reason: str | None = None
+    locality: str = ""
+    speculative: bool = False
+    resubmitted: bool = False
+    """Succeeded, but its output was lost with its executor and the task re-run."""
+    task_type: str = ""
+    metrics: TaskMetrics = field(default_factory=TaskMetrics)
+
+    @property
+    def duration_ms(self) -> float:
+        """Wall time on the slot; 0 for a task that never ended."""
+        if self.finish_ms is None:
+            return 0.0
+        return max(0.0, self.finish_ms - self.launch_ms)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "SUCCESS"
+
+
+@dataclass(slots=True)
+class OperationNode:
+    """A narrow-dependency operation inside a stage (an RDD in Spark's terms)."""
+
+    op_id: int
+    name: str
+    scope_name: str = ""
+    call_site: str = ""
+    parent_ids: list[int] = field(default_factory=list)
+    num_partitions: int = 0
+    cached: bool = False
+    """True when the operation's output was persisted (storage level uses memory or disk)."""
+
+
+@dataclass(slots=True)
+class StageNode:
+    """One attempt of a stage: a DAG of narrow operations run by a set of parallel tasks."""
+
+    stage_id: int
+    attempt: int
+    name: str
+    num_tasks: int
+    parent_stage_ids: list[int] = field(default_factory=list)
+    job_ids: list[int] = field(default_factory=list)
+    submit_ms: float | None = None
+    complete_ms: float | None = None
+    status: str = "PENDING"
+    """COMPLETE, FAILED, RUNNING (submitted, never completed), SKIPPED (declared by a job
+    that reused earlier output instead of running it: no tasks), PENDING (declared, the
+    log ends before it ran)."""
+    failure_reason: str | None = None
+    details: str = ""
+    operations: nx.DiGraph = field(default_factory=nx.DiGraph)
+    """Operation graph: nodes are op ids with attribute ``op`` (OperationNode)."""
+    tasks: list[TaskRun] = field(default_factory=list)
+    accumulable_ids: set[int] = field(default_factory=set)
+    """Metric ids updated by this stage; links query-plan operators to the stage."""
+
+    @property
+    def key(self) -> StageKey:
+        return (self.stage_id, self.attempt)
+
+    @property
+    def duration_ms(self) -> float:
+        """Submit-to-complete wall time, falling back to the span of its tasks."""
+        if self.submit_ms is not None and self.complete_ms is not None:
+            return max(0.0, self.complete_ms - self.submit_ms)
+        ends = [t.finish_ms for t in self.tasks if t.finish_ms is not None]
+        if not ends or not self.tasks:
+            return 0.0
+        return max(0.0, max(ends) - min(t.launch_ms for t in self.tasks))
+
+    def operation(self, op_id: int) -> OperationNode:
+        return self.operations.nodes[op_id]["op"]
+
+
+@dataclass(slots=True)
+class JobNode:
+    """A unit of work the driver submitted (an action): a DAG of stages."""
+
+    job_id: int
+    stage_ids: list[int] = field(default_factory=list)
+    submit_ms: float | None = None
+    complete_ms: float | None = None
+    result: str = "RUNNING"
+    """SUCCEEDED, FAILED, RUNNING (never ended)."""
+    failure_reason: str | None = None
+    query_id: int | None = None
+    description: str = ""
+
+    @property
+    def duration_ms(self) -> float:
+        if self.submit_ms is None or self.complete_ms is None:
+            return 0.0
+        return max(0.0, self.complete_ms - self.submit_ms)
+
+
+@dataclass(slots=True)
+class PlanNode:
+    """An operator of a query's physical plan."""
+
+    name: str
+    description: str = ""
+    children: list[PlanNode] = field(default_factory=list)
+    metric_ids: dict[int, str] = field(default_factory=dict)
+    """Accumulator id → metric name; the ids that stages report link operator to stage."""
+    stage_keys: list[StageKey] = field(default_factory=list)
+
+    def walk(self) -> list[PlanNode]:
+        """All operators, this one first (pre-order), without recursion limits."""
+        out: list[PlanNode] = []
+        stack: list[PlanNode] = [self]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(reversed(node.children))
+        return out
+
+
+@dataclass(slots=True)
+class QueryNode:
+    """A declarative query (SQL/DataFrame execution) and the jobs that ran it."""
+
+    query_id: int
+    description: str = ""
+    start_ms: float | None = None
+    end_ms: float | None = None
+    plan: PlanNode | None = None
+    job_ids: list[int] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def duration_ms(self) -> float:
+        if self.start_ms is None or self.end_ms is None:
+            return 0.0
+        return max(0.0, self.end_ms - self.start_ms)
+
+
+@dataclass(slots=True)
+class ExecutorInfo:
+    """A worker process with task slots."""
+
+    executor_id: str
+    host: str
+    cores: int | None = None
+    memory_bytes: int | None = None
+    """Storage memory the block manager reported (an upper bound for caching)."""
+    added_ms: float | None = None
+    removed_ms: float | None = None
+    removed_reason: str | None = None
+
+
+@dataclass(slots=True)
+class ResourceConfig:
+    """The resources the application ran with, as far as the log tells.
+
+    ``sources`` says, per field, where the value came from ("log: spark.executor.cores",
+    "observed: max concurrent tasks", "default"), so reports can state what was assumed.
+    """
+
+    master: str = ""
+    executor_instances: int | None = None
+    executor_cores: int | None = None
+    executor_memory_bytes: int | None = None
+    driver_memory_bytes: int | None = None
+    dynamic_allocation: bool = False
+    local_mode: bool = False
+    task_cpus: int = 1
+    total_slots: int | None = None
+    hosts: int | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ApplicationProfile:
+    """The whole hierarchical DAG execution profile of one application run."""
+
+    app_id: str
+    app_name: str = ""
+    attempt: str | None = None
+    framework: str = ""
+    framework_version: str = ""
+    start_ms: float | None = None
+    end_ms: float | None = None
+    complete: bool = False
+    user: str = ""
+    properties: dict[str, str] = field(default_factory=dict)
+    resources: ResourceConfig = field(default_factory=ResourceConfig)
+    executors: dict[str, ExecutorInfo] = field(default_factory=dict)
+    jobs: dict[int, JobNode] = field(default_factory=dict)
+    stages: dict[StageKey, StageNode] = field(default_factory=dict)
+    stage_graph: nx.DiGraph = field(default_factory=nx.DiGraph)
+    """Stage ids, edge parent → child (the child reads the parent's shuffle output)."""
+    queries: dict[int, QueryNode] = field(default_factory=dict)
+    source: str = ""
+    """Where the profile was read from (file or directory)."""
+    event_count: int = 0
+    event_counts: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def duration_ms(self) -> float:
+        if self.start_ms is None or self.end_ms is None:
+            return 0.0
+        return max(0.0, self.end_ms - self.start_ms)
+
+    def tasks(self) -> list[TaskRun]:
+        """All task attempts of all stage attempts."""
+        return [t for s in self.stages.values() for t in s.tasks]
+
+    def latest_attempts(self) -> dict[int, StageNode]:
+        """For each stage id, its last attempt: the one whose output later stages used."""
+        out: dict[int, StageNode] = {}
+        for stage in self.stages.values():
+            prev = out.get(stage.stage_id)
+            if prev is None or stage.attempt > prev.attempt:
+                out[stage.stage_id] = stage
+        return out

@@ -1,0 +1,615 @@
+"""Spark front end: a Spark event log → the framework-independent `ApplicationProfile`.
+
+Events are folded into the profile one line at a time, so memory grows with the DAG
+(jobs, stages, task attempts) and never with the log. Bad lines are reported with file
+and line number and skipped; the rest is still analysed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from perfmodel.dag.model import (
+    ApplicationProfile,
+    ExecutorInfo,
+    JobNode,
+    OperationNode,
+    PlanNode,
+    QueryNode,
+    StageNode,
+    TaskMetrics,
+    TaskRun,
+)
+from perfmodel.dag.spark_config import resolve_resources
+from perfmodel.errors import NotAnEventLogError
+from perfmodel.profile import spark_events as ev
+from perfmodel.profile.eventlog import (
+    DEFAULT_MAX_DECOMPRESSED,
+    EventLogSource,
+    LogProblem,
+    RawLine,
+    iter_lines,
+    resolve_event_log,
+)
+
+SNIFF_LINES = 200
+"""Lines read before a file with no Spark event in them is declared not an event log."""
+
+_END_REASON_STATUS = {
+    "Success": "SUCCESS",
+    "TaskKilled": "KILLED",
+    "TaskKilledException": "KILLED",
+    "Resubmitted": "RESUBMITTED",
+}
+
+
+@dataclass(slots=True)
+class LoadedProfile:
+    """A profile plus everything said about reading it."""
+
+    profile: ApplicationProfile
+    source: EventLogSource
+    problems: list[LogProblem] = field(default_factory=list)
+    task_end_events: int = 0
+    task_end_reasons: dict[str, int] = field(default_factory=dict)
+    header_lines_skipped: int = 0
+
+
+def build_profile(
+    path: str | Path,
+    attempt: str | None = None,
+    *,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+) -> LoadedProfile:
+    """Read the event log at ``path`` (file, compressed file or rolling directory)."""
+    source = resolve_event_log(path, attempt)
+    problems: list[LogProblem] = []
+    builder = _ProfileBuilder(source)
+    lines = iter_lines(source, problems, max_decompressed_bytes=max_decompressed_bytes)
+    builder.consume(lines, problems)
+    return builder.finish(problems)
+
+
+def _status_of(reason: str) -> str:
+    return _END_REASON_STATUS.get(reason, "FAILED")
+
+
+def _reason_text(reason: ev.TaskEndReasonJson) -> str:
+    parts = [reason.reason]
+    for extra in (reason.class_name, reason.kill_reason, reason.loss_reason):
+        if extra:
+            parts.append(extra)
+    detail = reason.description or reason.message
+    if detail:
+        parts.append(detail.splitlines()[0][:300])
+    return ": ".join(parts)
+
+
+def _scope_name(scope: str | None) -> str:
+    if not scope:
+        return ""
+    try:
+        data = json.loads(scope)
+    except ValueError:
+        return ""
+    return str(data.get("name", "")) if isinstance(data, dict) else ""
+
+
+def _metrics(m: ev.TaskMetricsJson | None) -> TaskMetrics:
+    if m is None:
+        return TaskMetrics()
+    out = TaskMetrics(
+        run_ms=float(m.run_time),
+        deserialize_ms=float(m.deserialize_time),
+        result_serialize_ms=float(m.result_serialization_time),
+        gc_ms=float(m.gc_time),
+        memory_spill_bytes=m.memory_spilled,
+        disk_spill_bytes=m.disk_spilled,
+        peak_execution_memory=m.peak_execution_memory,
+        result_size=m.result_size,
+    )
+    if m.cpu_time_ns is not None:
+        out.cpu_ms = m.cpu_time_ns / 1e6
+        out.has_cpu_time = True
+    if m.shuffle_read is not None:
+        sr = m.shuffle_read
+        out.shuffle_fetch_wait_ms = float(sr.fetch_wait)
+        out.shuffle_remote_read_bytes = sr.remote_bytes
+        out.shuffle_read_bytes = sr.remote_bytes + sr.local_bytes
+        out.shuffle_read_records = sr.records
+    if m.shuffle_write is not None:
+        sw = m.shuffle_write
+        out.shuffle_write_ms = sw.write_time_ns / 1e6
+        out.shuffle_write_bytes = sw.bytes_written
+        out.shuffle_write_records = sw.records
+    if m.input is not None:
+        out.input_bytes = m.input.bytes_read
+        out.input_records = m.input.records
+    if m.output is not None:
+        out.output_bytes = m.output.bytes_written
+        out.output_records = m.output.records
+    return out
+
+
+def _plan(info: ev.SparkPlanInfoJson) -> PlanNode:
+    """Convert a plan tree iteratively: deep plans must not hit Python's recursion limit."""
+    root = PlanNode(name=info.node_name)
+    stack: list[tuple[ev.SparkPlanInfoJson, PlanNode]] = [(info, root)]
+    while stack:
+        src, node = stack.pop()
+        node.description = src.simple_string
+        node.metric_ids = {m.accumulator_id: m.name for m in src.metrics if m.accumulator_id >= 0}
+        for child in src.children:
+            child_node = PlanNode(name=child.node_name)
+            node.children.append(child_node)
+            stack.append((child, child_node))
+    return root
+
+
+class _ProfileBuilder:
+    """Mutable state while folding events; `finish` hands out the immutable-by-convention result."""
+
+    def __init__(self, source: EventLogSource) -> None:
+        self.source = source
+        self.profile = ApplicationProfile(
+            app_id=source.app_key,
+            attempt=source.attempt,
+            framework="spark",
+            source=str(source.path),
+        )
+        self.tasks: dict[int, TaskRun] = {}
+        self.task_end_events = 0
+        self.task_end_reasons: dict[str, int] = {}
+        self.header_lines = 0
+        self.orphan_job_ends: list[int] = []
+        self.valid_events = 0
+        self.last_time_ms: float | None = None
+        self.handlers = {
+            b"SparkListenerLogStart": self._log_start,
+            b"SparkListenerApplicationStart": self._app_start,
+            b"SparkListenerApplicationEnd": self._app_end,
+            b"SparkListenerEnvironmentUpdate": self._environment,
+            b"SparkListenerExecutorAdded": self._executor_added,
+            b"SparkListenerExecutorRemoved": self._executor_removed,
+            b"SparkListenerBlockManagerAdded": self._block_manager_added,
+            b"SparkListenerJobStart": self._job_start,
+            b"SparkListenerJobEnd": self._job_end,
+            b"SparkListenerStageSubmitted": self._stage_submitted,
+            b"SparkListenerStageCompleted": self._stage_completed,
+            b"SparkListenerTaskStart": self._task_start,
+            b"SparkListenerTaskEnd": self._task_end,
+            (ev.SQL_PREFIX + "SparkListenerSQLExecutionStart").encode(): self._sql_start,
+            (ev.SQL_PREFIX + "SparkListenerSQLExecutionEnd").encode(): self._sql_end,
+            (ev.SQL_PREFIX + "SparkListenerSQLAdaptiveExecutionUpdate").encode(): self._sql_update,
+        }
+
+    # -- driving ---------------------------------------------------------------------
+
+    def consume(self, lines: Iterable[RawLine], problems: list[LogProblem]) -> None:
+        counts: dict[bytes, int] = {}
+        decoders = ev.DECODERS
+        handlers = self.handlers
+        seen_lines = 0
+        first_problem: LogProblem | None = None
+        for raw in lines:
+            seen_lines += 1
+            try:
+                name = ev.event_name(raw.data)
+                decoder = decoders.get(name)
+                event = decoder.decode(raw.data) if decoder is not None else None
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                if self.valid_events == 0:
+                    # Lines before the first event are a header some writers put there
+                    # (Spark 1.2 metadata, vendor banners); they are not the log's events.
+                    self.header_lines += 1
+                    if first_problem is None:
+                        first_problem = LogProblem(raw.file, raw.line, _describe(exc, raw.data))
+                    if seen_lines >= SNIFF_LINES:
+                        message = _not_an_event_log(self.source, first_problem)
+                        raise NotAnEventLogError(message) from exc
+                    continue
+                problems.append(LogProblem(raw.file, raw.line, _describe(exc, raw.data)))
+                continue
+            self.valid_events += 1
+            counts[name] = counts.get(name, 0) + 1
+            if event is not None:
+                handlers[name](event)
+        if self.valid_events == 0:
+            if first_problem is None:
+                raise NotAnEventLogError(
+                    f"{self.source.path}: no events in it (empty after decompression)."
+                )
+            raise NotAnEventLogError(_not_an_event_log(self.source, first_problem))
+        if self.header_lines:
+            problems.insert(
+                0,
+                LogProblem(
+                    first_problem.file if first_problem else str(self.source.path),
+                    None,
+                    f"skipped {self.header_lines} non-event header line(s) before the first event",
+                ),
+            )
+        self.profile.event_counts = {k.decode(): v for k, v in counts.items()}
+        self.profile.event_count = self.valid_events
+
+    def _seen_time(self, ms: float | None) -> None:
+        if ms and (self.last_time_ms is None or ms > self.last_time_ms):
+            self.last_time_ms = float(ms)
+
+    # -- application-level events --------------------------------------------------
+
+    def _log_start(self, e: ev.LogStart) -> None:
+        self.profile.framework_version = e.spark_version
+
+    def _app_start(self, e: ev.ApplicationStart) -> None:
+        p = self.profile
+        p.app_name = e.app_name
+        if e.app_id:
+            p.app_id = e.app_id
+        if e.attempt_id:
+            p.attempt = e.attempt_id
+        p.start_ms = float(e.timestamp)
+        p.user = e.user
+        self._seen_time(e.timestamp)
+
+    def _app_end(self, e: ev.ApplicationEnd) -> None:
+        self.profile.end_ms = float(e.timestamp)
+        self.profile.complete = True
+        self._seen_time(e.timestamp)
+
+    def _environment(self, e: ev.EnvironmentUpdate) -> None:
+        props = e.spark_properties
+        if isinstance(props, dict):
+            items = props.items()
+        elif isinstance(props, list):
+            items = (tuple(kv) for kv in props if isinstance(kv, list | tuple) and len(kv) == 2)
+        else:
+            return
+        self.profile.properties.update({str(k): str(v) for k, v in items})
+
+    def _executor_added(self, e: ev.ExecutorAdded) -> None:
+        ex = self.profile.executors.get(e.executor_id)
+        if ex is None:
+            ex = ExecutorInfo(executor_id=e.executor_id, host=e.info.host)
+            self.profile.executors[e.executor_id] = ex
+        ex.host = e.info.host or ex.host
+        ex.cores = e.info.total_cores
+        ex.added_ms = float(e.timestamp)
+        self._seen_time(e.timestamp)
+
+    def _executor_removed(self, e: ev.ExecutorRemoved) -> None:
+        ex = self.profile.executors.get(e.executor_id)
+        if ex is None:
+            ex = ExecutorInfo(executor_id=e.executor_id, host="")
+            self.profile.executors[e.executor_id] = ex
+        ex.removed_ms = float(e.timestamp)
+        ex.removed_reason = e.reason
+        self._seen_time(e.timestamp)
+
+    def _block_manager_added(self, e: ev.BlockManagerAdded) -> None:
+        bm = e.block_manager
+        ex = self.profile.executors.get(bm.executor_id)
+        if ex is None:
+            ex = ExecutorInfo(executor_id=bm.executor_id, host=bm.host)
+            if e.timestamp is not None:
+                ex.added_ms = float(e.timestamp)
+            self.profile.executors[bm.executor_id] = ex
+        if e.max_memory is not None:
+            ex.memory_bytes = e.max_memory
+
+    # -- jobs and stages ---------------------------------------------------------------
+
+    def _job_start(self, e: ev.JobStart) -> None:
+        job = JobNode(job_id=e.job_id, stage_ids=list(e.stage_ids))
+        if e.submission_time is not None:
+            job.submit_ms = float(e.submission_time)
+            self._seen_time(e.submission_time)
+        props = e.properties or {}
+        sql_id = props.get("spark.sql.execution.id")
+        if sql_id not in (None, ""):
+            try:
+                job.query_id = int(sql_id)
+            except (TypeError, ValueError):
+                pass
+        job.description = str(
+            props.get("spark.job.description") or props.get("callSite.short") or ""
+        )
+        self.profile.jobs[e.job_id] = job
+        for info in e.stage_infos:
+            stage = self._stage_from_info(info, declare_only=True)
+            if e.job_id not in stage.job_ids:
+                stage.job_ids.append(e.job_id)
+        if not job.stage_ids:
+            job.stage_ids = [info.stage_id for info in e.stage_infos]
+        if job.query_id is not None:
+            query = self.profile.queries.get(job.query_id)
+            if query is not None and e.job_id not in query.job_ids:
+                query.job_ids.append(e.job_id)
+
+    def _job_end(self, e: ev.JobEnd) -> None:
+        job = self.profile.jobs.get(e.job_id)
+        if job is None:
+            # Spark logs an end without a start for a job aborted before it was submitted
+            # (e.g. after a fetch failure); it ran nothing, so it is noted, not counted.
+            self.orphan_job_ends.append(e.job_id)
+            return
+        if e.completion_time is not None:
+            job.complete_ms = float(e.completion_time)
+            self._seen_time(e.completion_time)
+        result = e.job_result.result
+        job.result = "SUCCEEDED" if result == "JobSucceeded" else "FAILED"
+        if job.result == "FAILED":
+            exc = e.job_result.exception
+            if isinstance(exc, dict):
+                job.failure_reason = str(exc.get("Message", "")).splitlines()[0][:300] or None
+            else:
+                job.failure_reason = result or None
+
+    def _stage_from_info(self, info: ev.StageInfoJson, declare_only: bool = False) -> StageNode:
+        key = (info.stage_id, info.attempt)
+        stage = self.profile.stages.get(key)
+        if stage is None:
+            stage = StageNode(
+                stage_id=info.stage_id,
+                attempt=info.attempt,
+                name=info.name,
+                num_tasks=info.num_tasks,
+            )
+            self.profile.stages[key] = stage
+        graph = self.profile.stage_graph
+        graph.add_node(info.stage_id)
+        parents = info.parent_ids if info.parent_ids is not None else []
+        stage.parent_stage_ids = list(parents)
+        for parent in parents:
+            graph.add_edge(parent, info.stage_id)
+        if info.details:
+            stage.details = info.details
+        if info.rdd_info and stage.operations.number_of_nodes() == 0:
+            self._operations(stage, info.rdd_info)
+        if not declare_only:
+            stage.name = info.name or stage.name
+            stage.num_tasks = info.num_tasks or stage.num_tasks
+        return stage
+
+    def _operations(self, stage: StageNode, rdds: list[ev.RddInfoJson]) -> None:
+        g = stage.operations
+        ids = {r.rdd_id for r in rdds}
+        for r in rdds:
+            level = r.storage_level
+            g.add_node(
+                r.rdd_id,
+                op=OperationNode(
+                    op_id=r.rdd_id,
+                    name=r.name,
+                    scope_name=_scope_name(r.scope),
+                    call_site=r.callsite,
+                    parent_ids=list(r.parent_ids),
+                    num_partitions=r.num_partitions,
+                    cached=bool(level and (level.use_memory or level.use_disk)),
+                ),
+            )
+        for r in rdds:
+            for parent in r.parent_ids:
+                if parent in ids:
+                    g.add_edge(parent, r.rdd_id)
+
+    def _stage_submitted(self, e: ev.StageSubmitted) -> None:
+        info = e.stage_info
+        stage = self._stage_from_info(info)
+        stage.status = "RUNNING"
+        if info.submission_time is not None:
+            stage.submit_ms = float(info.submission_time)
+            self._seen_time(info.submission_time)
+
+    def _stage_completed(self, e: ev.StageCompleted) -> None:
+        info = e.stage_info
+        stage = self._stage_from_info(info)
+        if info.submission_time is not None:
+            stage.submit_ms = float(info.submission_time)
+        if info.completion_time is not None:
+            stage.complete_ms = float(info.completion_time)
+            self._seen_time(info.completion_time)
+        stage.status = "FAILED" if info.failure_reason else "COMPLETE"
+        if info.failure_reason:
+            stage.failure_reason = info.failure_reason.splitlines()[0][:300]
+        stage.accumulable_ids.update(a.acc_id for a in info.accumulables)
+
+    # -- tasks -----------------------------------------------------------------------------
+
+    def _task_run(self, stage_id: int, stage_attempt: int, info: ev.TaskInfoJson) -> TaskRun:
+        task = self.tasks.get(info.task_id)
+        if task is None:
+            task = TaskRun(
+                task_id=info.task_id,
+                index=info.index,
+                attempt=info.attempt,
+                stage_id=stage_id,
+                stage_attempt=stage_attempt,
+                executor_id=info.executor_id,
+                host=info.host,
+                launch_ms=float(info.launch_time),
+                locality=info.locality,
+                speculative=info.speculative,
+            )
+            self.tasks[info.task_id] = task
+            stage = self.profile.stages.get((stage_id, stage_attempt))
+            if stage is None:
+                # A task of a stage the log never announced (log starts mid-run).
+                stage = StageNode(stage_id=stage_id, attempt=stage_attempt, name="", num_tasks=0)
+                stage.status = "RUNNING"
+                self.profile.stages[(stage_id, stage_attempt)] = stage
+                self.profile.stage_graph.add_node(stage_id)
+            stage.tasks.append(task)
+        return task
+
+    def _task_start(self, e: ev.TaskStart) -> None:
+        self._task_run(e.stage_id, e.stage_attempt, e.task_info)
+        self._seen_time(e.task_info.launch_time)
+
+    def _task_end(self, e: ev.TaskEnd) -> None:
+        self.task_end_events += 1
+        reason = e.reason.reason or "Unknown"
+        self.task_end_reasons[reason] = self.task_end_reasons.get(reason, 0) + 1
+        info = e.task_info
+        task = self._task_run(e.stage_id, e.stage_attempt, info)
+        status = _status_of(reason)
+        if status == "RESUBMITTED" and task.finish_ms is not None:
+            # Spark reports a lost map output as a second end of the same, already
+            # successful task attempt; the work was done once, so keep its timing.
+            task.resubmitted = True
+            return
+        task.status = status
+        if status != "SUCCESS":
+            task.failure_reason = _reason_text(e.reason)
+        task.task_type = e.task_type
+        task.finish_ms = float(info.finish_time) if info.finish_time else None
+        task.getting_result_ms = float(info.getting_result_time)
+        task.executor_id = info.executor_id or task.executor_id
+        task.host = info.host or task.host
+        task.metrics = _metrics(e.metrics)
+        self._seen_time(info.finish_time)
+
+    # -- SQL -------------------------------------------------------------------------------
+
+    def _query(self, execution_id: int) -> QueryNode:
+        query = self.profile.queries.get(execution_id)
+        if query is None:
+            query = QueryNode(query_id=execution_id)
+            self.profile.queries[execution_id] = query
+        return query
+
+    def _sql_start(self, e: ev.SqlExecutionStart) -> None:
+        query = self._query(e.execution_id)
+        query.description = e.description
+        query.start_ms = float(e.time) if e.time else None
+        if e.plan_info is not None:
+            query.plan = _plan(e.plan_info)
+        query.job_ids = sorted(
+            j.job_id for j in self.profile.jobs.values() if j.query_id == e.execution_id
+        )
+        self._seen_time(e.time)
+
+    def _sql_end(self, e: ev.SqlExecutionEnd) -> None:
+        query = self._query(e.execution_id)
+        query.end_ms = float(e.time) if e.time else None
+        query.error = e.error_message or None
+        self._seen_time(e.time)
+
+    def _sql_update(self, e: ev.SqlAdaptiveUpdate) -> None:
+        if e.plan_info is not None:
+            self._query(e.execution_id).plan = _plan(e.plan_info)
+
+    # -- finishing -------------------------------------------------------------------------
+
+    def finish(self, problems: list[LogProblem]) -> LoadedProfile:
+        p = self.profile
+        if p.start_ms is None:
+            starts = [s.submit_ms for s in p.stages.values() if s.submit_ms is not None]
+            starts += [t.launch_ms for t in self.tasks.values()]
+            if starts:
+                p.start_ms = min(starts)
+                p.warnings.append(
+                    "the log has no application start event; duration counts from the first "
+                    "stage or task"
+                )
+        if not p.complete:
+            p.end_ms = self.last_time_ms
+            cut = " (file name ends in .inprogress)" if self.source.in_progress else ""
+            p.warnings.append(
+                "the application did not finish in this log"
+                f"{cut}: no application end event; figures cover what was logged up to "
+                "the last event"
+            )
+        for job in p.jobs.values():
+            for stage_id in job.stage_ids:
+                for stage in self._attempts(stage_id):
+                    if job.job_id not in stage.job_ids:
+                        stage.job_ids.append(job.job_id)
+        for stage in p.stages.values():
+            if stage.status == "PENDING":
+                jobs_done = all(
+                    p.jobs[j].complete_ms is not None for j in stage.job_ids if j in p.jobs
+                )
+                stage.status = "SKIPPED" if stage.job_ids and jobs_done else "PENDING"
+        for query in p.queries.values():
+            linked = {j.job_id for j in p.jobs.values() if j.query_id == query.query_id}
+            query.job_ids = sorted(set(query.job_ids) | linked)
+        _link_plans(p)
+        p.resources = resolve_resources(p)
+        if self.source.other_attempts:
+            p.warnings.append(
+                f"attempt {self.source.attempt} analysed; other attempts in the log directory: "
+                + ", ".join(self.source.other_attempts)
+            )
+        if self.orphan_job_ends:
+            ids = ", ".join(str(j) for j in sorted(self.orphan_job_ends)[:10])
+            p.warnings.append(
+                f"{len(self.orphan_job_ends)} job(s) ended without having started (aborted "
+                f"before submission; not counted as jobs): {ids}"
+            )
+        running = sum(1 for t in self.tasks.values() if t.finish_ms is None)
+        if running:
+            p.warnings.append(f"{running} task(s) started but never ended in this log")
+        if problems:
+            bad = sum(1 for pr in problems if pr.line is not None)
+            if bad:
+                p.warnings.append(
+                    f"{bad} line(s) could not be read and were skipped (see problems)"
+                )
+        return LoadedProfile(
+            profile=p,
+            source=self.source,
+            problems=problems,
+            task_end_events=self.task_end_events,
+            task_end_reasons=dict(sorted(self.task_end_reasons.items())),
+            header_lines_skipped=self.header_lines,
+        )
+
+    def _attempts(self, stage_id: int) -> list[StageNode]:
+        return [s for (sid, _), s in self.profile.stages.items() if sid == stage_id]
+
+
+def _link_plans(profile: ApplicationProfile) -> None:
+    """Attach to each plan operator the stage attempts that updated its metrics.
+
+    This is how Spark's own UI ties SQL operators to stages: an operator's metrics are
+    accumulators, and a stage lists the accumulators its tasks updated.
+    """
+    by_acc: dict[int, list[tuple[int, int]]] = {}
+    for key, stage in profile.stages.items():
+        for acc in stage.accumulable_ids:
+            by_acc.setdefault(acc, []).append(key)
+    for query in profile.queries.values():
+        if query.plan is None:
+            continue
+        for node in query.plan.walk():
+            keys: set[tuple[int, int]] = set()
+            for acc in node.metric_ids:
+                keys.update(by_acc.get(acc, ()))
+            node.stage_keys = sorted(keys)
+
+
+_PRINTABLE = re.compile(rb"[\x20-\x7e]")
+
+
+def _describe(exc: Exception, data: bytes) -> str:
+    snippet = data[:60]
+    printable = len(_PRINTABLE.findall(snippet)) >= 0.9 * max(len(snippet), 1)
+    shown = snippet.decode("utf-8", "replace") if printable else f"{len(data)} bytes of binary data"
+    kind = "not valid JSON" if isinstance(exc, msgspec.DecodeError) else "unexpected field values"
+    return f"{kind} ({exc}); line starts: {shown!r}"
+
+
+def _not_an_event_log(source: EventLogSource, first: LogProblem) -> str:
+    return (
+        f"{source.path} is not a Spark event log: no Spark listener event in its first "
+        f"{SNIFF_LINES} lines (line {first.line} of {first.file}: {first.message}). "
+        "Point perfmodel at a file from spark.eventLog.dir, a rolling eventlog_v2_* directory, "
+        "or a profile bundle."
+    )

@@ -1,0 +1,284 @@
+"""Typed, partial schemas of the Spark listener events perfmodel reads.
+
+Decoding with msgspec into these structs is what makes ingest fast: only the declared
+fields are materialised, everything else in a line (task accumulables, system
+properties, executor metrics) is skipped by the C decoder without creating Python
+objects. Field names follow Spark's JSON protocol; every field a Spark version may
+omit (1.x logs lack many) has a default, so one schema reads Spark 1.x through 4.x.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import Struct, field
+
+
+class _Event(Struct, kw_only=True, gc=False):
+    pass
+
+
+class EventHeader(_Event, kw_only=True):
+    Event: str
+
+
+class LogStart(_Event, kw_only=True):
+    spark_version: str = field(name="Spark Version", default="")
+
+
+class ApplicationStart(_Event, kw_only=True):
+    app_name: str = field(name="App Name", default="")
+    app_id: str | None = field(name="App ID", default=None)
+    timestamp: int = field(name="Timestamp", default=0)
+    user: str = field(name="User", default="")
+    attempt_id: str | None = field(name="App Attempt ID", default=None)
+
+
+class ApplicationEnd(_Event, kw_only=True):
+    timestamp: int = field(name="Timestamp", default=0)
+
+
+class EnvironmentUpdate(_Event, kw_only=True):
+    spark_properties: Any = field(name="Spark Properties", default=None)
+    """A JSON object in most versions; a list of [key, value] pairs in some."""
+
+
+class ExecutorInfoJson(_Event, kw_only=True):
+    host: str = field(name="Host", default="")
+    total_cores: int | None = field(name="Total Cores", default=None)
+
+
+class ExecutorAdded(_Event, kw_only=True):
+    timestamp: int = field(name="Timestamp", default=0)
+    executor_id: str = field(name="Executor ID")
+    info: ExecutorInfoJson = field(name="Executor Info", default_factory=ExecutorInfoJson)
+
+
+class ExecutorRemoved(_Event, kw_only=True):
+    timestamp: int = field(name="Timestamp", default=0)
+    executor_id: str = field(name="Executor ID")
+    reason: str | None = field(name="Removed Reason", default=None)
+
+
+class BlockManagerId(_Event, kw_only=True):
+    executor_id: str = field(name="Executor ID", default="")
+    host: str = field(name="Host", default="")
+
+
+class BlockManagerAdded(_Event, kw_only=True):
+    block_manager: BlockManagerId = field(name="Block Manager ID", default_factory=BlockManagerId)
+    max_memory: int | None = field(name="Maximum Memory", default=None)
+    timestamp: int | None = field(name="Timestamp", default=None)
+
+
+class StorageLevelJson(_Event, kw_only=True):
+    use_disk: bool = field(name="Use Disk", default=False)
+    use_memory: bool = field(name="Use Memory", default=False)
+
+
+class RddInfoJson(_Event, kw_only=True):
+    rdd_id: int = field(name="RDD ID")
+    name: str = field(name="Name", default="")
+    scope: str | None = field(name="Scope", default=None)
+    callsite: str = field(name="Callsite", default="")
+    parent_ids: list[int] = field(name="Parent IDs", default_factory=list)
+    storage_level: StorageLevelJson | None = field(name="Storage Level", default=None)
+    num_partitions: int = field(name="Number of Partitions", default=0)
+
+
+class AccumulableJson(_Event, kw_only=True):
+    acc_id: int = field(name="ID")
+
+
+class StageInfoJson(_Event, kw_only=True):
+    stage_id: int = field(name="Stage ID")
+    attempt: int = field(name="Stage Attempt ID", default=0)
+    name: str = field(name="Stage Name", default="")
+    num_tasks: int = field(name="Number of Tasks", default=0)
+    rdd_info: list[RddInfoJson] = field(name="RDD Info", default_factory=list)
+    parent_ids: list[int] | None = field(name="Parent IDs", default=None)
+    details: str = field(name="Details", default="")
+    submission_time: int | None = field(name="Submission Time", default=None)
+    completion_time: int | None = field(name="Completion Time", default=None)
+    failure_reason: str | None = field(name="Failure Reason", default=None)
+    accumulables: list[AccumulableJson] = field(name="Accumulables", default_factory=list)
+
+
+class JobStart(_Event, kw_only=True):
+    job_id: int = field(name="Job ID")
+    submission_time: int | None = field(name="Submission Time", default=None)
+    stage_infos: list[StageInfoJson] = field(name="Stage Infos", default_factory=list)
+    stage_ids: list[int] = field(name="Stage IDs", default_factory=list)
+    properties: dict[str, Any] | None = field(name="Properties", default=None)
+
+
+class JobResultJson(_Event, kw_only=True):
+    result: str = field(name="Result", default="")
+    exception: Any = field(name="Exception", default=None)
+
+
+class JobEnd(_Event, kw_only=True):
+    job_id: int = field(name="Job ID")
+    completion_time: int | None = field(name="Completion Time", default=None)
+    job_result: JobResultJson = field(name="Job Result", default_factory=JobResultJson)
+
+
+class StageSubmitted(_Event, kw_only=True):
+    stage_info: StageInfoJson = field(name="Stage Info")
+
+
+class StageCompleted(_Event, kw_only=True):
+    stage_info: StageInfoJson = field(name="Stage Info")
+
+
+class TaskInfoJson(_Event, kw_only=True):
+    task_id: int = field(name="Task ID")
+    index: int = field(name="Index", default=0)
+    attempt: int = field(name="Attempt", default=0)
+    launch_time: int = field(name="Launch Time", default=0)
+    executor_id: str = field(name="Executor ID", default="")
+    host: str = field(name="Host", default="")
+    locality: str = field(name="Locality", default="")
+    speculative: bool = field(name="Speculative", default=False)
+    getting_result_time: int = field(name="Getting Result Time", default=0)
+    finish_time: int = field(name="Finish Time", default=0)
+    failed: bool = field(name="Failed", default=False)
+    killed: bool = field(name="Killed", default=False)
+
+
+class TaskStart(_Event, kw_only=True):
+    stage_id: int = field(name="Stage ID")
+    stage_attempt: int = field(name="Stage Attempt ID", default=0)
+    task_info: TaskInfoJson = field(name="Task Info")
+
+
+class ShuffleReadJson(_Event, kw_only=True):
+    remote_bytes: int = field(name="Remote Bytes Read", default=0)
+    local_bytes: int = field(name="Local Bytes Read", default=0)
+    fetch_wait: int = field(name="Fetch Wait Time", default=0)
+    records: int = field(name="Total Records Read", default=0)
+
+
+class ShuffleWriteJson(_Event, kw_only=True):
+    bytes_written: int = field(name="Shuffle Bytes Written", default=0)
+    write_time_ns: int = field(name="Shuffle Write Time", default=0)
+    records: int = field(name="Shuffle Records Written", default=0)
+
+
+class InputJson(_Event, kw_only=True):
+    bytes_read: int = field(name="Bytes Read", default=0)
+    records: int = field(name="Records Read", default=0)
+
+
+class OutputJson(_Event, kw_only=True):
+    bytes_written: int = field(name="Bytes Written", default=0)
+    records: int = field(name="Records Written", default=0)
+
+
+class TaskMetricsJson(_Event, kw_only=True):
+    deserialize_time: int = field(name="Executor Deserialize Time", default=0)
+    run_time: int = field(name="Executor Run Time", default=0)
+    cpu_time_ns: int | None = field(name="Executor CPU Time", default=None)
+    result_size: int = field(name="Result Size", default=0)
+    gc_time: int = field(name="JVM GC Time", default=0)
+    result_serialization_time: int = field(name="Result Serialization Time", default=0)
+    memory_spilled: int = field(name="Memory Bytes Spilled", default=0)
+    disk_spilled: int = field(name="Disk Bytes Spilled", default=0)
+    peak_execution_memory: int = field(name="Peak Execution Memory", default=0)
+    shuffle_read: ShuffleReadJson | None = field(name="Shuffle Read Metrics", default=None)
+    shuffle_write: ShuffleWriteJson | None = field(name="Shuffle Write Metrics", default=None)
+    input: InputJson | None = field(name="Input Metrics", default=None)
+    output: OutputJson | None = field(name="Output Metrics", default=None)
+
+
+class TaskEndReasonJson(_Event, kw_only=True):
+    reason: str = field(name="Reason", default="")
+    class_name: str | None = field(name="Class Name", default=None)
+    description: str | None = field(name="Description", default=None)
+    kill_reason: str | None = field(name="Kill Reason", default=None)
+    loss_reason: str | None = field(name="Loss Reason", default=None)
+    message: str | None = field(name="Message", default=None)
+
+
+class TaskEnd(_Event, kw_only=True):
+    stage_id: int = field(name="Stage ID")
+    stage_attempt: int = field(name="Stage Attempt ID", default=0)
+    task_type: str = field(name="Task Type", default="")
+    reason: TaskEndReasonJson = field(name="Task End Reason", default_factory=TaskEndReasonJson)
+    task_info: TaskInfoJson = field(name="Task Info")
+    metrics: TaskMetricsJson | None = field(name="Task Metrics", default=None)
+
+
+class SqlMetricJson(_Event, kw_only=True):
+    name: str = ""
+    accumulator_id: int = field(name="accumulatorId", default=-1)
+
+
+class SparkPlanInfoJson(_Event, kw_only=True):
+    node_name: str = field(name="nodeName", default="")
+    simple_string: str = field(name="simpleString", default="")
+    children: list[SparkPlanInfoJson] = field(default_factory=list)
+    metrics: list[SqlMetricJson] = field(default_factory=list)
+
+
+class SqlExecutionStart(_Event, kw_only=True):
+    execution_id: int = field(name="executionId")
+    description: str = ""
+    plan_info: SparkPlanInfoJson | None = field(name="sparkPlanInfo", default=None)
+    time: int = 0
+
+
+class SqlExecutionEnd(_Event, kw_only=True):
+    execution_id: int = field(name="executionId")
+    time: int = 0
+    error_message: str | None = field(name="errorMessage", default=None)
+
+
+class SqlAdaptiveUpdate(_Event, kw_only=True):
+    execution_id: int = field(name="executionId")
+    plan_info: SparkPlanInfoJson | None = field(name="sparkPlanInfo", default=None)
+
+
+SQL_PREFIX = "org.apache.spark.sql.execution.ui."
+
+EVENT_TYPES: dict[str, type[_Event]] = {
+    "SparkListenerLogStart": LogStart,
+    "SparkListenerApplicationStart": ApplicationStart,
+    "SparkListenerApplicationEnd": ApplicationEnd,
+    "SparkListenerEnvironmentUpdate": EnvironmentUpdate,
+    "SparkListenerExecutorAdded": ExecutorAdded,
+    "SparkListenerExecutorRemoved": ExecutorRemoved,
+    "SparkListenerBlockManagerAdded": BlockManagerAdded,
+    "SparkListenerJobStart": JobStart,
+    "SparkListenerJobEnd": JobEnd,
+    "SparkListenerStageSubmitted": StageSubmitted,
+    "SparkListenerStageCompleted": StageCompleted,
+    "SparkListenerTaskStart": TaskStart,
+    "SparkListenerTaskEnd": TaskEnd,
+    SQL_PREFIX + "SparkListenerSQLExecutionStart": SqlExecutionStart,
+    SQL_PREFIX + "SparkListenerSQLExecutionEnd": SqlExecutionEnd,
+    SQL_PREFIX + "SparkListenerSQLAdaptiveExecutionUpdate": SqlAdaptiveUpdate,
+}
+"""Events the DAG is built from. Other events are counted, not decoded."""
+
+DECODERS: dict[bytes, msgspec.json.Decoder[Any]] = {
+    name.encode(): msgspec.json.Decoder(cls) for name, cls in EVENT_TYPES.items()
+}
+HEADER_DECODER: msgspec.json.Decoder[EventHeader] = msgspec.json.Decoder(EventHeader)
+
+_PREFIX = b'{"Event":"'
+
+
+def event_name(line: bytes) -> bytes:
+    """The event's type name, read without decoding the line when Spark's layout allows.
+
+    Spark writes ``{"Event":"<name>",...`` first on every line; other writers (or a
+    hand-edited log) may not, and then the header is decoded properly. Raises
+    ``msgspec.DecodeError`` for a line that is not a JSON event.
+    """
+    if line.startswith(_PREFIX):
+        end = line.find(b'"', 10)
+        if end > 10:
+            return line[10:end]
+    return HEADER_DECODER.decode(line).Event.encode()

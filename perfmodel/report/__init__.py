@@ -1,0 +1,1 @@
+"""Reports built from profiles: diagnosis data, terminal rendering, exports."""

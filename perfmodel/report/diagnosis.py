@@ -1,0 +1,463 @@
+"""What `perfmodel diagnose` says about a profile, as plain data.
+
+The terminal view and the ``--json`` output are both renderings of `Diagnosis`, so a
+notebook gets exactly what the CLI shows. Everything here is measured from the log;
+code-inferred resource vectors and simulator advice are added by later stages of the
+flow, never mixed in silently.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from perfmodel.dag.decomposition import TimeDecomposition, decompose_task
+from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode
+from perfmodel.dag.resources import ResourceVector
+from perfmodel.dag.spark import LoadedProfile
+from perfmodel.errors import PerfmodelError
+from perfmodel.simulate import advise, replay
+
+SCHEMA_VERSION = 1
+IMPORTANT_SHARE = 0.05
+"""A stage matters if it covers at least this share of the application's wall time..."""
+MAX_IMPORTANT = 8
+"""...and it is among the longest few."""
+STRAGGLER_FACTOR = 1.5
+STRAGGLER_MIN_EXCESS_MS = 1000.0
+
+RESOURCE_WORDS = {
+    "cpu": "CPU",
+    "gc": "garbage collection",
+    "network": "shuffle fetch waits (network)",
+    "disk": "shuffle write (disk)",
+    "scheduling": "scheduling and task launch overhead",
+    "unattributed": "time the engine does not break down (often Python workers or unmeasured I/O)",
+}
+
+
+@dataclass(slots=True)
+class StageDiagnosis:
+    stage_id: int
+    attempt: int
+    name: str
+    status: str
+    job_ids: list[int]
+    num_tasks: int
+    tasks_run: int
+    failed_tasks: int
+    duration_s: float
+    task_time_s: float
+    decomposition: dict[str, float]
+    """Task-time seconds per measured component (see `perfmodel.dag.decomposition`)."""
+    shares: dict[str, float]
+    cpu_measured: bool
+    dominant: str | None
+    median_task_s: float
+    max_task_s: float
+    skew: float | None
+    """Longest over median successful task time; None with fewer than 2 tasks."""
+    stragglers: int
+    input_bytes: int
+    output_bytes: int
+    shuffle_read_bytes: int
+    shuffle_write_bytes: int
+    memory_spill_bytes: int
+    disk_spill_bytes: int
+    share_of_app: float
+    important: bool = False
+    summary: str = ""
+
+
+@dataclass(slots=True)
+class ExecutorSummary:
+    count: int
+    hosts: int
+    cores: int | None
+    total_slots: int | None
+    memory_bytes: int | None
+    master: str
+    dynamic_allocation: bool
+    sources: dict[str, str]
+
+
+@dataclass(slots=True)
+class QuerySummary:
+    query_id: int
+    description: str
+    duration_s: float
+    job_ids: list[int]
+    operators: int
+    failed: bool
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    schema_version: int
+    source: str
+    app_id: str
+    app_name: str
+    attempt: str | None
+    spark_version: str
+    duration_s: float
+    complete: bool
+    jobs: int
+    failed_jobs: int
+    stages_completed: int
+    stages_failed: int
+    stages_skipped: int
+    tasks: int
+    """TaskEnd events in the log (every ended task attempt, including failed ones)."""
+    failed_tasks: int
+    """TaskEnd events whose reason is not Success (failures, kills, resubmissions)."""
+    task_end_reasons: dict[str, int]
+    sql_executions: int
+    executors: ExecutorSummary
+    slot_utilisation: float | None
+    task_time_s: float
+    decomposition: dict[str, float]
+    shares: dict[str, float]
+    dominant: str | None
+    stages: list[StageDiagnosis]
+    queries: list[QuerySummary]
+    critical_path: list[int]
+    critical_path_s: float
+    critical_path_gaps_s: float
+    findings: list[str]
+    bottleneck: str | None
+    """The resource the what-if model finds the run waiting on most (None without a model)."""
+    model_error: float | None
+    """Baseline replay vs observed runtime (signed fraction): how far to trust the advice."""
+    advice: list[dict[str, Any]]
+    """Simulator-quantified advice: stage_id (null = whole app), resource, share, change,
+    before_s, after_s, text."""
+    warnings: list[str]
+    problems: list[dict[str, Any]]
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Sections added by later analyses (code-inferred vectors, samples, advice)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _stage_diagnosis(stage: StageNode, app_ms: float) -> StageDiagnosis:
+    total = TimeDecomposition()
+    durations: list[float] = []
+    failed = 0
+    m_in = m_out = m_sr = m_sw = m_ms = m_ds = 0
+    for t in stage.tasks:
+        if t.finish_ms is None:
+            continue
+        total.add(decompose_task(t))
+        if t.succeeded:
+            durations.append(t.duration_ms)
+        else:
+            failed += 1
+        m = t.metrics
+        m_in += m.input_bytes
+        m_out += m.output_bytes
+        m_sr += m.shuffle_read_bytes
+        m_sw += m.shuffle_write_bytes
+        m_ms += m.memory_spill_bytes
+        m_ds += m.disk_spill_bytes
+    median = statistics.median(durations) if durations else 0.0
+    longest = max(durations) if durations else 0.0
+    skew = longest / median if len(durations) >= 2 and median > 0 else None
+    threshold = max(median * STRAGGLER_FACTOR, median + STRAGGLER_MIN_EXCESS_MS)
+    stragglers = sum(1 for d in durations if d > threshold) if len(durations) >= 2 else 0
+    shares = total.shares()
+    decomposition = {k: v / 1000.0 for k, v in total.as_dict().items()}
+    dominant = max(shares.items(), key=lambda kv: kv[1])[0] if total.total_ms > 0 else None
+    duration = stage.duration_ms
+    return StageDiagnosis(
+        stage_id=stage.stage_id,
+        attempt=stage.attempt,
+        name=stage.name,
+        status=stage.status,
+        job_ids=sorted(stage.job_ids),
+        num_tasks=stage.num_tasks,
+        tasks_run=sum(1 for t in stage.tasks if t.finish_ms is not None),
+        failed_tasks=failed,
+        duration_s=duration / 1000.0,
+        task_time_s=total.total_ms / 1000.0,
+        decomposition=decomposition,
+        shares=shares,
+        cpu_measured=total.cpu_measured,
+        dominant=dominant,
+        median_task_s=median / 1000.0,
+        max_task_s=longest / 1000.0,
+        skew=skew,
+        stragglers=stragglers,
+        input_bytes=m_in,
+        output_bytes=m_out,
+        shuffle_read_bytes=m_sr,
+        shuffle_write_bytes=m_sw,
+        memory_spill_bytes=m_ms,
+        disk_spill_bytes=m_ds,
+        share_of_app=duration / app_ms if app_ms > 0 else 0.0,
+    )
+
+
+CRITICAL_SLACK_MS = 5.0
+"""Stages finishing this close before another's submission count as having held it up."""
+
+
+@dataclass(slots=True)
+class CriticalPath:
+    stage_ids: list[int]
+    stage_s: float
+    """Wall time of the stages on the path."""
+    gaps_s: float
+    """Time on the path between one stage's end and the next one's start: driver work,
+    job submission, scheduling (and, before the first stage, application start-up)."""
+
+
+def critical_path(profile: ApplicationProfile) -> CriticalPath:
+    """The chain of stage attempts that determined when the application finished.
+
+    Walks back from the last stage to finish: each step goes to the stage that finished
+    last before the current one was submitted, preferring the current stage's parents
+    (a data dependency) over stages of earlier jobs (a driver-side sequence). What lies
+    between the stages on the chain is driver time, reported separately, so the path
+    explains the whole run rather than only the stages that happened to be linked.
+    """
+    ran = [
+        s
+        for s in profile.stages.values()
+        if s.submit_ms is not None and s.complete_ms is not None and s.status != "SKIPPED"
+    ]
+    if not ran:
+        return CriticalPath([], 0.0, 0.0)
+    ran.sort(key=lambda s: s.complete_ms or 0.0)
+    current = ran[-1]
+    chain = [current]
+    while True:
+        submit = current.submit_ms or 0.0
+        before = [
+            s
+            for s in ran
+            if s is not current
+            and (s.complete_ms or 0.0) <= submit + CRITICAL_SLACK_MS
+            and s not in chain
+        ]
+        if not before:
+            break
+        parents = set(current.parent_stage_ids)
+        latest = max(s.complete_ms or 0.0 for s in before)
+        near = [s for s in before if (s.complete_ms or 0.0) >= latest - CRITICAL_SLACK_MS]
+        preferred = [s for s in near if s.stage_id in parents] or near
+        current = max(preferred, key=lambda s: (s.complete_ms or 0.0, s.stage_id))
+        chain.append(current)
+    chain.reverse()
+    stage_ms = sum(s.duration_ms for s in chain)
+    gaps_ms = 0.0
+    if profile.start_ms is not None and chain[0].submit_ms is not None:
+        gaps_ms += max(0.0, chain[0].submit_ms - profile.start_ms)
+    for prev, nxt in zip(chain, chain[1:], strict=False):
+        gaps_ms += max(0.0, (nxt.submit_ms or 0.0) - (prev.complete_ms or 0.0))
+    return CriticalPath([s.stage_id for s in chain], stage_ms / 1000.0, gaps_ms / 1000.0)
+
+
+def short_name(name: str, width: int = 30) -> str:
+    """A stage name without directories: "reduceByKey at job.py:61" reads better than a path."""
+    head, sep, where = name.partition(" at ")
+    if sep:
+        where = where.rsplit("/", 1)[-1]
+        name = f"{head} at {where}"
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def _stage_sentence(s: StageDiagnosis) -> str:
+    label = short_name(s.name, 60) if s.name else "(unnamed)"
+    if s.task_time_s <= 0 or s.dominant is None:
+        return f"Stage {s.stage_id} ({label}): no finished tasks to break down."
+    top = sorted(s.shares.items(), key=lambda kv: kv[1], reverse=True)
+    main, main_share = top[0]
+    text = (
+        f"Stage {s.stage_id} ({label}) took {s.duration_s:.1f} s over {s.tasks_run} task(s); "
+        f"{main_share:.0%} of its task time is {RESOURCE_WORDS[main]}"
+    )
+    if len(top) > 1 and top[1][1] >= 0.15:
+        text += f", {top[1][1]:.0%} {RESOURCE_WORDS[top[1][0]]}"
+    if not s.cpu_measured:
+        text += " (this Spark version does not record CPU time)"
+    text += "."
+    if s.skew is not None and s.skew >= 3 and s.max_task_s >= 1:
+        text += f" Skewed: the longest task ran {s.skew:.1f}× the median."
+    if s.disk_spill_bytes:
+        text += f" Spilled {_bytes(s.disk_spill_bytes)} to disk."
+    if s.failed_tasks:
+        text += f" {s.failed_tasks} task attempt(s) did not succeed."
+    return text
+
+
+def _bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def diagnose(
+    loaded: LoadedProfile,
+    vectors: Mapping[StageKey, ResourceVector] | None = None,
+    *,
+    with_advice: bool = True,
+) -> Diagnosis:
+    """Everything `perfmodel diagnose` reports about one loaded profile.
+
+    ``vectors`` are code-inferred resource vectors per stage attempt (from stack samples
+    and the code models) when available; without them the simulator's advice rests on
+    the measured decomposition alone.
+    """
+    p = loaded.profile
+    warnings = list(p.warnings)
+    bottleneck: str | None = None
+    model_error: float | None = None
+    advice: list[dict[str, Any]] = []
+    if with_advice and p.stages:
+        try:
+            base = replay(p, None, vectors)
+            bottleneck, model_error = base.bottleneck, base.model_error
+            advice = [asdict(a) for a in advise(p, vectors)]
+        except PerfmodelError as exc:
+            warnings.append(f"no what-if advice for this log: {exc}")
+    app_ms = p.duration_ms
+    stages = [_stage_diagnosis(s, app_ms) for s in sorted(p.stages.values(), key=lambda s: s.key)]
+    ranked = sorted(
+        (s for s in stages if s.duration_s > 0), key=lambda s: s.duration_s, reverse=True
+    )
+    for s in ranked[:MAX_IMPORTANT]:
+        if s.share_of_app >= IMPORTANT_SHARE or s is ranked[0]:
+            s.important = True
+    for s in stages:
+        s.summary = _stage_sentence(s)
+
+    total = TimeDecomposition()
+    for s in p.stages.values():
+        for t in s.tasks:
+            if t.finish_ms is not None:
+                total.add(decompose_task(t))
+    shares = total.shares()
+    dominant = max(shares.items(), key=lambda kv: kv[1])[0] if total.total_ms > 0 else None
+
+    res = p.resources
+    executors = [e for e in p.executors.values() if e.executor_id != "driver"]
+    memory = res.executor_memory_bytes
+    summary = ExecutorSummary(
+        count=len(executors) if executors else (1 if res.local_mode else 0),
+        hosts=res.hosts or len({e.host for e in executors if e.host}),
+        cores=res.executor_cores,
+        total_slots=res.total_slots,
+        memory_bytes=memory,
+        master=res.master,
+        dynamic_allocation=res.dynamic_allocation,
+        sources=dict(res.sources),
+    )
+    utilisation = None
+    if res.total_slots and app_ms > 0:
+        busy = sum(t.duration_ms for t in p.tasks())
+        utilisation = busy / (res.total_slots * app_ms)
+
+    path = critical_path(p)
+    queries = [
+        QuerySummary(
+            query_id=q.query_id,
+            description=q.description[:200],
+            duration_s=q.duration_ms / 1000.0,
+            job_ids=q.job_ids,
+            operators=len(q.plan.walk()) if q.plan else 0,
+            failed=q.error is not None,
+        )
+        for q in sorted(p.queries.values(), key=lambda q: q.query_id)
+    ]
+    findings = _findings(p, stages, shares, dominant, utilisation, path)
+    failed_tasks = sum(n for r, n in loaded.task_end_reasons.items() if r != "Success")
+    return Diagnosis(
+        schema_version=SCHEMA_VERSION,
+        source=str(loaded.source.path),
+        app_id=p.app_id,
+        app_name=p.app_name,
+        attempt=p.attempt,
+        spark_version=p.framework_version or "unknown (log predates Spark 1.3)",
+        duration_s=app_ms / 1000.0,
+        complete=p.complete,
+        jobs=len(p.jobs),
+        failed_jobs=sum(1 for j in p.jobs.values() if j.result == "FAILED"),
+        stages_completed=sum(1 for s in p.stages.values() if s.status == "COMPLETE"),
+        stages_failed=sum(1 for s in p.stages.values() if s.status == "FAILED"),
+        stages_skipped=sum(1 for s in p.stages.values() if s.status == "SKIPPED"),
+        tasks=loaded.task_end_events,
+        failed_tasks=failed_tasks,
+        task_end_reasons=loaded.task_end_reasons,
+        sql_executions=len(p.queries),
+        executors=summary,
+        slot_utilisation=utilisation,
+        task_time_s=total.total_ms / 1000.0,
+        decomposition={k: v / 1000.0 for k, v in total.as_dict().items()},
+        shares=shares,
+        dominant=dominant,
+        stages=stages,
+        queries=queries,
+        critical_path=path.stage_ids,
+        critical_path_s=path.stage_s,
+        critical_path_gaps_s=path.gaps_s,
+        findings=findings,
+        bottleneck=bottleneck,
+        model_error=model_error,
+        advice=advice,
+        warnings=warnings,
+        problems=[
+            {"file": pr.file, "line": pr.line, "message": pr.message} for pr in loaded.problems
+        ],
+    )
+
+
+def _findings(
+    p: ApplicationProfile,
+    stages: list[StageDiagnosis],
+    shares: dict[str, float],
+    dominant: str | None,
+    utilisation: float | None,
+    path: CriticalPath,
+) -> list[str]:
+    out: list[str] = []
+    if dominant is not None:
+        out.append(
+            f"Across all tasks, the largest measured share of task time is "
+            f"{RESOURCE_WORDS[dominant]} ({shares[dominant]:.0%})."
+        )
+    if shares.get("unattributed", 0.0) >= 0.3:
+        out.append(
+            f"{shares['unattributed']:.0%} of task time is not broken down by Spark's metrics; "
+            "record stack samples (perfmodel record) to see which code spends it."
+        )
+    if utilisation is not None and p.duration_ms > 0:
+        if utilisation < 0.5:
+            out.append(
+                f"Task slots were busy only {utilisation:.0%} of the application's wall time: "
+                "driver-side work, scheduling gaps or too few tasks per stage leave cores idle."
+            )
+    if path.stage_ids and p.duration_ms > 0:
+        shown = path.stage_ids
+        chain = " → ".join(str(s) for s in shown[:12]) + (" → …" if len(shown) > 12 else "")
+        out.append(
+            f"Critical path: stages {chain}: {path.stage_s:.1f} s in stages "
+            f"({path.stage_s * 1000 / p.duration_ms:.0%} of the run) and {path.gaps_s:.1f} s "
+            "between them (driver work, job submission, start-up)."
+        )
+        if path.gaps_s * 1000 / p.duration_ms >= 0.3:
+            out.append(
+                f"{path.gaps_s * 1000 / p.duration_ms:.0%} of the run passes with no stage "
+                "running on the critical path: the driver (planning, collecting results, "
+                "Python code between actions) or start-up dominates, and more executor "
+                "resources will not shorten it."
+            )
+    important = [s for s in stages if s.important]
+    for s in important:
+        out.append(s.summary)
+    return out

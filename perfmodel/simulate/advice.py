@@ -1,0 +1,159 @@
+"""Quantified advice for ``perfmodel diagnose``: the bottleneck, and what a change buys.
+
+A bottleneck name alone invites the wrong fix ("disk-bound, so add cores?"). Each line
+here is backed by a replay: the stage's dominant resource is changed the way a user
+would change it, and the predicted before/after times are quoted, including when the
+obvious fix does *not* help (an I/O-bound stage on a shared disk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from perfmodel.dag.model import ApplicationProfile, StageKey
+from perfmodel.dag.resources import ResourceVector
+from perfmodel.simulate.config import (
+    BaselineOverrides,
+    ClusterConfig,
+    WhatIf,
+    apply_what_if,
+    baseline_config,
+)
+from perfmodel.simulate.replay import (
+    Prediction,
+    StagePrediction,
+    replay_baseline,
+    replay_workload,
+)
+from perfmodel.simulate.workload import Workload, compile_workload
+
+MIN_STAGE_SHARE = 0.10
+"""Stages shorter than this share of the application are not worth a line of advice."""
+NO_HELP = 0.05
+"""A change that saves less than this fraction is reported as not helping."""
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    """One piece of advice; ``stage_id`` is None for the application as a whole."""
+
+    stage_id: int | None
+    resource: str
+    share: float
+    change: str
+    before_s: float
+    after_s: float
+    text: str
+
+
+def advise(
+    profile: ApplicationProfile,
+    vectors: Mapping[StageKey, ResourceVector] | None = None,
+    *,
+    baseline: ClusterConfig | None = None,
+    max_stages: int = 3,
+) -> list[Advice]:
+    """Advice lines for the application and its most expensive stages."""
+    base = baseline or baseline_config(profile, BaselineOverrides())
+    workload = compile_workload(profile, base, vectors)
+    return advise_workload(workload, base, max_stages=max_stages)
+
+
+def advise_workload(workload: Workload, base: ClusterConfig, max_stages: int = 3) -> list[Advice]:
+    changes = _changes(base)
+    done = replay_baseline(workload, base)
+    predictions = {
+        name: replay_workload(workload, base, apply_what_if(base, change), done)
+        for name, change in changes.items()
+    }
+    baseline = replay_workload(workload, base, base, done)
+    out: list[Advice] = []
+    overall = _overall(baseline, predictions)
+    if overall is not None:
+        out.append(overall)
+    total = max(baseline.baseline_replay_s, 1e-9)
+    ranked = sorted(range(len(baseline.stages)), key=lambda i: -baseline.stages[i].baseline_s)
+    for i in ranked[:max_stages]:
+        stage = baseline.stages[i]
+        if stage.baseline_s / total < MIN_STAGE_SHARE:
+            break
+        line = _stage_advice(i, stage, predictions)
+        if line is not None:
+            out.append(line)
+    return out
+
+
+def _changes(base: ClusterConfig) -> dict[str, WhatIf]:
+    """The changes advice is quantified with."""
+    return {
+        "2× cores": WhatIf(cores=base.slots * 2),
+        "half the cores": WhatIf(cores=max(1, base.slots // 2)),
+        "2× memory": WhatIf(memory_bytes=base.memory_bytes * 2),
+        "2× disk bandwidth": WhatIf(disk_factor=2.0),
+        "2× network bandwidth": WhatIf(net_factor=2.0),
+        "2× faster CPU": WhatIf(cpu_speed=base.cpu_speed * 2),
+    }
+
+
+_FIX = {
+    "cpu": "2× cores",
+    "memory": "2× memory",
+    "disk": "2× disk bandwidth",
+    "network": "2× network bandwidth",
+}
+
+
+def _stage_advice(
+    i: int, stage: StagePrediction, predictions: Mapping[str, Prediction]
+) -> Advice | None:
+    resource = stage.bottleneck
+    share = stage.vector.get(resource, 0.0)
+    before = stage.baseline_s
+    label = f"stage {stage.stage_id}"
+    if resource in ("cpu", "memory"):
+        change = _FIX[resource]
+        after = predictions[change].stages[i].predicted_s
+        text = (
+            f"{label} is {_bound(resource)} ({share:.0%} of its time): "
+            f"{change} → {before:.1f} s to ~{after:.1f} s"
+        )
+        if resource == "cpu" and before - after < NO_HELP * before:
+            text += " (more slots do not help: the host's cores are already busy)"
+        return Advice(stage.stage_id, resource, share, change, before, after, text)
+    if resource in ("disk", "network"):
+        more = predictions["2× cores"].stages[i].predicted_s
+        fewer = predictions["half the cores"].stages[i].predicted_s
+        faster = predictions[_FIX[resource]].stages[i].predicted_s
+        if before - more < NO_HELP * before:
+            hint = "more threads on this host will not help"
+            if fewer <= before * (1 + NO_HELP):
+                hint += "; fewer concurrent tasks for this stage would cost little"
+        else:
+            hint = f"2× cores → ~{more:.1f} s"
+        text = (
+            f"{label} is {resource}-bound ({share:.0%} of its time): {hint}; "
+            f"{_FIX[resource]} → {before:.1f} s to ~{faster:.1f} s"
+        )
+        return Advice(stage.stage_id, resource, share, _FIX[resource], before, faster, text)
+    return None
+
+
+def _overall(baseline: Prediction, predictions: Mapping[str, Prediction]) -> Advice | None:
+    resource = baseline.bottleneck
+    if resource not in _FIX:
+        return None
+    change = _FIX[resource]
+    before = baseline.baseline_replay_s
+    after = predictions[change].predicted_s
+    weights = [s.vector.get(resource, 0.0) * s.baseline_s for s in baseline.stages]
+    share = sum(weights) / max(sum(s.baseline_s for s in baseline.stages), 1e-9)
+    text = (
+        f"the application is {_bound(resource)} overall ({share:.0%} of stage time): "
+        f"{change} → {before:.1f} s to ~{after:.1f} s"
+    )
+    return Advice(None, resource, share, change, before, after, text)
+
+
+def _bound(resource: str) -> str:
+    return "CPU-bound" if resource == "cpu" else f"{resource}-bound"

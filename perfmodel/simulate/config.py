@@ -1,0 +1,317 @@
+"""The resources a replay runs on: the baseline read from the profile, and a what-if change.
+
+A prediction is only as good as its baseline: the replay rescales measured task times by
+the *ratio* of new to old resources, so the old ones must be known. What the log does not
+say is taken from a stated default, and every field records where its value came from
+(``sources``), so the output can tell the user what was assumed and which option fixes it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from perfmodel.dag.model import ApplicationProfile
+from perfmodel.errors import PerfmodelError
+from perfmodel.simulate.units import UnitError
+
+DEFAULT_MEMORY_BYTES = 1 << 30
+"""Spark's default ``spark.executor.memory`` / ``spark.driver.memory`` (1g)."""
+DEFAULT_DISK_BW = 250e6
+"""Assumed per-host disk bandwidth when none is given (bytes/s): a middle value between a
+cloud block volume (~125 MB/s) and a local SSD (~500 MB/s). Only ratios matter for measured
+disk time; the absolute value matters where I/O time is estimated from bytes (spill, input)."""
+DEFAULT_NET_BW = 10e9 / 8
+"""Assumed per-host network bandwidth when none is given: 10 Gbit/s, a common cloud NIC."""
+
+
+class ConfigError(PerfmodelError, ValueError):
+    """A what-if configuration that cannot be resolved; the message says what to pass."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    """A resolved resource configuration: everything the runtime laws need, all known.
+
+    Hosts are assumed alike (executors spread evenly), which is how clusters are sized.
+    ``cpu_speed`` is relative: the baseline is 1.0 and 1.5 means 1.5× faster cores.
+    """
+
+    executors: int
+    executor_cores: int
+    memory_bytes: int
+    """Heap of one executor (in local mode, of the driver, which runs the tasks)."""
+    hosts: int
+    host_cores: int
+    """Physical cores of one host, shared by task slots, Python workers and JVM threads."""
+    host_cores_assumed: bool
+    """True when no one said how many cores a host has and it was taken to equal its slots."""
+    cpu_speed: float = 1.0
+    disk_bw: float = DEFAULT_DISK_BW
+    net_bw: float = DEFAULT_NET_BW
+    task_cpus: int = 1
+    local_mode: bool = False
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def slots(self) -> int:
+        """Task slots of the whole application: executors × cores ÷ cores per task."""
+        return max(1, self.executors * self.executor_cores // max(self.task_cpus, 1))
+
+    @property
+    def executors_per_host(self) -> int:
+        return max(1, math.ceil(self.executors / max(self.hosts, 1)))
+
+    @property
+    def slots_per_host(self) -> int:
+        return max(1, self.executors_per_host * self.executor_cores // max(self.task_cpus, 1))
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready form (the ``config``/``baseline_config`` objects of ``--json``)."""
+        return {
+            "executors": self.executors,
+            "executor_cores": self.executor_cores,
+            "slots": self.slots,
+            "memory_bytes": self.memory_bytes,
+            "hosts": self.hosts,
+            "host_cores": self.host_cores,
+            "cpu_speed": self.cpu_speed,
+            "disk_bw_bytes_per_s": self.disk_bw,
+            "net_bw_bytes_per_s": self.net_bw,
+            "task_cpus": self.task_cpus,
+            "local_mode": self.local_mode,
+            "sources": dict(self.sources),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    """A requested change; ``None`` keeps the baseline value.
+
+    ``cores`` is the total number of task cores (``local[N]``'s N in local mode);
+    bandwidths may be absolute (bytes/s) or relative (``disk_factor``/``net_factor``).
+    """
+
+    cores: int | None = None
+    executors: int | None = None
+    executor_cores: int | None = None
+    memory_bytes: int | None = None
+    cpu_speed: float | None = None
+    disk_bw: float | None = None
+    net_bw: float | None = None
+    disk_factor: float | None = None
+    net_factor: float | None = None
+    host_cores: int | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        return all(getattr(self, name) is None for name in self.__slots__)
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineOverrides:
+    """What the user knows about the baseline that the log does not say."""
+
+    host_cores: int | None = None
+    disk_bw: float | None = None
+    net_bw: float | None = None
+
+
+def baseline_config(
+    profile: ApplicationProfile, overrides: BaselineOverrides | None = None
+) -> ClusterConfig:
+    """The configuration the profiled run had, with the source of every value."""
+    o = overrides or BaselineOverrides()
+    r = profile.resources
+    src: dict[str, str] = {}
+    local = r.local_mode
+    cores = r.executor_cores
+    driver = profile.executors.get("driver")
+    if local and r.master.replace(" ", "").startswith("local[*") and driver and driver.cores:
+        # local[*] runs one task per core of the driver; the driver's executor event says
+        # how many (observed concurrency can exceed it by a task finishing late).
+        cores = driver.cores
+        src["executor_cores"] = "log: local[*] driver executor cores"
+    elif cores:
+        src["executor_cores"] = r.sources.get("executor_cores", "log")
+    else:
+        cores = max(1, r.total_slots or 1)
+        src["executor_cores"] = (
+            r.sources.get("total_slots", "default: 1") if r.total_slots else "default: 1"
+        )
+    executors = r.executor_instances or 0
+    if executors:
+        src["executors"] = r.sources.get("executor_instances", "log")
+    else:
+        executors = max(1, math.ceil((r.total_slots or cores) / cores))
+        src["executors"] = "observed: most tasks running at once ÷ executor cores"
+    hosts = r.hosts or (1 if local else executors)
+    src["hosts"] = (
+        r.sources.get("hosts", "log")
+        if r.hosts
+        else ("local mode" if local else "default: one executor per host")
+    )
+    memory = r.driver_memory_bytes if local else r.executor_memory_bytes
+    if memory:
+        key = "driver_memory_bytes" if local else "executor_memory_bytes"
+        src["memory_bytes"] = r.sources.get(key, "log")
+    else:
+        memory = DEFAULT_MEMORY_BYTES
+        src["memory_bytes"] = "default: 1g (Spark's default heap)"
+    task_cpus = max(1, r.task_cpus)
+    executors_per_host = max(1, math.ceil(executors / max(hosts, 1)))
+    host_cores, assumed = _host_cores(profile, o, executors_per_host * cores, src)
+    if o.disk_bw:
+        src["disk_bw"] = "given"
+    else:
+        src["disk_bw"] = "default: 250MB/s per host (pass --baseline-disk-bw)"
+    if o.net_bw:
+        src["net_bw"] = "given"
+    else:
+        src["net_bw"] = "default: 10Gbit/s per host (pass --baseline-net-bw)"
+    src["cpu_speed"] = "baseline = 1.0"
+    return ClusterConfig(
+        executors=executors,
+        executor_cores=cores,
+        memory_bytes=memory,
+        hosts=max(1, hosts),
+        host_cores=host_cores,
+        host_cores_assumed=assumed,
+        cpu_speed=1.0,
+        disk_bw=o.disk_bw or DEFAULT_DISK_BW,
+        net_bw=o.net_bw or DEFAULT_NET_BW,
+        task_cpus=task_cpus,
+        local_mode=local,
+        sources=src,
+    )
+
+
+def _host_cores(
+    profile: ApplicationProfile, o: BaselineOverrides, allotted: int, src: dict[str, str]
+) -> tuple[int, bool]:
+    """Physical cores per host: given, recorded, read from ``local[*]``, or assumed = slots."""
+    if o.host_cores:
+        src["host_cores"] = "given"
+        return o.host_cores, False
+    recorded = profile.extra.get("host_cores")
+    if isinstance(recorded, int) and recorded > 0:
+        src["host_cores"] = "recorded with the profile"
+        return recorded, False
+    master = profile.resources.master.replace(" ", "")
+    if profile.resources.local_mode and master.startswith("local[*"):
+        src["host_cores"] = "log: local[*] uses every core of the host"
+        return max(1, allotted), False
+    if not profile.resources.local_mode:
+        src["host_cores"] = "assumed: the cores the cluster manager gave the executors"
+        return max(1, allotted), False
+    src["host_cores"] = "assumed equal to the task slots (pass --host-cores)"
+    return max(1, allotted), True
+
+
+def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
+    """The baseline with the requested change; the sources say what was changed."""
+    src = dict(base.sources)
+    executors, cores, hosts = base.executors, base.executor_cores, base.hosts
+    if change.executor_cores is not None:
+        _positive("--executor-cores", change.executor_cores)
+        cores = change.executor_cores
+        src["executor_cores"] = "what-if"
+    if change.executors is not None:
+        _positive("--executors", change.executors)
+        if base.local_mode and change.executors != 1:
+            raise ConfigError(
+                "--executors does not apply in local mode (one JVM runs every task); "
+                "use --cores to change local[N]"
+            )
+        executors = change.executors
+        src["executors"] = "what-if"
+    if change.cores is not None:
+        _positive("--cores", change.cores)
+        if base.local_mode:
+            cores = change.cores
+        elif change.executors is not None and change.executor_cores is not None:
+            if change.executors * change.executor_cores != change.cores:
+                raise ConfigError(
+                    f"--cores {change.cores} disagrees with --executors {change.executors} × "
+                    f"--executor-cores {change.executor_cores}; give two of the three"
+                )
+        elif change.executors is not None:
+            cores = max(1, change.cores // executors)
+        else:
+            cores = min(cores, change.cores)
+            executors = max(1, math.ceil(change.cores / cores))
+        src["executor_cores"] = src["executors"] = "what-if (from --cores)"
+    if not base.local_mode and executors != base.executors:
+        # Executors stay as densely packed as before: more executors need more hosts.
+        hosts = max(1, math.ceil(executors / base.executors_per_host))
+        src["hosts"] = "what-if: executors per host kept"
+    memory = base.memory_bytes
+    if change.memory_bytes is not None:
+        memory = change.memory_bytes
+        src["memory_bytes"] = "what-if"
+    speed = base.cpu_speed
+    if change.cpu_speed is not None:
+        if change.cpu_speed <= 0:
+            raise ConfigError("--cpu-speed must be positive (1.0 = the profiled machine)")
+        speed = change.cpu_speed
+        src["cpu_speed"] = "what-if"
+    disk = _bandwidth(base.disk_bw, change.disk_bw, change.disk_factor, "disk_bw", src)
+    net = _bandwidth(base.net_bw, change.net_bw, change.net_factor, "net_bw", src)
+    executors_per_host = max(1, math.ceil(executors / hosts))
+    allotted = executors_per_host * cores
+    host_cores, assumed = base.host_cores, base.host_cores_assumed
+    if change.host_cores is not None:
+        _positive("--host-cores", change.host_cores)
+        host_cores, assumed = change.host_cores, False
+        src["host_cores"] = "what-if"
+    elif assumed or not base.local_mode:
+        # Unknown hosts are assumed big enough for their slots; cluster hosts get the
+        # cores the cluster manager allots. A known local host stays the same machine.
+        host_cores = allotted
+    return ClusterConfig(
+        executors=executors,
+        executor_cores=cores,
+        memory_bytes=memory,
+        hosts=hosts,
+        host_cores=host_cores,
+        host_cores_assumed=assumed,
+        cpu_speed=speed,
+        disk_bw=disk,
+        net_bw=net,
+        task_cpus=base.task_cpus,
+        local_mode=base.local_mode,
+        sources=src,
+    )
+
+
+def _bandwidth(
+    base: float, absolute: float | None, factor: float | None, name: str, src: dict[str, str]
+) -> float:
+    if absolute is not None and factor is not None:
+        raise ConfigError(f"give {name} either as a bandwidth or as a factor, not both")
+    if absolute is not None:
+        src[name] = "what-if"
+        return absolute
+    if factor is not None:
+        src[name] = f"what-if: {factor:g}× the baseline"
+        return base * factor
+    return base
+
+
+def _positive(option: str, value: int) -> None:
+    if value < 1:
+        raise ConfigError(f"{option} must be at least 1, got {value}")
+
+
+__all__ = [
+    "DEFAULT_DISK_BW",
+    "DEFAULT_MEMORY_BYTES",
+    "DEFAULT_NET_BW",
+    "BaselineOverrides",
+    "ClusterConfig",
+    "ConfigError",
+    "UnitError",
+    "WhatIf",
+    "apply_what_if",
+    "baseline_config",
+]

@@ -1,0 +1,103 @@
+"""Per-resource runtime laws: how one resource's share of a task's time responds to change.
+
+Each law maps a measured time under the baseline to a time under the what-if
+configuration and works on numpy arrays (one element per task), so a stage's tasks are
+rescaled in a handful of vector operations rather than a Python loop. Laws return
+*factors* or *times*, never schedule anything: the replay decides when tasks run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+RESERVED_HEAP_BYTES = 300 << 20
+"""Spark reserves 300 MiB of every heap for its own objects (``RESERVED_SYSTEM_MEMORY``)."""
+MEMORY_FRACTION = 0.6
+"""``spark.memory.fraction`` default: share of (heap − reserved) for execution and storage."""
+
+
+def compute_factor(base_speed: float, new_speed: float) -> float:
+    """CPU time scales with core speed: t' = t · s/s'."""
+    return base_speed / new_speed
+
+
+def contention_factor(
+    concurrency: FloatArray | float, demand_per_task: FloatArray | float, host_cores: float
+) -> FloatArray:
+    """Slowdown of CPU work when the tasks on a host want more cores than it has.
+
+    ``demand_per_task`` is the number of cores one running task keeps busy: the task
+    thread's share of its wall time on CPU plus work it causes outside the thread (a
+    PySpark task's Python worker, the JVM's GC threads). With ``k`` tasks running, the
+    host is asked for ``k·d`` cores; beyond ``C`` cores processor sharing stretches
+    every task's CPU work by ``k·d / C``. Slots are not cores: this is why a second
+    slot on a two-core host does not halve a PySpark stage.
+    """
+    k = np.asarray(concurrency, dtype=np.float64)
+    d = np.asarray(demand_per_task, dtype=np.float64)
+    return np.maximum(1.0, k * d / max(float(host_cores), 1e-9))
+
+
+def io_streams(concurrency: FloatArray | float, io_share: FloatArray | float) -> FloatArray:
+    """Expected number of tasks on a host doing this kind of I/O at one moment (≥ 1)."""
+    k = np.asarray(concurrency, dtype=np.float64)
+    s = np.asarray(io_share, dtype=np.float64)
+    return np.maximum(1.0, k * s)
+
+
+def bandwidth_factor(
+    base_bw: float,
+    new_bw: float,
+    base_streams: FloatArray | float,
+    new_streams: FloatArray | float,
+) -> FloatArray:
+    """t'/t for I/O on a bandwidth shared by concurrent streams: t' = t · (B/B') · (n'/n).
+
+    Each of ``n`` concurrent streams gets ``B/n``; so an I/O-bound stage does not finish
+    sooner with more slots (each task slows as much as parallelism grows), and a faster
+    device or link helps in proportion to its bandwidth.
+    """
+    n0 = np.asarray(base_streams, dtype=np.float64)
+    n1 = np.asarray(new_streams, dtype=np.float64)
+    return (base_bw / new_bw) * (n1 / np.maximum(n0, 1e-9))
+
+
+def usable_memory(heap_bytes: float) -> float:
+    """Bytes of a heap that Spark's unified memory manager gives to execution and storage."""
+    return max(heap_bytes - RESERVED_HEAP_BYTES, heap_bytes * 0.25) * MEMORY_FRACTION
+
+
+def overflow_bytes(working_set: FloatArray, available: FloatArray | float) -> FloatArray:
+    """The reversed roofline: data that does not fit falls linearly as memory grows, then 0."""
+    return np.maximum(0.0, working_set - np.asarray(available, dtype=np.float64))
+
+
+def spill_time(
+    base_spill_ms: FloatArray,
+    base_overflow: FloatArray,
+    new_overflow: FloatArray,
+    ms_per_overflow_byte: FloatArray | float,
+) -> FloatArray:
+    """Time spent spilling under the new memory: proportional to the data that overflows.
+
+    Where the baseline spilled, its spill time is scaled by the overflow ratio (so the
+    baseline reproduces itself exactly); where it did not, the new overflow is charged at
+    ``ms_per_overflow_byte`` (writing and reading it back at the disk's per-task rate).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scaled = np.where(base_overflow > 0, base_spill_ms * new_overflow / base_overflow, 0.0)
+    fresh = np.where(base_overflow > 0, 0.0, new_overflow * ms_per_overflow_byte)
+    return scaled + fresh
+
+
+def gc_factor(base_heap: float, new_heap: float) -> float:
+    """GC time scales with collection frequency, which is inverse to heap size.
+
+    For a fixed allocation rate and live set, a young generation twice as large is
+    collected half as often; this is the standard first-order model and bounded to
+    [0.25, 4] because the live set, not the heap, dominates at the extremes.
+    """
+    return float(min(4.0, max(0.25, base_heap / new_heap)))

@@ -1,0 +1,469 @@
+"""The replayable workload: a profile compiled into per-stage arrays and a milestone graph.
+
+Compiling once and replaying many times is what makes sweeps cheap and the replay fast:
+every task's time is split here into resource components (numpy arrays, one row per
+component, one column per task in launch order), and the driver's timeline is turned into
+*milestones* (job submitted, stage ready, stage complete, job complete, application end),
+each firing a fixed observed lag after its prerequisites. The replay then only rescales
+arrays and runs the scheduler; it never touches a `TaskRun` again.
+
+How a task's time is split (the measured/inferred combination documented in
+docs/predict.md):
+
+* measured components come straight from task metrics via `decompose_task`: CPU time
+  (``cpu``), GC pauses (``gc``), shuffle fetch wait (``network``), shuffle write blocking
+  (``disk``) and launch/result overheads (``scheduling``);
+* the *unattributed* rest is split by the stage's resource vector when one is given:
+  each resource gets the part of its vector share not already covered by measured time
+  (its deficit), so measured time is never overridden; names other than cpu, disk,
+  network and memory go to ``other``, which no law changes;
+* without a vector, spill I/O (``spill``: spilled bytes written and read back at the
+  host's per-task disk rate) and input/output I/O (``disk``) are estimated from bytes,
+  capped at the unattributed time, and the remainder counts as CPU outside the task
+  thread (``cpu_other``: PySpark's Python workers, (de)serialisation), which is what
+  unattributed time mostly is in practice. The estimate is visible as its own component.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from perfmodel.dag.decomposition import decompose_task
+from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
+from perfmodel.dag.resources import ResourceVector
+from perfmodel.simulate.config import ClusterConfig
+from perfmodel.simulate.laws import FloatArray
+
+COMPONENTS: tuple[str, ...] = (
+    "cpu",
+    "cpu_other",
+    "gc",
+    "network",
+    "disk",
+    "spill",
+    "scheduling",
+    "other",
+)
+"""Rows of `StageWork.components`, in this order."""
+CPU, CPU_OTHER, GC, NETWORK, DISK, SPILL, SCHEDULING, OTHER = range(len(COMPONENTS))
+
+# Milestone kinds.
+APP_START, JOB_SUBMIT, STAGE_READY, STAGE_COMPLETE, JOB_COMPLETE, APP_END = range(6)
+
+
+@dataclass(slots=True)
+class StageWork:
+    """One stage attempt, ready to be rescaled and scheduled."""
+
+    key: StageKey
+    name: str
+    priority: tuple[int, int]
+    """FIFO order: (first job id, stage id), as Spark's default scheduler orders stages."""
+    components: FloatArray
+    """Milliseconds, shape (len(COMPONENTS), n_tasks); columns in launch order."""
+    peak_memory: FloatArray
+    """Per task: execution memory it held at peak (bytes)."""
+    memory_spill: FloatArray
+    """Per task: in-memory size of the data it spilled (bytes)."""
+    disk_spill: FloatArray
+    """Per task: on-disk size of the data it spilled (bytes)."""
+    concurrency: float
+    """Baseline: mean number of tasks running on the same host while these ran (≥ 1)."""
+    cpu_demand: float
+    """Cores one running task keeps busy (CPU-like components ÷ wall time)."""
+    disk_share: float
+    network_share: float
+    observed_ms: float
+    ready_milestone: int
+    complete_milestone: int
+    tail_ms: float
+    """Observed gap from the last task's end to the stage's completion."""
+    vector: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def n_tasks(self) -> int:
+        return int(self.components.shape[1])
+
+
+@dataclass(slots=True)
+class Milestone:
+    """A point in the application's timeline: fires ``lag_ms`` after all prerequisites."""
+
+    kind: int
+    ref: int
+    """Job id, or index into `Workload.stages`, or -1."""
+    prereqs: list[int]
+    lag_ms: float
+    observed_ms: float
+    """When it happened in the profiled run (ms since application start)."""
+
+
+@dataclass(slots=True)
+class Workload:
+    """Everything the replay needs; built once per profile (and vector set)."""
+
+    app_id: str
+    observed_ms: float
+    stages: list[StageWork]
+    milestones: list[Milestone]
+    end_milestone: int
+    executors: list[tuple[float, float, int]] = field(default_factory=list)
+    """Observed executors as (added, removed or inf, cores), ms since start; empty when
+    the log has none (local mode, old logs)."""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n_tasks(self) -> int:
+        return sum(s.n_tasks for s in self.stages)
+
+
+def compile_workload(
+    profile: ApplicationProfile,
+    baseline: ClusterConfig,
+    vectors: Mapping[StageKey, ResourceVector] | None = None,
+) -> Workload:
+    """Split every task's time into components and lay out the observed timeline."""
+    start = _start_ms(profile)
+    end = _end_ms(profile, start)
+    notes: list[str] = []
+    if not profile.complete:
+        notes.append(
+            "the log has no application end (in progress or cut off): observed runtime is "
+            "taken to the last event, and unfinished tasks are left out"
+        )
+    concurrency = _task_concurrency(profile)
+    stage_list = _replayed_stages(profile)
+    milestones: list[Milestone] = [Milestone(APP_START, -1, [], 0.0, 0.0)]
+    job_submit: dict[int, int] = {}
+    job_complete: dict[int, int] = {}
+    # Job submissions are anchored to the latest job-level milestone before them: the
+    # driver submits after an earlier job ends (sequential code) or while one runs
+    # (concurrent actions); either way the observed gap is the driver's own time.
+    jobs = sorted(
+        (j for j in profile.jobs.values() if j.submit_ms is not None),
+        key=lambda j: (j.submit_ms, j.job_id),
+    )
+    job_level: list[tuple[float, int, int]] = [(0.0, 1, 0)]  # (time, tie-break, milestone)
+    stage_index: dict[StageKey, int] = {}
+    works: list[StageWork] = []
+    per_job_stages: dict[int, list[int]] = defaultdict(list)
+    for stage in stage_list:
+        jid = _owning_job(profile, stage)
+        if jid is not None:
+            per_job_stages[jid].append(len(works))
+        stage_index[stage.key] = len(works)
+        works.append(_stage_work(stage, jid, baseline, concurrency, vectors))
+
+    for job in jobs:
+        t_submit = float(job.submit_ms) - start
+        anchor_time, _, anchor = max(x for x in job_level if x[0] <= t_submit + 1e-9)
+        m = len(milestones)
+        milestones.append(
+            Milestone(JOB_SUBMIT, job.job_id, [anchor], max(0.0, t_submit - anchor_time), t_submit)
+        )
+        job_submit[job.job_id] = m
+        job_level.append((t_submit, 0, m))
+        if job.complete_ms is not None:
+            # Completion milestones are created after the stages; reserve the time now so
+            # later submissions can anchor on it.
+            job_level.append((float(job.complete_ms) - start, 1, -1 - job.job_id))
+    # Stage milestones.
+    stage_done: dict[StageKey, tuple[int, float]] = {}
+    for idx, (stage, work) in enumerate(zip(stage_list, works, strict=True)):
+        t_submit = float(stage.submit_ms) - start if stage.submit_ms is not None else 0.0
+        prereqs: list[tuple[float, int]] = []
+        jid = _owning_job(profile, stage)
+        if jid is not None and jid in job_submit:
+            sj = milestones[job_submit[jid]]
+            prereqs.append((sj.observed_ms, job_submit[jid]))
+        for parent_id in _parent_ids(profile, stage):
+            for key, (mi, t_done) in stage_done.items():
+                if key[0] == parent_id and t_done <= t_submit + 1e-9:
+                    prereqs.append((t_done, mi))
+        for key, (mi, t_done) in stage_done.items():
+            if key[0] == stage.stage_id and key[1] < stage.attempt and t_done <= t_submit + 1e-9:
+                prereqs.append((t_done, mi))
+        if not prereqs:
+            prereqs.append((0.0, 0))
+        base = max(t for t, _ in prereqs)
+        ready = len(milestones)
+        milestones.append(
+            Milestone(
+                STAGE_READY, idx, [m for _, m in prereqs], max(0.0, t_submit - base), t_submit
+            )
+        )
+        done = len(milestones)
+        t_done = _stage_end(stage, start)
+        milestones.append(Milestone(STAGE_COMPLETE, idx, [ready], 0.0, t_done))
+        work.ready_milestone, work.complete_milestone = ready, done
+        last_task = _last_task_end(stage, start)
+        work.tail_ms = max(0.0, t_done - last_task) if last_task is not None else 0.0
+        if stage.complete_ms is not None:
+            stage_done[stage.key] = (done, t_done)
+    # Job completions.
+    remap: dict[int, int] = {}
+    for job in jobs:
+        if job.complete_ms is None:
+            continue
+        t_done = float(job.complete_ms) - start
+        prereqs = [
+            (milestones[works[i].complete_milestone].observed_ms, works[i].complete_milestone)
+            for i in per_job_stages.get(job.job_id, [])
+            if milestones[works[i].complete_milestone].observed_ms <= t_done + 1e-9
+        ]
+        if not prereqs:
+            prereqs = [(milestones[job_submit[job.job_id]].observed_ms, job_submit[job.job_id])]
+        base = max(t for t, _ in prereqs)
+        m = len(milestones)
+        milestones.append(
+            Milestone(JOB_COMPLETE, job.job_id, [p for _, p in prereqs], t_done - base, t_done)
+        )
+        job_complete[job.job_id] = m
+        remap[-1 - job.job_id] = m
+    for ms in milestones:
+        ms.prereqs = [remap.get(p, p) if p < 0 else p for p in ms.prereqs]
+    # Application end: after the latest milestone that happened before it.
+    candidates = [(ms.observed_ms, i) for i, ms in enumerate(milestones) if ms.kind != APP_END]
+    t_end = end - start
+    anchor_time, anchor = max((t, i) for t, i in candidates if t <= t_end + 1e-9)
+    end_m = len(milestones)
+    milestones.append(Milestone(APP_END, -1, [anchor], max(0.0, t_end - anchor_time), t_end))
+    return Workload(
+        app_id=profile.app_id,
+        observed_ms=t_end,
+        stages=works,
+        milestones=milestones,
+        end_milestone=end_m,
+        executors=_executor_timeline(profile, baseline, start),
+        notes=notes,
+    )
+
+
+def _executor_timeline(
+    profile: ApplicationProfile, baseline: ClusterConfig, start: float
+) -> list[tuple[float, float, int]]:
+    """When each executor could run tasks; the driver only counts in local mode."""
+    if baseline.local_mode:
+        return []
+    out: list[tuple[float, float, int]] = []
+    for e in profile.executors.values():
+        if e.executor_id == "driver":
+            continue
+        added = max(0.0, float(e.added_ms) - start) if e.added_ms is not None else 0.0
+        gone = float(e.removed_ms) - start if e.removed_ms is not None else float("inf")
+        out.append((added, gone, e.cores or baseline.executor_cores))
+    return sorted(out)
+
+
+def _start_ms(profile: ApplicationProfile) -> float:
+    if profile.start_ms is not None:
+        return float(profile.start_ms)
+    times = [t.launch_ms for t in profile.tasks()]
+    times += [j.submit_ms for j in profile.jobs.values() if j.submit_ms is not None]
+    return float(min(times)) if times else 0.0
+
+
+def _end_ms(profile: ApplicationProfile, start: float) -> float:
+    if profile.end_ms is not None:
+        return float(profile.end_ms)
+    times: list[float] = [start]
+    for stage in profile.stages.values():
+        times += [t.finish_ms for t in stage.tasks if t.finish_ms is not None]
+        if stage.complete_ms is not None:
+            times.append(stage.complete_ms)
+    times += [j.complete_ms for j in profile.jobs.values() if j.complete_ms is not None]
+    return float(max(times))
+
+
+def _replayed_stages(profile: ApplicationProfile) -> list[StageNode]:
+    """Stage attempts that ran, in submission order (skipped stages ran nothing)."""
+    ran = [
+        s
+        for s in profile.stages.values()
+        if s.submit_ms is not None or any(t.finish_ms is not None for t in s.tasks)
+    ]
+    return sorted(ran, key=lambda s: (_submit_of(s), s.stage_id, s.attempt))
+
+
+def _submit_of(stage: StageNode) -> float:
+    if stage.submit_ms is not None:
+        return float(stage.submit_ms)
+    return min(t.launch_ms for t in stage.tasks)
+
+
+def _stage_end(stage: StageNode, start: float) -> float:
+    if stage.complete_ms is not None:
+        return float(stage.complete_ms) - start
+    last = _last_task_end(stage, start)
+    return last if last is not None else _submit_of(stage) - start
+
+
+def _last_task_end(stage: StageNode, start: float) -> float | None:
+    ends = [t.finish_ms for t in stage.tasks if t.finish_ms is not None]
+    return float(max(ends)) - start if ends else None
+
+
+def _owning_job(profile: ApplicationProfile, stage: StageNode) -> int | None:
+    """The job that submitted this attempt: the latest of its jobs submitted before it."""
+    best: tuple[float, int] | None = None
+    submit = _submit_of(stage)
+    for jid in stage.job_ids:
+        job = profile.jobs.get(jid)
+        if job is None or job.submit_ms is None or job.submit_ms > submit + 1e-6:
+            continue
+        if best is None or job.submit_ms >= best[0]:
+            best = (float(job.submit_ms), jid)
+    return best[1] if best else None
+
+
+def _parent_ids(profile: ApplicationProfile, stage: StageNode) -> list[int]:
+    ids = set(stage.parent_stage_ids)
+    if stage.stage_id in profile.stage_graph:
+        ids.update(profile.stage_graph.predecessors(stage.stage_id))
+    return sorted(ids)
+
+
+def _finished(stage: StageNode) -> list[TaskRun]:
+    tasks = [t for t in stage.tasks if t.finish_ms is not None]
+    tasks.sort(key=lambda t: (t.launch_ms, t.index, t.attempt))
+    return tasks
+
+
+def _task_concurrency(profile: ApplicationProfile) -> dict[int, float]:
+    """Per task id: mean number of tasks running on its host during its run (itself included).
+
+    Computed per host from the step function of running tasks and its running integral,
+    so every task is answered with two binary searches.
+    """
+    by_host: dict[str, list[TaskRun]] = defaultdict(list)
+    for stage in profile.stages.values():
+        for t in stage.tasks:
+            if t.finish_ms is not None:
+                by_host[t.host or t.executor_id].append(t)
+    out: dict[int, float] = {}
+    for tasks in by_host.values():
+        a = np.array([t.launch_ms for t in tasks], dtype=np.float64)
+        b = np.array([t.finish_ms for t in tasks], dtype=np.float64)
+        times = np.concatenate([a, b])
+        deltas = np.concatenate([np.ones_like(a), -np.ones_like(b)])
+        order = np.lexsort((deltas, times))  # ends before starts at equal times
+        times, deltas = times[order], deltas[order]
+        level = np.cumsum(deltas)
+        integral = np.concatenate([[0.0], np.cumsum(level[:-1] * np.diff(times))])
+
+        span = b - a
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = np.where(
+                span > 0,
+                (_integral_at(times, level, integral, b) - _integral_at(times, level, integral, a))
+                / span,
+                1.0,
+            )
+        for t, k in zip(tasks, mean.tolist(), strict=True):
+            out[t.task_id] = max(1.0, k)
+    return out
+
+
+def _integral_at(
+    times: np.ndarray, level: np.ndarray, integral: np.ndarray, x: np.ndarray
+) -> np.ndarray:
+    """∫ running-tasks dt from the first event to each ``x`` (a step function's integral)."""
+    j = np.clip(np.searchsorted(times, x, side="right") - 1, 0, len(times) - 1)
+    return integral[j] + level[j] * (x - times[j])
+
+
+def _stage_work(
+    stage: StageNode,
+    job_id: int | None,
+    baseline: ClusterConfig,
+    concurrency: Mapping[int, float],
+    vectors: Mapping[StageKey, ResourceVector] | None,
+) -> StageWork:
+    tasks = _finished(stage)
+    n = len(tasks)
+    comp = np.zeros((len(COMPONENTS), n), dtype=np.float64)
+    unattributed = np.zeros(n, dtype=np.float64)
+    io_bytes = np.zeros(n, dtype=np.float64)
+    peak = np.zeros(n, dtype=np.float64)
+    mem_spill = np.zeros(n, dtype=np.float64)
+    disk_spill = np.zeros(n, dtype=np.float64)
+    k = np.ones(n, dtype=np.float64)
+    for i, task in enumerate(tasks):
+        d = decompose_task(task)
+        comp[CPU, i] = d.cpu
+        comp[GC, i] = d.gc
+        comp[NETWORK, i] = d.network
+        comp[DISK, i] = d.disk
+        comp[SCHEDULING, i] = d.scheduling
+        unattributed[i] = d.unattributed
+        m = task.metrics
+        io_bytes[i] = m.input_bytes + m.output_bytes
+        peak[i] = m.peak_execution_memory
+        mem_spill[i] = m.memory_spill_bytes
+        disk_spill[i] = m.disk_spill_bytes
+        k[i] = concurrency.get(task.task_id, 1.0)
+    wall = comp.sum(axis=0) + unattributed
+    k_stage = float(np.average(k, weights=wall)) if n and wall.sum() > 0 else 1.0
+    vector = vectors.get(stage.key) if vectors else None
+    # Bytes → time at the per-task share of the host's disk bandwidth (ms per byte).
+    ms_per_byte = 1000.0 * max(1.0, k_stage) / baseline.disk_bw
+    if vector is not None and vector.shares:
+        _split_by_vector(comp, unattributed, vector)
+    else:
+        spill = np.minimum(unattributed, disk_spill * 2 * ms_per_byte)
+        rest = unattributed - spill
+        io = np.minimum(rest, io_bytes * ms_per_byte)
+        comp[SPILL] = spill
+        comp[DISK] += io
+        comp[CPU_OTHER] = rest - io
+    total = float(wall.sum())
+    cpu_like = float(comp[CPU].sum() + comp[CPU_OTHER].sum() + comp[GC].sum())
+    run_total = total - float(comp[SCHEDULING].sum())
+    return StageWork(
+        key=stage.key,
+        name=stage.name,
+        priority=(job_id if job_id is not None else 1 << 30, stage.stage_id),
+        components=comp,
+        peak_memory=peak,
+        memory_spill=mem_spill,
+        disk_spill=disk_spill,
+        concurrency=k_stage,
+        cpu_demand=cpu_like / run_total if run_total > 0 else 0.0,
+        disk_share=float(comp[DISK].sum() + comp[SPILL].sum()) / total if total > 0 else 0.0,
+        network_share=float(comp[NETWORK].sum()) / total if total > 0 else 0.0,
+        observed_ms=stage.duration_ms,
+        ready_milestone=-1,
+        complete_milestone=-1,
+        tail_ms=0.0,
+        vector=dict(vector.shares) if vector is not None else {},
+    )
+
+
+def _split_by_vector(comp: np.ndarray, unattributed: np.ndarray, vector: ResourceVector) -> None:
+    """Give each resource the unattributed time its vector share still lacks (its deficit)."""
+    run = comp[[CPU, GC, NETWORK, DISK]].sum(axis=0) + unattributed
+    measured = {
+        "cpu": comp[CPU],
+        "network": comp[NETWORK],
+        "disk": comp[DISK],
+        "memory": comp[GC],
+    }
+    rows = {"cpu": CPU_OTHER, "network": NETWORK, "disk": DISK, "memory": SPILL}
+    deficits: dict[str, np.ndarray] = {}
+    for name, share in vector.shares.items():
+        have = measured.get(name, 0.0)
+        deficits[name] = np.maximum(0.0, share * run - have)
+    total = sum(deficits.values())
+    if isinstance(total, float) or not np.any(total > 0):
+        weights = {name: np.full_like(run, share) for name, share in vector.shares.items()}
+        total = sum(weights.values())
+    else:
+        weights = deficits
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for name, w in weights.items():
+            part = np.where(total > 0, unattributed * w / total, 0.0)
+            comp[rows.get(name, OTHER)] += part

@@ -1,0 +1,1 @@
+"""Test package for perfmodel's corpus extraction (written for the tests)."""

@@ -1,0 +1,55 @@
+"""Each runtime law against answers worked out by hand."""
+
+import numpy as np
+import pytest
+
+from perfmodel.simulate import laws
+
+
+def test_compute_scales_with_speed() -> None:
+    assert laws.compute_factor(1.0, 2.0) == 0.5
+    assert laws.compute_factor(1.0, 0.5) == 2.0
+
+
+def test_contention_only_beyond_the_host_cores() -> None:
+    # 2 tasks each keeping 1 core busy on 4 cores: no slowdown.
+    assert laws.contention_factor(2, 1.0, 4) == 1.0
+    # 4 such tasks on 2 cores: processor sharing halves their speed.
+    assert laws.contention_factor(4, 1.0, 2) == 2.0
+    # A PySpark task keeping 1.25 cores busy (task thread + Python worker), 2 on 2 cores.
+    assert laws.contention_factor(2, 1.25, 2) == pytest.approx(1.25)
+
+
+def test_bandwidth_shared_by_streams() -> None:
+    # Twice the bandwidth halves I/O time.
+    assert laws.bandwidth_factor(100.0, 200.0, 1, 1) == 0.5
+    # Twice the concurrent streams on the same device: each task's I/O takes twice as long.
+    assert laws.bandwidth_factor(100.0, 100.0, 2, 4) == 2.0
+    # Streams never count below one.
+    assert float(laws.io_streams(4, 0.1)) == 1.0
+    assert float(laws.io_streams(4, 1.0)) == 4.0
+
+
+def test_reversed_roofline_is_linear_then_flat() -> None:
+    ws = np.array([1000.0])
+    points = [float(laws.overflow_bytes(ws, m)[0]) for m in (0, 250, 500, 1000, 2000)]
+    assert points == [1000.0, 750.0, 500.0, 0.0, 0.0]
+
+
+def test_spill_time_scales_with_overflow_or_is_charged_per_byte() -> None:
+    base = np.array([100.0, 0.0])
+    over0 = np.array([1000.0, 0.0])
+    over1 = np.array([500.0, 200.0])
+    out = laws.spill_time(base, over0, over1, ms_per_overflow_byte=0.5)
+    assert out.tolist() == [50.0, 100.0]
+
+
+def test_usable_memory_follows_spark() -> None:
+    heap = 2 << 30
+    assert laws.usable_memory(heap) == pytest.approx((heap - (300 << 20)) * 0.6)
+
+
+def test_gc_inverse_to_heap_and_bounded() -> None:
+    assert laws.gc_factor(1.0, 2.0) == 0.5
+    assert laws.gc_factor(1.0, 100.0) == 0.25
+    assert laws.gc_factor(100.0, 1.0) == 4.0
