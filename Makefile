@@ -7,11 +7,12 @@ EXAMPLE := examples/eventlogs/etl-local2.zstd
 
 .PHONY: install demo test lint clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(wildcard jvm/src/*/*.java jvm/src/*/*/*.java jvm/src/*/*/*/*.java)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 	$(BIN)/pip check
+	PYTHON=$(BIN)/python ./jvm/build.sh
 	PYTHON=$(BIN)/python scripts/install_jdk_sources.sh
 	touch $(STAMP)
 

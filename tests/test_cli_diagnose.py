@@ -172,3 +172,16 @@ def test_help_explains_inputs() -> None:
     code, out, _ = run("diagnose", "--help")
     assert code == 0
     assert "rolling" in out and "--json" in out
+
+
+def test_cut_task_start_line_is_reported(tmp_path: Path) -> None:
+    """Task starts are read lazily; a damaged one must still be reported, not skipped."""
+    raw = zstandard.ZstdDecompressor().stream_reader(EXAMPLE_LOG.open("rb")).read()
+    lines = raw.splitlines()
+    victim = next(i for i, line in enumerate(lines) if b'"SparkListenerTaskStart"' in line[:40])
+    lines[victim] = lines[victim][: len(lines[victim]) * 2 // 3]
+    path = _bad(tmp_path, "cut-start", b"\n".join(lines) + b"\n")
+    code, out, _ = run("diagnose", str(path), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert any(p["line"] == victim + 1 for p in data["problems"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from perfmodel import __version__
-from perfmodel.cli import diagnose, predict
+from perfmodel.cli import diagnose, predict, record
 from perfmodel.cli.corpus import corpus_app
 
 
@@ -40,6 +40,7 @@ def build_app() -> typer.Typer:
 
     diagnose.register(app)
     predict.register(app)
+    record.register(app)
     app.add_typer(corpus_app, name="corpus")
     return app
 

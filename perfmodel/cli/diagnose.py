@@ -9,10 +9,9 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from perfmodel.dag.spark import build_profile
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
-from perfmodel.report.diagnosis import diagnose
+from perfmodel.report.pipeline import diagnose_path
 from perfmodel.report.render import render_diagnosis
 from perfmodel.state import remember_profile
 
@@ -58,12 +57,11 @@ def register(app: typer.Typer) -> None:
         Spark does not break down is shown as "unattributed", never hidden.
         """
         try:
-            loaded = build_profile(eventlog, attempt, max_decompressed_bytes=max_decompressed)
+            result = diagnose_path(eventlog, attempt, max_decompressed_bytes=max_decompressed)
         except PerfmodelError as exc:
             raise fail(str(exc)) from None
         except OSError as exc:
             raise fail(f"cannot read {eventlog}: {exc.strerror or exc}") from None
-        result = diagnose(loaded)
         try:
             remember_profile(eventlog, attempt)
         except OSError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,12 +30,13 @@ from perfmodel.dag.model import (
 from perfmodel.dag.spark_config import resolve_resources
 from perfmodel.errors import NotAnEventLogError
 from perfmodel.profile import spark_events as ev
+from perfmodel.profile.bundle import find_event_log, is_bundle, read_manifest
 from perfmodel.profile.eventlog import (
     DEFAULT_MAX_DECOMPRESSED,
     EventLogSource,
     LogProblem,
-    RawLine,
-    iter_lines,
+    TextBlock,
+    iter_blocks,
     resolve_event_log,
 )
 
@@ -56,6 +58,8 @@ class LoadedProfile:
     profile: ApplicationProfile
     source: EventLogSource
     problems: list[LogProblem] = field(default_factory=list)
+    bundle: Path | None = None
+    """The profile bundle the event log came from (stack samples live there), if any."""
     task_end_events: int = 0
     task_end_reasons: dict[str, int] = field(default_factory=dict)
     header_lines_skipped: int = 0
@@ -67,17 +71,21 @@ def build_profile(
     *,
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> LoadedProfile:
-    """Read the event log at ``path`` (file, compressed file or rolling directory)."""
-    source = resolve_event_log(path, attempt)
+    """Read the event log at ``path`` (file, compressed file, rolling directory or bundle)."""
+    bundle = Path(path) if is_bundle(path) else None
+    source = resolve_event_log(find_event_log(bundle) if bundle else path, attempt)
     problems: list[LogProblem] = []
     builder = _ProfileBuilder(source)
-    lines = iter_lines(source, problems, max_decompressed_bytes=max_decompressed_bytes)
-    builder.consume(lines, problems)
-    return builder.finish(problems)
-
-
-def _status_of(reason: str) -> str:
-    return _END_REASON_STATUS.get(reason, "FAILED")
+    blocks = iter_blocks(source, problems, max_decompressed_bytes=max_decompressed_bytes)
+    builder.consume(blocks, problems)
+    loaded = builder.finish(problems)
+    if bundle is not None:
+        loaded.bundle = bundle
+        host_cores = read_manifest(bundle).host_cores
+        if host_cores:
+            # What-if replay needs the host's real core count; a local run's log lacks it.
+            loaded.profile.extra["host_cores"] = host_cores
+    return loaded
 
 
 def _reason_text(reason: ev.TaskEndReasonJson) -> str:
@@ -164,9 +172,13 @@ class _ProfileBuilder:
             source=str(source.path),
         )
         self.tasks: dict[int, TaskRun] = {}
+        self.started: dict[int, ev.TaskStart] = {}
+        """Task id → start event of tasks whose end has not been seen (yet)."""
         self.task_end_events = 0
         self.task_end_reasons: dict[str, int] = {}
         self.header_lines = 0
+        self._first_problem: LogProblem | None = None
+        self._seen_lines = 0
         self.orphan_job_ends: list[int] = []
         self.valid_events = 0
         self.last_time_ms: float | None = None
@@ -191,35 +203,42 @@ class _ProfileBuilder:
 
     # -- driving ---------------------------------------------------------------------
 
-    def consume(self, lines: Iterable[RawLine], problems: list[LogProblem]) -> None:
+    def consume(self, blocks: Iterable[TextBlock], problems: list[LogProblem]) -> None:
+        """Fold every line into the profile: the hot loop of ingest.
+
+        A block of lines is decoded in one C call when every line in it is a standard
+        Spark event; a block with anything else (a header, a corrupt line, a custom
+        listener's event) is decoded line by line, which finds and reports the culprit.
+        """
         counts: dict[bytes, int] = {}
-        decoders = ev.DECODERS
-        handlers = self.handlers
-        seen_lines = 0
-        first_problem: LogProblem | None = None
-        for raw in lines:
-            seen_lines += 1
-            try:
-                name = ev.event_name(raw.data)
-                decoder = decoders.get(name)
-                event = decoder.decode(raw.data) if decoder is not None else None
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                if self.valid_events == 0:
-                    # Lines before the first event are a header some writers put there
-                    # (Spark 1.2 metadata, vendor banners); they are not the log's events.
-                    self.header_lines += 1
-                    if first_problem is None:
-                        first_problem = LogProblem(raw.file, raw.line, _describe(exc, raw.data))
-                    if seen_lines >= SNIFF_LINES:
-                        message = _not_an_event_log(self.source, first_problem)
-                        raise NotAnEventLogError(message) from exc
+        type_counts: Counter[type] = Counter()
+        handler_of = {
+            cls: self.handlers[name.encode()]
+            for name, cls in ev.EVENT_TYPES.items()
+            if name.encode() in self.handlers
+        }
+        decode_block = ev.BLOCK_DECODER.decode_lines
+        errors = (msgspec.DecodeError, msgspec.ValidationError)
+        for block in blocks:
+            if self.valid_events:
+                try:
+                    events = decode_block(block.data)
+                except errors:
+                    pass
+                else:
+                    self.valid_events += len(events)
+                    self._seen_lines += len(events)
+                    type_counts.update(map(type, events))
+                    for event in events:
+                        handler = handler_of.get(type(event))
+                        if handler is not None:
+                            handler(event)
                     continue
-                problems.append(LogProblem(raw.file, raw.line, _describe(exc, raw.data)))
-                continue
-            self.valid_events += 1
-            counts[name] = counts.get(name, 0) + 1
-            if event is not None:
-                handlers[name](event)
+            self._consume_lines(block, problems, counts)
+        for cls, n in type_counts.items():
+            name = cls.__struct_config__.tag.encode()
+            counts[name] = counts.get(name, 0) + n
+        first_problem = self._first_problem
         if self.valid_events == 0:
             if first_problem is None:
                 raise NotAnEventLogError(
@@ -237,6 +256,43 @@ class _ProfileBuilder:
             )
         self.profile.event_counts = {k.decode(): v for k, v in counts.items()}
         self.profile.event_count = self.valid_events
+
+    def _consume_lines(
+        self, block: TextBlock, problems: list[LogProblem], counts: dict[bytes, int]
+    ) -> None:
+        """The careful path: one line at a time, with line numbers for every problem."""
+        decoders = ev.DECODERS
+        handlers = self.handlers
+        prefix = ev.EVENT_PREFIX
+        errors = (msgspec.DecodeError, msgspec.ValidationError)
+        line_no = block.first_line - 1
+        for data in bytes(block.data).split(b"\n")[: block.lines]:
+            line_no += 1
+            if not data or data.isspace():
+                continue
+            self._seen_lines += 1
+            try:
+                end = data.find(b'"', 10) if data.startswith(prefix) else -1
+                name = data[10:end] if end > 10 else ev.event_name(data)
+                decoder = decoders.get(name)
+                event = decoder.decode(data) if decoder is not None else None
+            except errors as exc:
+                if self.valid_events == 0:
+                    # Lines before the first event are a header some writers put there
+                    # (Spark 1.2 metadata, vendor banners); they are not the log's events.
+                    self.header_lines += 1
+                    if self._first_problem is None:
+                        self._first_problem = LogProblem(block.file, line_no, _describe(exc, data))
+                    if self._seen_lines >= SNIFF_LINES:
+                        message = _not_an_event_log(self.source, self._first_problem)
+                        raise NotAnEventLogError(message) from exc
+                    continue
+                problems.append(LogProblem(block.file, line_no, _describe(exc, data)))
+                continue
+            self.valid_events += 1
+            counts[name] = counts.get(name, 0) + 1
+            if event is not None:
+                handlers[name](event)
 
     def _seen_time(self, ms: float | None) -> None:
         if ms and (self.last_time_ms is None or ms > self.last_time_ms):
@@ -422,7 +478,18 @@ class _ProfileBuilder:
 
     # -- tasks -----------------------------------------------------------------------------
 
+    def _stage_of_task(self, stage_id: int, stage_attempt: int) -> StageNode:
+        stage = self.profile.stages.get((stage_id, stage_attempt))
+        if stage is None:
+            # A task of a stage the log never announced (log starts mid-run).
+            stage = StageNode(stage_id=stage_id, attempt=stage_attempt, name="", num_tasks=0)
+            stage.status = "RUNNING"
+            self.profile.stages[(stage_id, stage_attempt)] = stage
+            self.profile.stage_graph.add_node(stage_id)
+        return stage
+
     def _task_run(self, stage_id: int, stage_attempt: int, info: ev.TaskInfoJson) -> TaskRun:
+        """The run of a task that started but has not (yet) ended."""
         task = self.tasks.get(info.task_id)
         if task is None:
             task = TaskRun(
@@ -438,27 +505,50 @@ class _ProfileBuilder:
                 speculative=info.speculative,
             )
             self.tasks[info.task_id] = task
-            stage = self.profile.stages.get((stage_id, stage_attempt))
-            if stage is None:
-                # A task of a stage the log never announced (log starts mid-run).
-                stage = StageNode(stage_id=stage_id, attempt=stage_attempt, name="", num_tasks=0)
-                stage.status = "RUNNING"
-                self.profile.stages[(stage_id, stage_attempt)] = stage
-                self.profile.stage_graph.add_node(stage_id)
-            stage.tasks.append(task)
+            self._stage_of_task(stage_id, stage_attempt).tasks.append(task)
         return task
 
     def _task_start(self, e: ev.TaskStart) -> None:
-        self._task_run(e.stage_id, e.stage_attempt, e.task_info)
-        self._seen_time(e.task_info.launch_time)
+        # Kept as the small decoded event until the task ends (its end event repeats the
+        # task info): one object per task instead of two, and only running tasks wait here.
+        self.started[e.task_info.task_id] = e
 
     def _task_end(self, e: ev.TaskEnd) -> None:
+        """The hot path of ingest (one call per task attempt): one object, built once."""
+        info = e.task_info
+        task_id = info.task_id
+        self.started.pop(task_id, None)
         self.task_end_events += 1
         reason = e.reason.reason or "Unknown"
-        self.task_end_reasons[reason] = self.task_end_reasons.get(reason, 0) + 1
-        info = e.task_info
-        task = self._task_run(e.stage_id, e.stage_attempt, info)
-        status = _status_of(reason)
+        reasons = self.task_end_reasons
+        reasons[reason] = reasons.get(reason, 0) + 1
+        status = _END_REASON_STATUS.get(reason, "FAILED")
+        finish = info.finish_time
+        if finish and (self.last_time_ms is None or finish > self.last_time_ms):
+            self.last_time_ms = float(finish)
+        task = self.tasks.get(task_id)
+        if task is None:
+            task = TaskRun(
+                task_id=task_id,
+                index=info.index,
+                attempt=info.attempt,
+                stage_id=e.stage_id,
+                stage_attempt=e.stage_attempt,
+                executor_id=info.executor_id,
+                host=info.host,
+                launch_ms=float(info.launch_time),
+                finish_ms=float(finish) if finish else None,
+                getting_result_ms=float(info.getting_result_time),
+                status=status,
+                failure_reason=None if status == "SUCCESS" else _reason_text(e.reason),
+                locality=info.locality,
+                speculative=info.speculative,
+                task_type=e.task_type,
+                metrics=_metrics(e.metrics),
+            )
+            self.tasks[task_id] = task
+            self._stage_of_task(e.stage_id, e.stage_attempt).tasks.append(task)
+            return
         if status == "RESUBMITTED" and task.finish_ms is not None:
             # Spark reports a lost map output as a second end of the same, already
             # successful task attempt; the work was done once, so keep its timing.
@@ -468,12 +558,11 @@ class _ProfileBuilder:
         if status != "SUCCESS":
             task.failure_reason = _reason_text(e.reason)
         task.task_type = e.task_type
-        task.finish_ms = float(info.finish_time) if info.finish_time else None
+        task.finish_ms = float(finish) if finish else None
         task.getting_result_ms = float(info.getting_result_time)
         task.executor_id = info.executor_id or task.executor_id
         task.host = info.host or task.host
         task.metrics = _metrics(e.metrics)
-        self._seen_time(info.finish_time)
 
     # -- SQL -------------------------------------------------------------------------------
 
@@ -509,6 +598,11 @@ class _ProfileBuilder:
 
     def finish(self, problems: list[LogProblem]) -> LoadedProfile:
         p = self.profile
+        for start in self.started.values():  # never ended: the log stops mid-task
+            self._task_run(start.stage_id, start.stage_attempt, start.task_info)
+            self._seen_time(start.task_info.launch_time)
+        for stage in p.stages.values():
+            stage.tasks.sort(key=lambda t: (t.launch_ms, t.task_id))
         if p.start_ms is None:
             starts = [s.submit_ms for s in p.stages.values() if s.submit_ms is not None]
             starts += [t.launch_ms for t in self.tasks.values()]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from perfmodel.dag.model import ApplicationProfile, ResourceConfig, TaskRun
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:\s*,\s*\d+)?\])?$")
@@ -46,26 +48,23 @@ def sustained_concurrency(tasks: list[TaskRun], min_share: float = SUSTAINED_SHA
     16 tasks "running". Levels held for less than ``min_share`` of the busy time are such
     artefacts, not slots.
     """
-    points: list[tuple[float, int]] = []
-    for t in tasks:
-        if t.finish_ms is None:
-            continue
-        points.append((t.launch_ms, 1))
-        points.append((t.finish_ms, -1))
-    if not points:
+    ended = [t for t in tasks if t.finish_ms is not None]
+    if not ended:
         return 0
-    points.sort()  # at equal times, -1 sorts before +1: a slot is freed before it is reused
-    time_at: dict[int, float] = {}
-    running = 0
-    last = points[0][0]
-    for at, delta in points:
-        if running > 0:
-            time_at[running] = time_at.get(running, 0.0) + (at - last)
-        running += delta
-        last = at
+    starts = np.fromiter((t.launch_ms for t in ended), dtype=np.float64, count=len(ended))
+    ends = np.fromiter((t.finish_ms or 0.0 for t in ended), dtype=np.float64, count=len(ended))
+    times = np.concatenate([ends, starts])
+    deltas = np.concatenate([-np.ones(len(ended)), np.ones(len(ended))])
+    order = np.lexsort((deltas, times))  # at equal times a slot is freed before it is reused
+    times, deltas = times[order], deltas[order]
+    running = np.cumsum(deltas)[:-1].astype(np.int64)
+    spans = np.diff(times)
+    keep = running > 0
+    levels = np.bincount(running[keep], weights=spans[keep])
+    time_at = {int(level): float(t) for level, t in enumerate(levels) if t > 0}
     busy = sum(time_at.values())
     if busy <= 0:
-        return max(time_at, default=1)
+        return int(running.max()) if running.size else 1
     held = [level for level, spent in time_at.items() if spent >= min_share * busy]
     return max(held) if held else max(time_at)
 

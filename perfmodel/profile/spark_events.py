@@ -9,10 +9,12 @@ omit (1.x logs lack many) has a default, so one schema reads Spark 1.x through 4
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Union
 
 import msgspec
 from msgspec import Struct, field
+
+SQL_PREFIX = "org.apache.spark.sql.execution.ui."
 
 
 class _Event(Struct, kw_only=True, gc=False):
@@ -23,11 +25,13 @@ class EventHeader(_Event, kw_only=True):
     Event: str
 
 
-class LogStart(_Event, kw_only=True):
+class LogStart(_Event, kw_only=True, tag_field="Event", tag="SparkListenerLogStart"):
     spark_version: str = field(name="Spark Version", default="")
 
 
-class ApplicationStart(_Event, kw_only=True):
+class ApplicationStart(
+    _Event, kw_only=True, tag_field="Event", tag="SparkListenerApplicationStart"
+):
     app_name: str = field(name="App Name", default="")
     app_id: str | None = field(name="App ID", default=None)
     timestamp: int = field(name="Timestamp", default=0)
@@ -35,11 +39,13 @@ class ApplicationStart(_Event, kw_only=True):
     attempt_id: str | None = field(name="App Attempt ID", default=None)
 
 
-class ApplicationEnd(_Event, kw_only=True):
+class ApplicationEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerApplicationEnd"):
     timestamp: int = field(name="Timestamp", default=0)
 
 
-class EnvironmentUpdate(_Event, kw_only=True):
+class EnvironmentUpdate(
+    _Event, kw_only=True, tag_field="Event", tag="SparkListenerEnvironmentUpdate"
+):
     spark_properties: Any = field(name="Spark Properties", default=None)
     """A JSON object in most versions; a list of [key, value] pairs in some."""
 
@@ -49,13 +55,13 @@ class ExecutorInfoJson(_Event, kw_only=True):
     total_cores: int | None = field(name="Total Cores", default=None)
 
 
-class ExecutorAdded(_Event, kw_only=True):
+class ExecutorAdded(_Event, kw_only=True, tag_field="Event", tag="SparkListenerExecutorAdded"):
     timestamp: int = field(name="Timestamp", default=0)
     executor_id: str = field(name="Executor ID")
     info: ExecutorInfoJson = field(name="Executor Info", default_factory=ExecutorInfoJson)
 
 
-class ExecutorRemoved(_Event, kw_only=True):
+class ExecutorRemoved(_Event, kw_only=True, tag_field="Event", tag="SparkListenerExecutorRemoved"):
     timestamp: int = field(name="Timestamp", default=0)
     executor_id: str = field(name="Executor ID")
     reason: str | None = field(name="Removed Reason", default=None)
@@ -66,7 +72,9 @@ class BlockManagerId(_Event, kw_only=True):
     host: str = field(name="Host", default="")
 
 
-class BlockManagerAdded(_Event, kw_only=True):
+class BlockManagerAdded(
+    _Event, kw_only=True, tag_field="Event", tag="SparkListenerBlockManagerAdded"
+):
     block_manager: BlockManagerId = field(name="Block Manager ID", default_factory=BlockManagerId)
     max_memory: int | None = field(name="Maximum Memory", default=None)
     timestamp: int | None = field(name="Timestamp", default=None)
@@ -105,7 +113,7 @@ class StageInfoJson(_Event, kw_only=True):
     accumulables: list[AccumulableJson] = field(name="Accumulables", default_factory=list)
 
 
-class JobStart(_Event, kw_only=True):
+class JobStart(_Event, kw_only=True, tag_field="Event", tag="SparkListenerJobStart"):
     job_id: int = field(name="Job ID")
     submission_time: int | None = field(name="Submission Time", default=None)
     stage_infos: list[StageInfoJson] = field(name="Stage Infos", default_factory=list)
@@ -118,17 +126,17 @@ class JobResultJson(_Event, kw_only=True):
     exception: Any = field(name="Exception", default=None)
 
 
-class JobEnd(_Event, kw_only=True):
+class JobEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerJobEnd"):
     job_id: int = field(name="Job ID")
     completion_time: int | None = field(name="Completion Time", default=None)
     job_result: JobResultJson = field(name="Job Result", default_factory=JobResultJson)
 
 
-class StageSubmitted(_Event, kw_only=True):
+class StageSubmitted(_Event, kw_only=True, tag_field="Event", tag="SparkListenerStageSubmitted"):
     stage_info: StageInfoJson = field(name="Stage Info")
 
 
-class StageCompleted(_Event, kw_only=True):
+class StageCompleted(_Event, kw_only=True, tag_field="Event", tag="SparkListenerStageCompleted"):
     stage_info: StageInfoJson = field(name="Stage Info")
 
 
@@ -147,7 +155,7 @@ class TaskInfoJson(_Event, kw_only=True):
     killed: bool = field(name="Killed", default=False)
 
 
-class TaskStart(_Event, kw_only=True):
+class TaskStart(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskStart"):
     stage_id: int = field(name="Stage ID")
     stage_attempt: int = field(name="Stage Attempt ID", default=0)
     task_info: TaskInfoJson = field(name="Task Info")
@@ -201,7 +209,7 @@ class TaskEndReasonJson(_Event, kw_only=True):
     message: str | None = field(name="Message", default=None)
 
 
-class TaskEnd(_Event, kw_only=True):
+class TaskEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskEnd"):
     stage_id: int = field(name="Stage ID")
     stage_attempt: int = field(name="Stage Attempt ID", default=0)
     task_type: str = field(name="Task Type", default="")
@@ -222,52 +230,111 @@ class SparkPlanInfoJson(_Event, kw_only=True):
     metrics: list[SqlMetricJson] = field(default_factory=list)
 
 
-class SqlExecutionStart(_Event, kw_only=True):
+class SqlExecutionStart(
+    _Event, kw_only=True, tag_field="Event", tag=SQL_PREFIX + "SparkListenerSQLExecutionStart"
+):
     execution_id: int = field(name="executionId")
     description: str = ""
     plan_info: SparkPlanInfoJson | None = field(name="sparkPlanInfo", default=None)
     time: int = 0
 
 
-class SqlExecutionEnd(_Event, kw_only=True):
+class SqlExecutionEnd(
+    _Event, kw_only=True, tag_field="Event", tag=SQL_PREFIX + "SparkListenerSQLExecutionEnd"
+):
     execution_id: int = field(name="executionId")
     time: int = 0
     error_message: str | None = field(name="errorMessage", default=None)
 
 
-class SqlAdaptiveUpdate(_Event, kw_only=True):
+class SqlAdaptiveUpdate(
+    _Event,
+    kw_only=True,
+    tag_field="Event",
+    tag=SQL_PREFIX + "SparkListenerSQLAdaptiveExecutionUpdate",
+):
     execution_id: int = field(name="executionId")
     plan_info: SparkPlanInfoJson | None = field(name="sparkPlanInfo", default=None)
 
 
-SQL_PREFIX = "org.apache.spark.sql.execution.ui."
-
 EVENT_TYPES: dict[str, type[_Event]] = {
-    "SparkListenerLogStart": LogStart,
-    "SparkListenerApplicationStart": ApplicationStart,
-    "SparkListenerApplicationEnd": ApplicationEnd,
-    "SparkListenerEnvironmentUpdate": EnvironmentUpdate,
-    "SparkListenerExecutorAdded": ExecutorAdded,
-    "SparkListenerExecutorRemoved": ExecutorRemoved,
-    "SparkListenerBlockManagerAdded": BlockManagerAdded,
-    "SparkListenerJobStart": JobStart,
-    "SparkListenerJobEnd": JobEnd,
-    "SparkListenerStageSubmitted": StageSubmitted,
-    "SparkListenerStageCompleted": StageCompleted,
-    "SparkListenerTaskStart": TaskStart,
-    "SparkListenerTaskEnd": TaskEnd,
-    SQL_PREFIX + "SparkListenerSQLExecutionStart": SqlExecutionStart,
-    SQL_PREFIX + "SparkListenerSQLExecutionEnd": SqlExecutionEnd,
-    SQL_PREFIX + "SparkListenerSQLAdaptiveExecutionUpdate": SqlAdaptiveUpdate,
+    cls.__struct_config__.tag: cls  # type: ignore[misc]
+    for cls in (
+        LogStart,
+        ApplicationStart,
+        ApplicationEnd,
+        EnvironmentUpdate,
+        ExecutorAdded,
+        ExecutorRemoved,
+        BlockManagerAdded,
+        JobStart,
+        JobEnd,
+        StageSubmitted,
+        StageCompleted,
+        TaskStart,
+        TaskEnd,
+        SqlExecutionStart,
+        SqlExecutionEnd,
+        SqlAdaptiveUpdate,
+    )
 }
-"""Events the DAG is built from. Other events are counted, not decoded."""
+"""Events the DAG is built from; other events are counted, not decoded."""
+
+PASSIVE_EVENTS: tuple[str, ...] = (
+    "SparkListenerTaskGettingResult",
+    "SparkListenerBlockManagerRemoved",
+    "SparkListenerBlockUpdated",
+    "SparkListenerUnpersistRDD",
+    "SparkListenerExecutorMetricsUpdate",
+    "SparkListenerStageExecutorMetrics",
+    "SparkListenerSpeculativeTaskSubmitted",
+    "SparkListenerResourceProfileAdded",
+    "SparkListenerMiscellaneousProcessAdded",
+    "SparkListenerUnschedulableTaskSetAdded",
+    "SparkListenerUnschedulableTaskSetRemoved",
+    "SparkListenerExecutorBlacklisted",
+    "SparkListenerExecutorUnblacklisted",
+    "SparkListenerNodeBlacklisted",
+    "SparkListenerNodeUnblacklisted",
+    "SparkListenerExecutorBlacklistedForStage",
+    "SparkListenerNodeBlacklistedForStage",
+    "SparkListenerExecutorExcluded",
+    "SparkListenerExecutorUnexcluded",
+    "SparkListenerNodeExcluded",
+    "SparkListenerNodeUnexcluded",
+    "SparkListenerExecutorExcludedForStage",
+    "SparkListenerNodeExcludedForStage",
+    SQL_PREFIX + "SparkListenerDriverAccumUpdates",
+    SQL_PREFIX + "SparkListenerSQLAdaptiveSQLMetricUpdates",
+)
+"""Standard events the DAG does not need; in the block decoder they decode to empty
+tagged structs (their fields are skipped) so a block of lines stays one C call."""
+
+_PASSIVE_TYPES = tuple(
+    msgspec.defstruct(
+        "Passive" + name.rsplit(".", 1)[-1],
+        [],
+        bases=(_Event,),
+        tag_field="Event",
+        tag=name,
+        kw_only=True,
+    )
+    for name in PASSIVE_EVENTS
+)
+PASSIVE_TYPE_NAMES: dict[type, str] = {t: t.__struct_config__.tag for t in _PASSIVE_TYPES}
+
+BLOCK_DECODER: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
+    Union[tuple(EVENT_TYPES.values()) + _PASSIVE_TYPES]  # noqa: UP007
+)
+"""Decodes a whole block of lines (`decode_lines`) when every line is a standard event;
+a block with anything else falls back to line-by-line decoding."""
 
 DECODERS: dict[bytes, msgspec.json.Decoder[Any]] = {
     name.encode(): msgspec.json.Decoder(cls) for name, cls in EVENT_TYPES.items()
 }
 HEADER_DECODER: msgspec.json.Decoder[EventHeader] = msgspec.json.Decoder(EventHeader)
 
-_PREFIX = b'{"Event":"'
+EVENT_PREFIX = b'{"Event":"'
 
 
 def event_name(line: bytes) -> bytes:
@@ -277,7 +344,7 @@ def event_name(line: bytes) -> bytes:
     hand-edited log) may not, and then the header is decoded properly. Raises
     ``msgspec.DecodeError`` for a line that is not a JSON event.
     """
-    if line.startswith(_PREFIX):
+    if line.startswith(EVENT_PREFIX):
         end = line.find(b'"', 10)
         if end > 10:
             return line[10:end]

@@ -69,6 +69,10 @@ class StageDiagnosis:
     share_of_app: float
     important: bool = False
     summary: str = ""
+    sampled_ms: float = 0.0
+    """Thread time the stack samples of this stage stand for (0 without a bundle)."""
+    top_functions: list[dict[str, Any]] = field(default_factory=list)
+    """From stack samples: function, self_ms, total_ms, self_share, samples (largest first)."""
 
 
 @dataclass(slots=True)

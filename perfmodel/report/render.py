@@ -48,6 +48,7 @@ def render_diagnosis(d: Diagnosis, console: Console, *, all_stages: bool = False
     console.print()
     _overall(d, console)
     _stages(d, console, all_stages)
+    _top_functions(d, console)
     console.print("[bold]Findings[/]")
     for line in d.findings:
         console.print(f" • {line}")
@@ -88,6 +89,26 @@ def _overall(d: Diagnosis, console: Console) -> None:
     table.add_row(*[f"{d.decomposition[n]:.1f} s" for n in COMPONENTS])
     table.add_row(*[_pct(d.shares[n]) for n in COMPONENTS])
     console.print(table)
+
+
+def _top_functions(d: Diagnosis, console: Console) -> None:
+    """Where sampled stacks spent their time, per important stage (bundles only)."""
+    shown = [s for s in d.stages if s.top_functions and s.important]
+    if not shown:
+        return
+    for s in shown:
+        table = Table(
+            title=f"Stage {s.stage_id}: top functions by self time (stack samples)",
+            box=box.SIMPLE_HEAD,
+            show_edge=False,
+        )
+        table.add_column("function", no_wrap=True, max_width=90)
+        table.add_column("self", justify="right")
+        table.add_column("share", justify="right")
+        for f in s.top_functions:
+            table.add_row(f["function"], f"{f['self_ms'] / 1000:.2f}s", f"{f['self_share']:.0%}")
+        console.print(table)
+    console.print()
 
 
 def _stages(d: Diagnosis, console: Console, all_stages: bool) -> None:

@@ -86,9 +86,15 @@ def advise_workload(workload: Workload, base: ClusterConfig, max_stages: int = 3
 
 def _changes(base: ClusterConfig) -> dict[str, WhatIf]:
     """The changes advice is quantified with."""
+    # "2× cores" is a machine (local mode) or a cluster with twice the cores; "2× slots"
+    # only runs more tasks at once on the hosts there are (the question for I/O-bound work).
+    more_cores = WhatIf(
+        cores=base.slots * 2, host_cores=base.host_cores * 2 if base.local_mode else None
+    )
     return {
-        "2× cores": WhatIf(cores=base.slots * 2),
-        "half the cores": WhatIf(cores=max(1, base.slots // 2)),
+        "2× cores": more_cores,
+        "2× slots": WhatIf(cores=base.slots * 2),
+        "half the slots": WhatIf(cores=max(1, base.slots // 2)),
         "2× memory": WhatIf(memory_bytes=base.memory_bytes * 2),
         "2× disk bandwidth": WhatIf(disk_factor=2.0),
         "2× network bandwidth": WhatIf(net_factor=2.0),
@@ -119,18 +125,18 @@ def _stage_advice(
             f"{change} → {before:.1f} s to ~{after:.1f} s"
         )
         if resource == "cpu" and before - after < NO_HELP * before:
-            text += " (more slots do not help: the host's cores are already busy)"
+            text += " (the stage cannot use more cores: too few tasks, or one long task)"
         return Advice(stage.stage_id, resource, share, change, before, after, text)
     if resource in ("disk", "network"):
-        more = predictions["2× cores"].stages[i].predicted_s
-        fewer = predictions["half the cores"].stages[i].predicted_s
+        more = predictions["2× slots"].stages[i].predicted_s
+        fewer = predictions["half the slots"].stages[i].predicted_s
         faster = predictions[_FIX[resource]].stages[i].predicted_s
         if before - more < NO_HELP * before:
             hint = "more threads on this host will not help"
             if fewer <= before * (1 + NO_HELP):
                 hint += "; fewer concurrent tasks for this stage would cost little"
         else:
-            hint = f"2× cores → ~{more:.1f} s"
+            hint = f"2× slots → ~{more:.1f} s"
         text = (
             f"{label} is {resource}-bound ({share:.0%} of its time): {hint}; "
             f"{_FIX[resource]} → {before:.1f} s to ~{faster:.1f} s"

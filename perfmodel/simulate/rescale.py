@@ -40,15 +40,33 @@ class StageTimes:
     """Expected tasks running at once on a host under this configuration."""
 
 
+def mean_parallelism(durations: FloatArray, slots: int) -> float:
+    """Average number of this stage's tasks running at once on ``slots`` slots.
+
+    Total task time over the stage's makespan, with the makespan bounded below by both
+    the longest task and perfect packing. Skew matters: four tasks of which one is long
+    keep four slots busy only briefly, so the extra slots add little contention.
+    """
+    total = float(durations.sum())
+    if total <= 0 or durations.size == 0:
+        return 1.0
+    makespan = max(float(durations.max()), total / max(slots, 1))
+    return max(1.0, total / makespan)
+
+
 def expected_concurrency(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> float:
     """Tasks running at once on one host under ``new``, scaled from the observed baseline.
 
     The observed mean concurrency (which includes overlapping stages) is scaled by how
-    much parallelism the stage itself could use: min(slots per host, tasks per host).
+    much more (or less) of its own parallelism the stage can use on the new slots, given
+    its task durations: per host, mean_parallelism(slots) / hosts.
     """
-    n = max(work.n_tasks, 1)
-    p0 = max(1.0, min(base.slots_per_host, n / base.hosts))
-    p1 = max(1.0, min(new.slots_per_host, n / new.hosts))
+    if new.slots == base.slots and new.hosts == base.hosts:
+        return work.concurrency
+    durations = work.components.sum(axis=0)
+    p0 = mean_parallelism(durations, base.slots) / max(base.hosts, 1)
+    p1 = mean_parallelism(durations, new.slots) / max(new.hosts, 1)
+    p0, p1 = max(p0, 1.0), max(p1, 1.0)
     if p1 == p0:
         return work.concurrency
     return float(min(max(1.0, work.concurrency * p1 / p0), max(new.slots_per_host, 1)))

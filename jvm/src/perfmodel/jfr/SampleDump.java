@@ -1,0 +1,306 @@
+package perfmodel.jfr;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import jdk.jfr.EventType;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordedMethod;
+import jdk.jfr.consumer.RecordedStackTrace;
+import jdk.jfr.consumer.RecordedThread;
+import jdk.jfr.consumer.RecordingFile;
+
+/**
+ * Streams the stack samples and perfmodel task events of JFR recordings as compact text lines.
+ *
+ * <p>Why not {@code jfr print --json}: it writes every field of every event (tens of MB for a
+ * short job) and Python then has to parse all of it. This reader walks the recording once with
+ * {@code jdk.jfr.consumer}, keeps only what attribution needs, and deduplicates frames, stacks and
+ * threads into dictionaries, so the output is a few bytes per sample. One JVM start serves all
+ * files given on the command line.
+ *
+ * <p>Output (UTF-8, one record per line, tab-separated; ids are global over the run):
+ *
+ * <pre>
+ * R  path                                  a recording starts
+ * I  key  value                            facts about the recorded JVM (pid, arguments,
+ *                                          sampling periods as "period.jdk.ExecutionSample")
+ * F  frameId  name                         frame dictionary: "package.Class.method"
+ * K  stackId  frameIds  lines  truncated   stack dictionary, root first, comma-separated
+ * H  threadRef  javaThreadId  osThreadId  name   thread dictionary
+ * S  epochNanos  J|N  threadRef  stackId   a sample: J = jdk.ExecutionSample, N = Native
+ * S  epochNanos  W  threadRef  stackId  durationNanos   the thread waited (jdk.ThreadPark,
+ *                                          JavaMonitorWait/Enter): a blocked thread is neither in
+ *                                          Java nor in native code, so no sampler ever sees it
+ * T  epochNanos  B|E  threadRef  taskId  stageId  stageAttempt  status   plugin task event
+ * W  message                               the recording is damaged; what came before is good
+ * E  message                               the recording could not be read at all
+ * D  samples  taskEvents                   the recording ends
+ * </pre>
+ */
+public final class SampleDump {
+  private final BufferedWriter out;
+  private final Map<String, Integer> frameIds = new HashMap<>();
+  private final IdentityHashMap<RecordedMethod, Integer> methodCache = new IdentityHashMap<>();
+  private final Map<StackKey, Integer> stackIds = new HashMap<>();
+  private final Map<Long, Integer> threadIds = new HashMap<>();
+
+  private SampleDump(BufferedWriter out) {
+    this.out = out;
+  }
+
+  public static void main(String[] args) throws IOException {
+    BufferedWriter out =
+        new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), 1 << 16);
+    SampleDump dump = new SampleDump(out);
+    for (String arg : args) {
+      dump.dumpFile(Paths.get(arg));
+    }
+    out.flush();
+  }
+
+  private void dumpFile(Path path) throws IOException {
+    out.write("R\t" + clean(path.toString()) + "\n");
+    long samples = 0;
+    long taskEvents = 0;
+    RecordingFile file;
+    try {
+      file = new RecordingFile(path);
+    } catch (IOException | RuntimeException e) {
+      out.write("E\t" + clean(String.valueOf(e.getMessage())) + "\n");
+      return;
+    }
+    try (file) {
+      Map<Long, String> typeNames = new HashMap<>();
+      for (EventType t : file.readEventTypes()) {
+        typeNames.put(t.getId(), t.getName());
+      }
+      while (file.hasMoreEvents()) {
+        RecordedEvent event = file.readEvent();
+        String type = event.getEventType().getName();
+        switch (type) {
+          case "jdk.ExecutionSample":
+            sample(event, 'J');
+            samples++;
+            break;
+          case "jdk.NativeMethodSample":
+            sample(event, 'N');
+            samples++;
+            break;
+          case "jdk.ThreadPark":
+          case "jdk.JavaMonitorWait":
+          case "jdk.JavaMonitorEnter":
+            sample(event, 'W');
+            samples++;
+            break;
+          case "perfmodel.TaskStart":
+            task(event, 'B', "");
+            taskEvents++;
+            break;
+          case "perfmodel.TaskEnd":
+            task(event, 'E', event.getString("status"));
+            taskEvents++;
+            break;
+          case "perfmodel.ExecutorInfo":
+            info("executor_id", event.getString("executorId"));
+            info("host", event.getString("host"));
+            info("app_id", event.getString("appId"));
+            break;
+          case "jdk.ActiveSetting":
+            if ("period".equals(event.getString("name"))) {
+              String owner = typeNames.get(event.getLong("id"));
+              if ("jdk.ExecutionSample".equals(owner) || "jdk.NativeMethodSample".equals(owner)) {
+                info("period." + owner, event.getString("value"));
+              }
+            }
+            break;
+          case "jdk.JVMInformation":
+            info("pid", Long.toString(event.getLong("pid")));
+            info("jvm_arguments", event.getString("jvmArguments"));
+            info("java_arguments", event.getString("javaArguments"));
+            info("jvm_version", event.getString("jvmVersion"));
+            info("jvm_start_ms", Long.toString(event.getInstant("jvmStartTime").toEpochMilli()));
+            break;
+          default:
+            break;
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // A JVM killed mid-write leaves a partial last chunk; keep everything read before it.
+      out.write("W\tdamaged after " + samples + " samples: " + clean(String.valueOf(e)) + "\n");
+    }
+    out.write("D\t" + samples + "\t" + taskEvents + "\n");
+  }
+
+  private void info(String key, String value) throws IOException {
+    out.write("I\t" + key + "\t" + clean(value == null ? "" : value) + "\n");
+  }
+
+  private void sample(RecordedEvent event, char kind) throws IOException {
+    boolean timed = kind == 'W';
+    RecordedThread thread = timed ? event.getThread() : event.getThread("sampledThread");
+    RecordedStackTrace trace = event.getStackTrace();
+    if (thread == null || trace == null) {
+      return;
+    }
+    int threadRef = threadRef(thread);
+    int stackId = stackId(trace);
+    out.write("S\t" + nanos(event.getStartTime()) + "\t" + kind + "\t" + threadRef + "\t");
+    out.write(Integer.toString(stackId));
+    if (timed) {
+      out.write("\t" + event.getDuration().toNanos());
+    }
+    out.write('\n');
+  }
+
+  private void task(RecordedEvent event, char phase, String status) throws IOException {
+    RecordedThread thread = event.getThread();
+    if (thread == null) {
+      return;
+    }
+    int threadRef = threadRef(thread);
+    out.write(
+        "T\t"
+            + nanos(event.getStartTime())
+            + "\t"
+            + phase
+            + "\t"
+            + threadRef
+            + "\t"
+            + event.getLong("taskId")
+            + "\t"
+            + event.getInt("stageId")
+            + "\t"
+            + event.getInt("stageAttempt")
+            + "\t"
+            + clean(status == null ? "" : status)
+            + "\n");
+  }
+
+  private static long nanos(Instant t) {
+    return t.getEpochSecond() * 1_000_000_000L + t.getNano();
+  }
+
+  private int threadRef(RecordedThread thread) throws IOException {
+    long javaId = thread.getJavaThreadId();
+    long osId = thread.getOSThreadId();
+    // Java threads are keyed by their Java id; VM-internal threads only have an OS id.
+    long key = javaId > 0 ? javaId : -1_000_000L - osId;
+    Integer ref = threadIds.get(key);
+    if (ref == null) {
+      ref = threadIds.size();
+      threadIds.put(key, ref);
+      String name = thread.getJavaName();
+      if (name == null) {
+        name = thread.getOSName();
+      }
+      out.write(
+          "H\t" + ref + "\t" + javaId + "\t" + osId + "\t" + clean(name == null ? "" : name) + "\n");
+    }
+    return ref;
+  }
+
+  private int stackId(RecordedStackTrace trace) throws IOException {
+    List<RecordedFrame> frames = trace.getFrames();
+    int n = frames.size();
+    int[] ids = new int[n];
+    int[] lines = new int[n];
+    // JFR lists the leaf first; the dictionary stores root first, as flame graphs read.
+    for (int i = 0; i < n; i++) {
+      RecordedFrame frame = frames.get(n - 1 - i);
+      ids[i] = frameId(frame.getMethod());
+      lines[i] = frame.getLineNumber();
+    }
+    StackKey key = new StackKey(ids, lines, trace.isTruncated());
+    Integer id = stackIds.get(key);
+    if (id == null) {
+      id = stackIds.size();
+      stackIds.put(key, id);
+      StringBuilder line = new StringBuilder(16 + 12 * n);
+      line.append("K\t").append(id).append('\t');
+      join(line, ids);
+      line.append('\t');
+      join(line, lines);
+      line.append('\t').append(key.truncated ? '1' : '0').append('\n');
+      out.write(line.toString());
+    }
+    return id;
+  }
+
+  private static void join(StringBuilder line, int[] values) {
+    for (int i = 0; i < values.length; i++) {
+      if (i > 0) {
+        line.append(',');
+      }
+      line.append(values[i]);
+    }
+  }
+
+  private int frameId(RecordedMethod method) throws IOException {
+    Integer cached = methodCache.get(method);
+    if (cached != null) {
+      return cached;
+    }
+    String name =
+        method == null
+            ? "<unknown>"
+            : (method.getType() == null ? "<unknown>" : method.getType().getName())
+                + "."
+                + method.getName();
+    Integer id = frameIds.get(name);
+    if (id == null) {
+      id = frameIds.size();
+      frameIds.put(name, id);
+      out.write("F\t" + id + "\t" + clean(name) + "\n");
+    }
+    if (method != null) {
+      methodCache.put(method, id);
+    }
+    return id;
+  }
+
+  private static String clean(String s) {
+    return s.replace('\t', ' ').replace('\n', ' ').replace('\r', ' ');
+  }
+
+  /** Value key of a stack: identical frames and lines share one dictionary entry. */
+  private static final class StackKey {
+    final int[] ids;
+    final int[] lines;
+    final boolean truncated;
+    final int hash;
+
+    StackKey(int[] ids, int[] lines, boolean truncated) {
+      this.ids = ids;
+      this.lines = lines;
+      this.truncated = truncated;
+      this.hash = 31 * (31 * Arrays.hashCode(ids) + Arrays.hashCode(lines)) + (truncated ? 1 : 0);
+    }
+
+    @Override
+    public int hashCode() {
+      return hash;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      if (!(o instanceof StackKey)) {
+        return false;
+      }
+      StackKey other = (StackKey) o;
+      return truncated == other.truncated
+          && Arrays.equals(ids, other.ids)
+          && Arrays.equals(lines, other.lines);
+    }
+  }
+}

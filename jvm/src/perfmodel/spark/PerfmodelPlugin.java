@@ -1,0 +1,211 @@
+package perfmodel.spark;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.util.Collections;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
+import org.apache.spark.TaskContext;
+import org.apache.spark.TaskFailedReason;
+import org.apache.spark.api.plugin.DriverPlugin;
+import org.apache.spark.api.plugin.ExecutorPlugin;
+import org.apache.spark.api.plugin.PluginContext;
+import org.apache.spark.api.plugin.SparkPlugin;
+
+/**
+ * Marks task boundaries in Java Flight Recorder recordings, enabled purely by configuration.
+ *
+ * <p>JFR keeps the name a thread had when it started, so samples of Spark's task threads cannot
+ * be tied to tasks by name. Spark runs {@link ExecutorPlugin#onTaskStart()} and the end callbacks
+ * on the task thread itself, so an event emitted there carries exactly the thread that the
+ * following samples will name. Enable with {@code spark.plugins.defaultList=perfmodel.spark.
+ * PerfmodelPlugin} (or {@code spark.plugins}); it costs two tiny events per task and does nothing
+ * when no recording runs.
+ *
+ * <p>On the driver, when {@code spark.perfmodel.record.dir} is set, the plugin writes {@code
+ * apps/<appId>.json} there with the settings that decide where the event log went, so {@code
+ * perfmodel record} finds the log even when the user's own configuration chose its location.
+ */
+public final class PerfmodelPlugin implements SparkPlugin {
+  static final String RECORD_DIR = "spark.perfmodel.record.dir";
+
+  @Override
+  public DriverPlugin driverPlugin() {
+    return new Driver();
+  }
+
+  @Override
+  public ExecutorPlugin executorPlugin() {
+    return new Executor();
+  }
+
+  /** Records where the application's event log goes; never fails the application. */
+  static final class Driver implements DriverPlugin {
+    private SparkContext sc;
+
+    @Override
+    public Map<String, String> init(SparkContext sc, PluginContext ctx) {
+      this.sc = sc;
+      return Collections.emptyMap();
+    }
+
+    /** Spark calls this once the application id is known (it is not yet in {@code init}). */
+    @Override
+    public void registerMetrics(String appId, PluginContext ctx) {
+      if (sc == null) {
+        return;
+      }
+      SparkConf conf = sc.getConf();
+      String dir = conf.get(RECORD_DIR, "");
+      if (!dir.isEmpty()) {
+        try {
+          writeAppInfo(Paths.get(dir), appId, sc, conf);
+        } catch (IOException | RuntimeException e) {
+          System.err.println("perfmodel plugin: could not write application info: " + e);
+        }
+      }
+    }
+
+    private static void writeAppInfo(Path dir, String appId, SparkContext sc, SparkConf conf)
+        throws IOException {
+      Map<String, String> info = new TreeMap<>();
+      info.put("app_id", appId);
+      info.put("app_attempt_id", sc.applicationAttemptId().getOrElse(() -> ""));
+      info.put("app_name", sc.appName());
+      info.put("master", sc.master());
+      info.put("spark_version", sc.version());
+      info.put("start_ms", Long.toString(sc.startTime()));
+      info.put("driver_pid", Long.toString(ProcessHandle.current().pid()));
+      for (String key :
+          new String[] {
+            "spark.eventLog.enabled",
+            "spark.eventLog.dir",
+            "spark.eventLog.compress",
+            "spark.eventLog.compression.codec",
+            "spark.eventLog.rolling.enabled",
+            "spark.plugins",
+            "spark.plugins.defaultList",
+          }) {
+        info.put(key, conf.get(key, ""));
+      }
+      StringBuilder json = new StringBuilder("{");
+      boolean first = true;
+      for (Map.Entry<String, String> e : info.entrySet()) {
+        if (!first) {
+          json.append(',');
+        }
+        first = false;
+        json.append('\n').append("  ").append(quote(e.getKey())).append(": ");
+        json.append(quote(e.getValue()));
+      }
+      json.append("\n}\n");
+      Path apps = dir.resolve("apps");
+      Files.createDirectories(apps);
+      String name = appId.replaceAll("[^A-Za-z0-9._-]", "_");
+      Path tmp = apps.resolve(name + ".json.tmp");
+      Files.write(tmp, json.toString().getBytes(StandardCharsets.UTF_8));
+      Files.move(tmp, apps.resolve(name + ".json"), StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    static String quote(String s) {
+      StringBuilder out = new StringBuilder("\"");
+      for (int i = 0; i < s.length(); i++) {
+        char c = s.charAt(i);
+        switch (c) {
+          case '"':
+            out.append("\\\"");
+            break;
+          case '\\':
+            out.append("\\\\");
+            break;
+          case '\n':
+            out.append("\\n");
+            break;
+          case '\r':
+            out.append("\\r");
+            break;
+          case '\t':
+            out.append("\\t");
+            break;
+          default:
+            if (c < 0x20) {
+              out.append(String.format("\\u%04x", (int) c));
+            } else {
+              out.append(c);
+            }
+        }
+      }
+      return out.append('"').toString();
+    }
+  }
+
+  /** Emits task start/end events on the task thread. */
+  static final class Executor implements ExecutorPlugin {
+    @Override
+    public void init(PluginContext ctx, Map<String, String> extraConf) {
+      try {
+        ExecutorInfoEvent event = new ExecutorInfoEvent();
+        // In local mode the executor starts before the application id is assigned.
+        event.appId = ctx.conf().get("spark.app.id", "");
+        event.executorId = ctx.executorID();
+        event.host = ctx.hostname();
+        event.commit();
+      } catch (RuntimeException e) {
+        System.err.println("perfmodel plugin: could not record executor info: " + e);
+      }
+    }
+
+    /**
+     * The task this thread runs. Spark clears {@link TaskContext} before the end callbacks run,
+     * so the start callback remembers the ids for them.
+     */
+    private final ThreadLocal<TaskStartEvent> current = new ThreadLocal<>();
+
+    @Override
+    public void onTaskStart() {
+      TaskContext tc = TaskContext.get();
+      if (tc == null) {
+        current.remove();
+        return;
+      }
+      TaskStartEvent event = new TaskStartEvent();
+      event.taskId = tc.taskAttemptId();
+      event.stageId = tc.stageId();
+      event.stageAttempt = tc.stageAttemptNumber();
+      event.partitionId = tc.partitionId();
+      event.attemptNumber = tc.attemptNumber();
+      event.commit();
+      current.set(event);
+    }
+
+    @Override
+    public void onTaskSucceeded() {
+      end("SUCCESS");
+    }
+
+    @Override
+    public void onTaskFailed(TaskFailedReason failureReason) {
+      end("FAILED");
+    }
+
+    private void end(String status) {
+      TaskStartEvent start = current.get();
+      current.remove();
+      if (start == null) {
+        return;
+      }
+      TaskEndEvent event = new TaskEndEvent();
+      event.taskId = start.taskId;
+      event.stageId = start.stageId;
+      event.stageAttempt = start.stageAttempt;
+      event.status = status;
+      event.commit();
+    }
+  }
+}

@@ -1,0 +1,132 @@
+"""``perfmodel record``, ``perfmodel profile`` and ``perfmodel flame``: gathering stack samples
+into a profile bundle, and exporting them to flame-graph tools."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from perfmodel.profile import bundle
+from perfmodel.profile.record import RecordOptions, record
+
+
+def _default_out() -> Path:
+    return Path(time.strftime("perfmodel-bundle-%Y%m%d-%H%M%S"))
+
+
+def _summary(manifest: bundle.BundleManifest, out: Path) -> str:
+    s = manifest.samples
+    by_source = ", ".join(f"{k} {v}" for k, v in sorted(s.get("by_source", {}).items()))
+    return (
+        f"perfmodel: bundle written to {out} ({s.get('rows', 0)} samples"
+        + (f": {by_source}" if by_source else "")
+        + f"; {s.get('with_task_id', 0)} tied to tasks by the plugin)"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``record``, ``profile`` and ``flame`` commands to ``app``."""
+
+    @app.command(
+        "record",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    )
+    def record_command(
+        command: list[str] = typer.Argument(
+            ..., help="The Spark command to run, after `--` (spark-submit ... or python app.py)."
+        ),
+        out: Path | None = typer.Option(
+            None, "--out", "-o", help="Bundle directory to create (default: a timestamped one)."
+        ),
+        interval_ms: int = typer.Option(20, "--interval-ms", min=1, help="Sampling interval."),
+        native_interval_ms: int | None = typer.Option(
+            None,
+            "--native-interval-ms",
+            min=1,
+            help="JFR native-method sampling interval (default: interval / 10).",
+        ),
+        jfr_on: bool = typer.Option(True, "--jfr/--no-jfr", help="Record JVM samples with JFR."),
+        pyspy_on: bool = typer.Option(
+            True, "--pyspy/--no-pyspy", help="Record Python samples with py-spy."
+        ),
+    ) -> None:
+        """Run an unmodified Spark command with the event log, JFR and py-spy switched on.
+
+        The command's output and exit code pass through; the bundle is written even if it
+        fails. Example: perfmodel record --out run1 -- spark-submit app.py
+        """
+        target = out or _default_out()
+        options = RecordOptions(
+            out=target,
+            interval_ms=interval_ms,
+            native_interval_ms=native_interval_ms,
+            jfr=jfr_on,
+            pyspy=pyspy_on,
+        )
+        result = record(command, options)
+        for warning in result.warnings:
+            typer.echo(f"perfmodel: warning: {warning}", err=True)
+        typer.echo(_summary(result.manifest, target), err=True)
+        raise typer.Exit(result.exit_code)
+
+    @app.command("profile")
+    def profile_command(
+        eventlog: Path = typer.Argument(..., help="The application's event log (file or dir)."),
+        jfr_files: list[Path] = typer.Option(
+            [], "--jfr", help="A JFR recording (one per executor JVM); repeat for several."
+        ),
+        pyspy_files: list[Path] = typer.Option(
+            [], "--pyspy", help="A py-spy chrometrace recording; repeat for several."
+        ),
+        out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create."),
+    ) -> None:
+        """Build a bundle from recordings collected elsewhere (e.g. on a cluster)."""
+        for path in [eventlog, *jfr_files, *pyspy_files]:
+            if not path.exists():
+                raise bundle.BundleError(f"{path} does not exist")
+        bundle.prepare_directory(out)
+        manifest = bundle.assemble(
+            out, event_logs=[eventlog], jfr_files=jfr_files, pyspy_files=pyspy_files
+        )
+        for warning in manifest.warnings:
+            typer.echo(f"perfmodel: warning: {warning}", err=True)
+        typer.echo(_summary(manifest, out), err=True)
+
+    @app.command("flame")
+    def flame_command(
+        bundle_dir: Path = typer.Argument(..., help="A bundle written by record or profile."),
+        stage: int | None = typer.Option(None, "--stage", help="Only this stage's samples."),
+        out: Path | None = typer.Option(
+            None, "--out", "-o", help="Directory for the files (default: BUNDLE/flame)."
+        ),
+    ) -> None:
+        """Export collapsed stacks and speedscope JSON (per process, or of one stage)."""
+        from perfmodel.report.flame import stacks_by, write_flame
+
+        bundle.read_manifest(bundle_dir)
+        samples = bundle.load_samples(bundle_dir)
+        target = out or bundle_dir / "flame"
+        if stage is None:
+            profiles = stacks_by(samples, "process")
+            stem = "all"
+        else:
+            from perfmodel.dag.samples import attribute_samples
+            from perfmodel.dag.spark import build_profile
+
+            loaded = build_profile(bundle.find_event_log(bundle_dir))
+            attributed = attribute_samples(loaded.profile, samples)
+            profiles = {
+                f"stage {sid}.{att}": dict(cp.stacks)
+                for (sid, att), cp in sorted(attributed.stages.items())
+                if sid == stage
+            }
+            if not profiles:
+                known = sorted({sid for sid, _ in attributed.stages})
+                raise bundle.BundleError(
+                    f"no samples attributed to stage {stage}; stages with samples: {known}"
+                )
+            stem = f"stage-{stage}"
+        folded, scope = write_flame(profiles, target, stem)
+        typer.echo(f"{folded}\n{scope}")

@@ -1,0 +1,349 @@
+"""The profile bundle: one directory with everything recorded about one run (docs/bundle.md).
+
+The bundle is the contract between recording (``perfmodel record`` on this machine,
+``perfmodel profile`` for recordings collected on a cluster) and analysis: the raw files are kept
+so nothing is lost, and the samples of every source are merged into one Parquet table so
+analysis never needs a JDK or py-spy. Every source is optional: a recording that cannot be read
+is listed with its error and the rest of the bundle is still written.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import socket
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from perfmodel import __version__
+from perfmodel.errors import PerfmodelError
+from perfmodel.profile import jfr, pyspy, sampletable
+
+FORMAT = "perfmodel-bundle"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+SAMPLES = "samples.parquet"
+TASK_SPANS = "task_spans.parquet"
+EVENTLOG_DIR = "eventlog"
+JFR_DIR = "raw/jfr"
+PYSPY_DIR = "raw/pyspy"
+APPS_DIR = "raw/apps"
+
+
+class BundleError(PerfmodelError):
+    """A directory is not a usable bundle, or a bundle cannot be written where asked."""
+
+
+@dataclass(slots=True)
+class RecordingEntry:
+    """One raw recording in the bundle and what came of reading it."""
+
+    path: str
+    source: str
+    process: str = ""
+    pid: int | None = None
+    executor_id: str | None = None
+    samples: int = 0
+    task_events: bool = False
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class BundleManifest:
+    """``manifest.json``: what was recorded, how, and what came of it."""
+
+    format: str = FORMAT
+    format_version: int = FORMAT_VERSION
+    created: str = ""
+    perfmodel_version: str = __version__
+    host: str = ""
+    host_cores: int | None = None
+    """Logical cores of the host `record` ran on (None for recordings made elsewhere)."""
+    platform: str = ""
+    python: str = ""
+    java: str = ""
+    spark_version: str = ""
+    py_spy: str = ""
+    command: list[str] | None = None
+    cwd: str = ""
+    exit_code: int | None = None
+    started_ms: float | None = None
+    ended_ms: float | None = None
+    sampling: dict[str, Any] = field(default_factory=dict)
+    event_logs: list[str] = field(default_factory=list)
+    apps: list[dict[str, str]] = field(default_factory=list)
+    recordings: list[RecordingEntry] = field(default_factory=list)
+    samples: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BundleManifest:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["recordings"] = [
+            RecordingEntry(
+                **{k: v for k, v in r.items() if k in RecordingEntry.__dataclass_fields__}
+            )
+            for r in data.get("recordings", [])
+        ]
+        return cls(**known)
+
+
+def is_bundle(path: str | Path) -> bool:
+    """True for a directory with a perfmodel manifest (cheap: reads one small file)."""
+    manifest = Path(path) / MANIFEST
+    if not manifest.is_file():
+        return False
+    try:
+        return json.loads(manifest.read_text(encoding="utf-8")).get("format") == FORMAT
+    except (OSError, ValueError):
+        return False
+
+
+def read_manifest(bundle: str | Path) -> BundleManifest:
+    path = Path(bundle) / MANIFEST
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BundleError(f"{bundle} is not a perfmodel bundle (no {MANIFEST})") from None
+    except (OSError, ValueError) as exc:
+        raise BundleError(f"{path} is unreadable: {exc}") from None
+    if data.get("format") != FORMAT:
+        raise BundleError(f"{path} is not a perfmodel bundle manifest")
+    if int(data.get("format_version", 0)) > FORMAT_VERSION:
+        raise BundleError(
+            f"{bundle} was written by a newer perfmodel (bundle format "
+            f"{data.get('format_version')}); upgrade perfmodel to read it"
+        )
+    return BundleManifest.from_dict(data)
+
+
+def event_logs_in(bundle: str | Path) -> list[Path]:
+    """Event logs (files, or rolling ``eventlog_v2_*`` directories) stored in a bundle."""
+    directory = Path(bundle) / EVENTLOG_DIR
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if not p.name.startswith("."))
+
+
+def find_event_log(bundle: str | Path, app_id: str | None = None) -> Path:
+    """The event log inside a bundle, for ``build_profile``.
+
+    A bundle normally holds one application; when a command ran several, ``app_id`` picks one.
+    """
+    logs = event_logs_in(bundle)
+    if app_id is not None:
+        logs = [p for p in logs if app_id in p.name]
+    if not logs:
+        which = f" for application {app_id}" if app_id else ""
+        raise BundleError(
+            f"the bundle {bundle} holds no event log{which} (the application did not start, or "
+            "its event log was disabled); see warnings in its manifest.json"
+        )
+    if len(logs) > 1:
+        names = ", ".join(p.name for p in logs)
+        raise BundleError(
+            f"the bundle {bundle} holds several applications' logs ({names}); pick one"
+        )
+    return logs[0]
+
+
+def load_samples(bundle: str | Path) -> pa.Table:
+    """The bundle's samples table (an empty one when nothing was sampled)."""
+    path = Path(bundle) / SAMPLES
+    if not path.is_file():
+        return sampletable.empty_table()
+    return pq.read_table(path)
+
+
+def load_task_spans(bundle: str | Path) -> pa.Table:
+    path = Path(bundle) / TASK_SPANS
+    if not path.is_file():
+        return jfr.spans_table([])
+    return pq.read_table(path)
+
+
+def prepare_directory(out: Path) -> None:
+    """Create an empty bundle directory; refuse to mix with an existing non-empty one."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise BundleError(f"{out} already exists and is not empty; choose a new --out")
+    for sub in (EVENTLOG_DIR, JFR_DIR, PYSPY_DIR, APPS_DIR):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+
+
+def _copy_into(src: Path, directory: Path) -> Path:
+    """Copy a file or directory into ``directory`` unless it already lives there."""
+    src = src.resolve()
+    if src.parent == directory.resolve():
+        return src
+    dest = directory / src.name
+    n = 1
+    while dest.exists():
+        dest = directory / f"{src.stem}-{n}{src.suffix}"
+        n += 1
+    if src.is_dir():
+        shutil.copytree(src, dest)
+    else:
+        shutil.copy2(src, dest)
+    return dest
+
+
+def _java_version() -> str:
+    try:
+        import subprocess
+
+        proc = subprocess.run(
+            [jfr.java_executable(), "-version"], capture_output=True, text=True, timeout=30
+        )
+    except (PerfmodelError, OSError, subprocess.TimeoutExpired):
+        return ""
+    return proc.stderr.splitlines()[0] if proc.stderr else ""
+
+
+def _spark_version() -> str:
+    try:
+        import pyspark
+
+        return str(pyspark.__version__)
+    except ImportError:
+        return ""
+
+
+def assemble(
+    out: Path,
+    *,
+    event_logs: Sequence[Path] = (),
+    jfr_files: Sequence[Path] = (),
+    pyspy_files: Sequence[Path] = (),
+    manifest: BundleManifest | None = None,
+) -> BundleManifest:
+    """Copy the inputs into ``out`` (if not already there), read them, write the bundle.
+
+    Sources that fail to read are recorded in the manifest (``recordings[].error`` and
+    ``warnings``) instead of aborting, so a bundle always comes out.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    for sub in (EVENTLOG_DIR, JFR_DIR, PYSPY_DIR):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    m = manifest or BundleManifest()
+    m.created = datetime.now(UTC).isoformat(timespec="seconds")
+    m.host = m.host or socket.gethostname()
+    m.platform = m.platform or platform.platform()
+    m.python = m.python or sys.version.split()[0]
+    m.java = m.java or _java_version()
+    m.spark_version = m.spark_version or _spark_version()
+    for log in event_logs:
+        _copy_into(Path(log), out / EVENTLOG_DIR)
+    m.event_logs = [str(p.relative_to(out)) for p in event_logs_in(out)]
+
+    jfr_paths = [_copy_into(Path(p), out / JFR_DIR) for p in jfr_files]
+    pyspy_paths = []
+    for p in pyspy_files:
+        copied = _copy_into(Path(p), out / PYSPY_DIR)
+        sidecar = pyspy.meta_path(Path(p))
+        if sidecar.is_file() and not pyspy.meta_path(copied).is_file():
+            shutil.copy2(sidecar, pyspy.meta_path(copied))
+        pyspy_paths.append(copied)
+
+    tables: list[pa.Table] = []
+    jfr_recordings: list[jfr.JfrRecording] = []
+    if jfr_paths:
+        names = [str(p.relative_to(out.resolve())) for p in jfr_paths]
+        try:
+            jfr_recordings = jfr.read_recordings(jfr_paths, names=names)
+        except jfr.JfrError as exc:
+            m.warnings.append(f"JFR recordings kept but not read: {exc}")
+            for name in names:
+                m.recordings.append(RecordingEntry(path=name, source="jfr", error=str(exc)))
+    for rec in jfr_recordings:
+        m.recordings.append(
+            RecordingEntry(
+                path=rec.path,
+                source="jfr",
+                process=rec.process,
+                pid=rec.pid,
+                executor_id=rec.executor_id,
+                samples=rec.samples.num_rows,
+                task_events=rec.has_task_events,
+                error=rec.error,
+                warnings=list(rec.warnings),
+            )
+        )
+        if rec.error:
+            m.warnings.append(rec.error)
+        else:
+            m.warnings.extend(rec.warnings)
+            if not rec.has_task_events and rec.samples.num_rows:
+                m.warnings.append(
+                    f"{rec.path}: no perfmodel plugin events; its samples are attributed to "
+                    "tasks by time window per executor, not exactly"
+                )
+            tables.append(rec.samples)
+    pq.write_table(jfr.spans_table(jfr_recordings), out / TASK_SPANS, compression="zstd")
+
+    for path in pyspy_paths:
+        name = str(path.relative_to(out.resolve()))
+        rec = pyspy.read_pyspy(path, name=name)
+        m.recordings.append(
+            RecordingEntry(
+                path=name,
+                source="pyspy",
+                process=rec.meta.role if rec.meta else "python",
+                pid=rec.meta.pid if rec.meta else None,
+                executor_id=rec.meta.executor_id if rec.meta else None,
+                samples=rec.samples.num_rows,
+                error=rec.error,
+                warnings=list(rec.warnings),
+            )
+        )
+        if rec.error:
+            m.warnings.append(rec.error)
+        else:
+            m.warnings.extend(rec.warnings)
+            tables.append(rec.samples)
+
+    samples = sampletable.concat(tables)
+    pq.write_table(samples, out / SAMPLES, compression="zstd")
+    m.samples = _summary(samples)
+    _write_manifest(out, m)
+    return m
+
+
+def _summary(samples: pa.Table) -> dict[str, Any]:
+    def counts(column: str) -> dict[str, int]:
+        if samples.num_rows == 0:
+            return {}
+        vc = pc.value_counts(samples.column(column).combine_chunks())
+        return {str(v["values"]): int(v["counts"]) for v in vc.to_pylist()}
+
+    with_task = int(pc.sum(pc.is_valid(samples.column("task_id"))).as_py() or 0)
+    return {
+        "path": SAMPLES,
+        "rows": samples.num_rows,
+        "by_source": counts("source"),
+        "by_kind": counts("kind"),
+        "with_task_id": with_task,
+    }
+
+
+def _write_manifest(out: Path, manifest: BundleManifest) -> None:
+    tmp = out / (MANIFEST + ".tmp")
+    tmp.write_text(manifest.to_json(), encoding="utf-8")
+    tmp.replace(out / MANIFEST)
+
+
+def now_ms() -> float:
+    return time.time() * 1000.0

@@ -1,0 +1,343 @@
+"""``perfmodel record``: run a user's unmodified Spark command with recording switched on.
+
+Everything is switched on by configuration, never by changing the command: a private
+``SPARK_CONF_DIR`` holds a copy of the user's own configuration with perfmodel's settings
+*appended* — through Spark's administrator keys (``spark.plugins.defaultList``,
+``spark.{driver,executor}.defaultJavaOptions`` and ``.defaultExtraClassPath``), which Spark
+combines with the user's ``spark.plugins``/``extraJavaOptions``/``extraClassPath`` instead of
+being replaced by them. The event log goes into the bundle unless the user's configuration sends
+it elsewhere; then the plugin reports where, and it is copied. The command's output and exit code
+pass through untouched, and the bundle is written even when the command fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+import psutil
+
+from perfmodel.profile import bundle, jfr, pyspy
+from perfmodel.profile.bundle import BundleManifest
+
+CONF_DIR = "raw/conf"
+JFR_REPOSITORY = "raw/jfr-repository"
+RECORD_DIR_KEY = "spark.perfmodel.record.dir"
+DEFAULTS = "spark-defaults.conf"
+
+
+@dataclass(slots=True)
+class RecordOptions:
+    """How to record; the defaults are what ``perfmodel record`` uses."""
+
+    out: Path
+    interval_ms: int = 20
+    native_interval_ms: int | None = None
+    jfr: bool = True
+    pyspy: bool = True
+    poll_s: float = 0.2
+    """How often new Python processes are looked for (py-spy attaches to each)."""
+    jvm_exit_timeout_s: float = 120.0
+    """How long to wait, after the command ends, for its JVMs to finish writing recordings."""
+
+
+@dataclass(slots=True)
+class RecordResult:
+    exit_code: int
+    bundle: Path
+    manifest: BundleManifest
+    warnings: list[str] = field(default_factory=list)
+
+
+def user_conf_dir(env: Mapping[str, str]) -> Path | None:
+    """The configuration directory Spark would use for this environment, if any."""
+    if env.get("SPARK_CONF_DIR"):
+        path = Path(env["SPARK_CONF_DIR"])
+        return path if path.is_dir() else None
+    home = env.get("SPARK_HOME")
+    if not home:
+        try:
+            import pyspark
+
+            home = str(Path(pyspark.__file__).parent)
+        except ImportError:
+            return None
+    path = Path(home) / "conf"
+    return path if path.is_dir() else None
+
+
+_PROP_LINE = re.compile(r"^\s*([^\s=:#!][^\s=:]*)\s*[\s=:]\s*(.*?)\s*$")
+
+
+def parse_defaults(text: str) -> dict[str, str]:
+    """Keys and values of a ``spark-defaults.conf`` (the last occurrence wins, as in Spark)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#!":
+            continue
+        match = _PROP_LINE.match(line)
+        if match:
+            out[match.group(1)] = match.group(2)
+    return out
+
+
+def recording_settings(
+    out: Path, options: RecordOptions, jar: Path
+) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """perfmodel's settings: (keys appended to the user's values with a separator, keys set
+    only where the user has not set them)."""
+    append: dict[str, tuple[str, str]] = {
+        "spark.plugins.defaultList": (jfr.PLUGIN_CLASS, ","),
+        "spark.driver.defaultExtraClassPath": (str(jar), os.pathsep),
+        "spark.executor.defaultExtraClassPath": (str(jar), os.pathsep),
+    }
+    if options.jfr:
+        settings = out / "raw" / "perfmodel.jfc"
+        java = jfr.jvm_options(out / bundle.JFR_DIR, settings, out / JFR_REPOSITORY)
+        append["spark.driver.defaultJavaOptions"] = (java, " ")
+        append["spark.executor.defaultJavaOptions"] = (java, " ")
+    only_if_unset = {
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": (out / bundle.EVENTLOG_DIR).resolve().as_uri(),
+        RECORD_DIR_KEY: str((out / "raw").resolve()),
+    }
+    return append, only_if_unset
+
+
+def merged_defaults(
+    user_text: str, append: Mapping[str, tuple[str, str]], only_if_unset: Mapping[str, str]
+) -> str:
+    """The user's ``spark-defaults.conf`` verbatim, then perfmodel's lines (last one wins)."""
+    user = parse_defaults(user_text)
+    lines = [user_text.rstrip("\n"), "", "# appended by perfmodel record"] if user_text else []
+    if not user_text:
+        lines.append("# written by perfmodel record")
+    for key, (value, sep) in append.items():
+        mine = f"{user[key]}{sep}{value}" if user.get(key) else value
+        lines.append(f"{key} {mine}")
+    for key, value in only_if_unset.items():
+        if key not in user:
+            lines.append(f"{key} {value}")
+    return "\n".join(lines) + "\n"
+
+
+def write_conf_dir(out: Path, env: Mapping[str, str], options: RecordOptions, jar: Path) -> Path:
+    """A copy of the user's configuration directory with perfmodel's settings appended."""
+    conf = out / CONF_DIR
+    conf.mkdir(parents=True, exist_ok=True)
+    source = user_conf_dir(env)
+    user_text = ""
+    if source is not None:
+        for item in source.iterdir():
+            if item.name == DEFAULTS or not item.is_file():
+                continue
+            shutil.copy2(item, conf / item.name)
+        if (source / DEFAULTS).is_file():
+            user_text = (source / DEFAULTS).read_text(encoding="utf-8", errors="replace")
+    append, only_if_unset = recording_settings(out, options, jar)
+    (conf / DEFAULTS).write_text(merged_defaults(user_text, append, only_if_unset), "utf-8")
+    if options.jfr:
+        settings = out / "raw" / "perfmodel.jfc"
+        settings.write_text(jfr.jfc_settings(options.interval_ms, options.native_interval_ms))
+        (out / JFR_REPOSITORY).mkdir(parents=True, exist_ok=True)
+    return conf
+
+
+def _is_java(proc: psutil.Process) -> bool:
+    try:
+        cmd = proc.cmdline()
+    except (psutil.Error, OSError):
+        return False
+    return bool(cmd) and os.path.basename(cmd[0]) == "java"
+
+
+def _exit_status(code: int) -> int:
+    """A shell's view of the status: a command killed by signal N exits 128+N."""
+    return 128 - code if code < 0 else code
+
+
+def _command_warnings(command: Sequence[str]) -> list[str]:
+    if "--properties-file" in command:
+        return [
+            "the command passes --properties-file, so Spark ignores spark-defaults.conf and "
+            "perfmodel's settings: the bundle may lack samples and the event log"
+        ]
+    return []
+
+
+def record(
+    command: Sequence[str], options: RecordOptions, env: Mapping[str, str] | None = None
+) -> RecordResult:
+    """Run ``command`` with recording on and write a bundle to ``options.out``."""
+    out = options.out
+    bundle.prepare_directory(out)
+    base_env = dict(os.environ if env is None else env)
+    jar = jfr.plugin_jar()
+    conf = write_conf_dir(out, base_env, options, jar)
+    run_env = {**base_env, "SPARK_CONF_DIR": str(conf.resolve())}
+    warnings = _command_warnings(command)
+
+    recorder: pyspy.PySpyRecorder | None = None
+    py_spy = pyspy.py_spy_executable() if options.pyspy else None
+    if options.pyspy and py_spy is None:
+        warnings.append("py-spy is not installed: no Python samples were recorded")
+    elif py_spy is not None:
+        recorder = pyspy.PySpyRecorder(out / bundle.PYSPY_DIR, options.interval_ms, py_spy)
+
+    started = bundle.now_ms()
+    interrupted: list[int] = []
+
+    def _remember(signum: int, _frame: FrameType | None) -> None:
+        # The terminal delivers Ctrl-C to the command too; perfmodel stays to write the bundle.
+        interrupted.append(signum)
+
+    previous = signal.signal(signal.SIGINT, _remember)
+    jvms: dict[int, psutil.Process] = {}
+    try:
+        try:
+            child = subprocess.Popen(list(command), env=run_env)
+        except OSError as exc:
+            raise bundle.BundleError(f"cannot run {command[0]!r}: {exc}") from None
+        root = psutil.Process(child.pid)
+        while child.poll() is None:
+            _track(root, jvms, recorder)
+            time.sleep(options.poll_s)
+        exit_code = _exit_status(child.returncode)
+        leftover = psutil.wait_procs(list(jvms.values()), timeout=options.jvm_exit_timeout_s)[1]
+        for proc in leftover:
+            warnings.append(
+                f"JVM {proc.pid} was still running {options.jvm_exit_timeout_s:.0f} s after the "
+                "command ended; its recording is missing or incomplete"
+            )
+        pyspy_files = recorder.stop() if recorder is not None else []
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if recorder is not None:
+        warnings.extend(recorder.warnings)
+    ended = bundle.now_ms()
+
+    apps = _app_infos(out)
+    warnings.extend(_collect_event_logs(out, apps))
+    jfr_files = sorted((out / bundle.JFR_DIR).glob("*.jfr"))
+    jfr_files += sorted((out / JFR_REPOSITORY).glob("*/*.jfr"))
+    if options.jfr and not jfr_files:
+        warnings.append("no JFR recording was written (did the application start a JVM?)")
+
+    manifest = BundleManifest(
+        host_cores=os.cpu_count(),
+        command=list(command),
+        cwd=os.getcwd(),
+        exit_code=exit_code,
+        started_ms=started,
+        ended_ms=ended,
+        py_spy=pyspy.py_spy_version(py_spy) if py_spy else "",
+        sampling={
+            "interval_ms": options.interval_ms,
+            "jfr": {
+                "enabled": options.jfr,
+                "events": [
+                    "jdk.ExecutionSample",
+                    "jdk.NativeMethodSample",
+                    "jdk.ThreadPark",
+                    "jdk.JavaMonitorWait",
+                    "jdk.JavaMonitorEnter",
+                ],
+                "wait_threshold_ms": max(1, options.interval_ms // 2),
+                "java_interval_ms": options.interval_ms,
+                "native_interval_ms": options.native_interval_ms
+                or jfr.default_native_interval(options.interval_ms),
+                "stack_depth": jfr.STACK_DEPTH,
+                "plugin": jfr.PLUGIN_CLASS,
+            },
+            "pyspy": {
+                "enabled": recorder is not None,
+                "rate_hz": round(1000.0 / options.interval_ms),
+                "mode": "one sampler per Python process, chrometrace, --idle",
+            },
+        },
+        apps=apps,
+        warnings=warnings,
+    )
+    if interrupted:
+        manifest.warnings.append("interrupted (Ctrl-C): the recording covers the run until then")
+    written = bundle.assemble(out, jfr_files=jfr_files, pyspy_files=pyspy_files, manifest=manifest)
+    # Chunks left by a JVM that died are now read into the samples; the copies stay in raw/.
+    return RecordResult(exit_code, out, written, list(written.warnings))
+
+
+def _track(
+    root: psutil.Process, jvms: dict[int, psutil.Process], recorder: pyspy.PySpyRecorder | None
+) -> None:
+    """Remember the command's JVMs (to wait for their recordings) and sample new Pythons."""
+    try:
+        for proc in [root, *root.children(recursive=True)]:
+            if proc.pid not in jvms and _is_java(proc):
+                jvms[proc.pid] = proc
+    except (psutil.Error, OSError):
+        return
+    if recorder is not None:
+        recorder.poll(root)
+
+
+def _app_infos(out: Path) -> list[dict[str, str]]:
+    apps = []
+    for path in sorted((out / bundle.APPS_DIR).glob("*.json")):
+        try:
+            apps.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    return apps
+
+
+def _local_dir(uri: str) -> Path | None:
+    if uri.startswith("file://"):
+        return Path(uri[len("file://") :])
+    if uri.startswith("file:"):
+        return Path(uri[len("file:") :])
+    if "://" in uri:
+        return None
+    return Path(uri)
+
+
+def _collect_event_logs(out: Path, apps: list[dict[str, str]]) -> list[str]:
+    """Copy event logs the user's settings sent elsewhere into the bundle."""
+    warnings: list[str] = []
+    ours = (out / bundle.EVENTLOG_DIR).resolve()
+    for app in apps:
+        app_id = app.get("app_id", "")
+        enabled = app.get("spark.eventLog.enabled", "") or "false"
+        if enabled.lower() != "true":
+            warnings.append(
+                f"application {app_id} ran with spark.eventLog.enabled={enabled} "
+                "(set by your configuration): the bundle has no event log for it"
+            )
+            continue
+        directory = _local_dir(app.get("spark.eventLog.dir", ""))
+        if directory is None:
+            warnings.append(
+                f"application {app_id} wrote its event log to {app.get('spark.eventLog.dir')}, "
+                "which perfmodel cannot read; copy it and use `perfmodel profile`"
+            )
+            continue
+        if directory.resolve() == ours:
+            continue
+        matches = [p for p in directory.glob(f"*{app_id}*") if not p.name.endswith(".crc")]
+        if not matches:
+            warnings.append(f"no event log for application {app_id} found in {directory}")
+        for match in matches:
+            dest = out / bundle.EVENTLOG_DIR / match.name
+            if match.is_dir():
+                shutil.copytree(match, dest, dirs_exist_ok=True)
+            else:
+                shutil.copy2(match, dest)
+    return warnings

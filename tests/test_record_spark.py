@@ -1,0 +1,207 @@
+"""`perfmodel record` on a real PySpark application (tests/data/record/job.py), end to end.
+
+One recording serves all assertions (the job takes tens of seconds on two cores). It runs
+through the real CLI in a subprocess, so the pass-through of the job's output and exit code is
+checked as a user would see it; JOB_FAIL makes the job exit 3 after its work, which also checks
+that a failing command still yields a complete bundle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from perfmodel.cli.record import register
+from perfmodel.dag.samples import attribute_samples
+from perfmodel.dag.spark import build_profile
+from perfmodel.profile import bundle
+
+pytestmark = pytest.mark.slow
+
+JOB = Path(__file__).parent / "data" / "record" / "job.py"
+CLI = (
+    "import sys, typer; from perfmodel.cli.record import register; "
+    "app = typer.Typer(); register(app); app()"
+)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
+    tmp = tmp_path_factory.mktemp("record")
+    out = tmp / "bundle"
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "JOB_FAIL": "1",
+    }
+    env.pop("SPARK_CONF_DIR", None)
+    cmd = [sys.executable, "-c", CLI, "record", "--out", str(out), "--"]
+    cmd += [sys.executable, str(JOB), str(tmp / "work"), "0.5"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    return proc, out
+
+
+@pytest.fixture(scope="module")
+def attributed(recorded):
+    _, out = recorded
+    profile = build_profile(bundle.find_event_log(out)).profile
+    samples = bundle.load_samples(out)
+    return profile, samples, attribute_samples(profile, samples)
+
+
+def test_output_and_exit_code_pass_through(recorded) -> None:
+    proc, _ = recorded
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert "distinct words: 5000" in proc.stdout
+    assert "join groups: 97" in proc.stdout
+    assert "Started recording" not in proc.stdout + proc.stderr  # JFR's banner is silenced
+    assert "perfmodel: bundle written to" in proc.stderr
+
+
+def test_bundle_is_complete(recorded) -> None:
+    _, out = recorded
+    manifest = bundle.read_manifest(out)
+    assert manifest.exit_code == 3
+    assert manifest.command is not None and manifest.command[-2].endswith("work")
+    assert len(manifest.event_logs) == 1
+    assert manifest.apps and manifest.apps[0]["spark.plugins.defaultList"].endswith(
+        "perfmodel.spark.PerfmodelPlugin"
+    )
+    assert (out / bundle.SAMPLES).is_file() and (out / bundle.TASK_SPANS).is_file()
+    jfr = [r for r in manifest.recordings if r.source == "jfr"]
+    assert len(jfr) == 1 and jfr[0].error is None and jfr[0].task_events
+    assert jfr[0].executor_id == "driver"
+    pyspy = [r for r in manifest.recordings if r.source == "pyspy"]
+    assert {r.process for r in pyspy} >= {"python driver", "python worker"}
+    assert manifest.samples["by_source"]["jfr"] > 0 and manifest.samples["by_source"]["pyspy"] > 0
+    assert manifest.sampling["jfr"]["stack_depth"] == 2048
+    # The user's configuration stays in force, perfmodel's is appended to it.
+    conf = (out / "raw" / "conf" / "spark-defaults.conf").read_text()
+    assert "spark.driver.defaultJavaOptions" in conf
+    json.loads((out / bundle.MANIFEST).read_text())
+
+
+def test_every_task_of_100ms_has_jvm_samples_by_task_id(recorded, attributed) -> None:
+    """Tasks of ≥ 300 ms always carry samples; of ≥ 100 ms, nearly all.
+
+    A PySpark task thread waiting on its Python worker sits in native code (an NIO
+    select), and JFR takes one native sample per period across *all* threads in native
+    code (a Spark JVM parks a dozen there), so a 100-300 ms task is covered only with
+    high probability (~99% each at the 2 ms native period), not certainty.
+    """
+    profile, samples, _ = attributed
+    jvm = samples.filter(pc.equal(samples.column("source"), "jfr"))
+    sampled = set(pc.drop_null(jvm.column("task_id")).to_pylist())
+    long_tasks = [t for t in profile.tasks() if t.metrics.run_ms >= 100]
+    assert long_tasks
+    missing = [t for t in long_tasks if t.task_id not in sampled]
+    assert not [(t.task_id, t.metrics.run_ms) for t in missing if t.metrics.run_ms >= 300]
+    assert len(missing) <= max(1, len(long_tasks) // 10), [
+        (t.task_id, t.stage_id, t.metrics.run_ms) for t in missing
+    ]
+
+
+def _stage_named(profile, text: str) -> list:
+    return [s for s in profile.stages.values() if text in s.name]
+
+
+def test_cpu_stage_shows_hashing_and_file_stage_shows_reads(attributed) -> None:
+    profile, _, sp = attributed
+    hash_stage = next(s for s in _stage_named(profile, "first at") if s.tasks)
+    hashing = sp.stage(hash_stage.key).total_samples
+    assert any("SHA5" in f or "MessageDigest" in f or "DigestUtils" in f for f in hashing), (
+        sp.stage(hash_stage.key).top(15, by="total")
+    )
+    (count_stage,) = _stage_named(profile, "reduceByKey at")
+    reads = sp.stage(count_stage.key).total_samples
+    assert any(
+        f in reads for f in ("java.io.FileInputStream.readBytes", "java.io.FileInputStream.read")
+    ), sp.stage(count_stage.key).top(15, by="total")
+
+
+def test_python_samples_reach_workers_and_stages(attributed) -> None:
+    profile, samples, sp = attributed
+    workers = samples.filter(pc.equal(samples.column("process"), "python worker"))
+    frames = {f for stack in workers.column("frames").to_pylist() for f in stack}
+    assert any(f.startswith("bucket_name (") and f.endswith("job.py)") for f in frames)
+    (count_stage,) = _stage_named(profile, "reduceByKey at")
+    assert sp.stage(count_stage.key).by_kind["python"] > 0
+    assert sp.attribution["plugin"] > 0
+
+
+def test_flame_export_of_a_stage(recorded, attributed, tmp_path: Path) -> None:
+    _, out = recorded
+    profile, _, _ = attributed
+    (count_stage,) = _stage_named(profile, "reduceByKey at")
+    app = typer.Typer()
+    register(app)
+    result = CliRunner().invoke(
+        app, ["flame", str(out), "--stage", str(count_stage.stage_id), "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    folded = (tmp_path / f"stage-{count_stage.stage_id}.collapsed").read_text()
+    assert "java.io.FileInputStream" in folded
+    doc = json.loads((tmp_path / f"stage-{count_stage.stage_id}.speedscope.json").read_text())
+    assert doc["profiles"][0]["type"] == "sampled" and doc["shared"]["frames"]
+    result = CliRunner().invoke(app, ["flame", str(out), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    names = [
+        p["name"] for p in json.loads((tmp_path / "all.speedscope.json").read_text())["profiles"]
+    ]
+    assert "jvm driver" in names and "python worker" in names
+
+
+def test_profile_builds_a_bundle_from_collected_files_despite_bad_ones(
+    recorded, tmp_path: Path
+) -> None:
+    _, out = recorded
+    (eventlog,) = bundle.event_logs_in(out)
+    jfr_file = next((out / bundle.JFR_DIR).glob("*.jfr"))
+    pyspy_file = next((out / bundle.PYSPY_DIR).glob("pyspy-*[0-9].json"))
+    bogus = tmp_path / "bogus.jfr"
+    bogus.write_text("not a recording")
+    wrong = tmp_path / "speedscope.json"
+    wrong.write_text(json.dumps({"profiles": []}))
+    target = tmp_path / "collected"
+    app = typer.Typer()
+    register(app)
+    args = ["profile", str(eventlog), "--jfr", str(jfr_file), "--jfr", str(bogus)]
+    args += ["--pyspy", str(pyspy_file), "--pyspy", str(wrong), "--out", str(target)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    manifest = bundle.read_manifest(target)
+    errors = {Path(r.path).name: r.error for r in manifest.recordings}
+    assert errors[jfr_file.name] is None and errors[pyspy_file.name] is None
+    assert "not a readable JFR file" in errors["bogus.jfr"]
+    assert "chrometrace" in errors["speedscope.json"]
+    assert manifest.samples["with_task_id"] > 0  # the plugin events travel with the file
+    assert bundle.find_event_log(target).name == eventlog.name
+
+
+def test_diagnose_a_bundle_lists_top_functions_per_stage(recorded) -> None:
+    """The bundle is a first-class input of `perfmodel diagnose` (real recording, real CLI)."""
+    _, out = recorded
+    from typer.testing import CliRunner
+
+    from perfmodel.cli import build_app
+
+    result = CliRunner().invoke(build_app(), ["diagnose", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["extra"]["samples"]["samples"] > 0
+    assert data["extra"]["samples"]["attribution"].get("plugin", 0) > 0
+    sampled = [s for s in data["stages"] if s["top_functions"]]
+    assert sampled, "no stage got its top functions"
+    names = {f["function"] for s in sampled for f in s["top_functions"]}
+    assert any("." in n for n in names)  # real JVM/Python frame names, e.g. java.io...
+    text = CliRunner().invoke(build_app(), ["diagnose", str(out)])
+    assert "top functions" in text.stdout
