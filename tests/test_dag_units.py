@@ -7,7 +7,7 @@ import pytest
 from perfmodel.dag.decomposition import decompose_task, decompose_tasks
 from perfmodel.dag.model import ApplicationProfile, StageNode, TaskMetrics, TaskRun
 from perfmodel.dag.resources import ResourceVector
-from perfmodel.dag.spark_config import sustained_concurrency, parse_jvm_memory, resolve_resources
+from perfmodel.dag.spark_config import parse_jvm_memory, resolve_resources, sustained_concurrency
 from perfmodel.report.diagnosis import critical_path
 
 
@@ -127,3 +127,18 @@ def test_resource_vector() -> None:
     assert v.shares == {"cpu": 0.75, "disk": 0.25}
     assert v.dominant == "cpu"
     assert ResourceVector.from_weights({"cpu": 0}).dominant is None
+
+
+def test_attempt_without_metrics_is_unattributed_not_scheduling() -> None:
+    """An attempt whose executor was lost reports no metrics: its time is not 'scheduling'."""
+    t = _task(1, 0, 5000)
+    t.metrics = TaskMetrics(reported=False)
+    d = decompose_task(t)
+    assert d.unattributed == 5000 and d.scheduling == 0
+
+
+def test_cpu_is_measured_if_any_attempt_measured_it() -> None:
+    measured = _task(1, 0, 100, run_ms=100, cpu_ms=50, has_cpu_time=True)
+    lost = _task(2, 0, 100)
+    lost.metrics = TaskMetrics(reported=False)
+    assert decompose_tasks([measured, lost]).cpu_measured

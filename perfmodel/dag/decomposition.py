@@ -35,9 +35,10 @@ class TimeDecomposition:
     disk: float = 0.0
     scheduling: float = 0.0
     unattributed: float = 0.0
-    cpu_measured: bool = True
-    """False when the engine did not record CPU time (Spark < 2.1): cpu is then 0 and the
-    compute time sits in ``unattributed``."""
+    cpu_measured: bool = False
+    """True when CPU time was recorded for at least one of the attempts summed here; False
+    for engines that do not record it (Spark < 2.1), whose compute time then sits in
+    ``unattributed``."""
 
     @property
     def total_ms(self) -> float:
@@ -56,7 +57,7 @@ class TimeDecomposition:
     def add(self, other: TimeDecomposition) -> None:
         for name in COMPONENTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.cpu_measured = self.cpu_measured and other.cpu_measured
+        self.cpu_measured = self.cpu_measured or other.cpu_measured
 
 
 def decompose_task(task: TaskRun) -> TimeDecomposition:
@@ -69,6 +70,8 @@ def decompose_task(task: TaskRun) -> TimeDecomposition:
     """
     m = task.metrics
     wall = task.duration_ms
+    if not m.reported:
+        return TimeDecomposition(unattributed=wall)
     run = min(max(m.run_ms, 0.0), wall) if wall > 0 else max(m.run_ms, 0.0)
     gc = max(m.gc_ms, 0.0)
     network = max(m.shuffle_fetch_wait_ms, 0.0)

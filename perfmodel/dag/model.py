@@ -28,6 +28,9 @@ class TaskMetrics:
     was measured at all, so a 0 is never mistaken for "no CPU used".
     """
 
+    reported: bool = True
+    """False when the engine reported no metrics for the attempt (e.g. its executor was
+    lost): its time cannot be broken down at all."""
     run_ms: float = 0.0
     cpu_ms: float = 0.0
     has_cpu_time: bool = False

@@ -111,7 +111,7 @@ def _scope_name(scope: str | None) -> str:
 
 def _metrics(m: ev.TaskMetricsJson | None) -> TaskMetrics:
     if m is None:
-        return TaskMetrics()
+        return TaskMetrics(reported=False)
     out = TaskMetrics(
         run_ms=float(m.run_time),
         deserialize_ms=float(m.deserialize_time),

@@ -78,6 +78,9 @@ class StageDiagnosis:
 @dataclass(slots=True)
 class ExecutorSummary:
     count: int
+    """Executors added over the whole run (dynamic allocation replaces and adds them)."""
+    max_alive: int | None
+    """The most executors alive at once (the cluster's size for the replay)."""
     hosts: int
     cores: int | None
     total_slots: int | None
@@ -354,6 +357,7 @@ def diagnose(
     memory = res.executor_memory_bytes
     summary = ExecutorSummary(
         count=len(executors) if executors else (1 if res.local_mode else 0),
+        max_alive=res.executor_instances,
         hosts=res.hosts or len({e.host for e in executors if e.host}),
         cores=res.executor_cores,
         total_slots=res.total_slots,

@@ -40,8 +40,13 @@ def render_diagnosis(d: Diagnosis, console: Console, *, all_stages: bool = False
         f" ({d.stages_failed} failed, {d.stages_skipped} skipped) · {d.tasks} tasks"
         f" ({d.failed_tasks} not successful) · {d.sql_executions} SQL executions"
     )
+    alive = (
+        f" ({ex.max_alive} at most at once)"
+        if ex.max_alive is not None and ex.max_alive != ex.count
+        else ""
+    )
     console.print(
-        f"master {ex.master or '?'} · {ex.count} executor(s) × {ex.cores or '?'} cores"
+        f"master {ex.master or '?'} · {ex.count} executor(s){alive} × {ex.cores or '?'} cores"
         f" on {ex.hosts or '?'} host(s) · {slots}{util}"
         + (" · dynamic allocation" if ex.dynamic_allocation else "")
     )
