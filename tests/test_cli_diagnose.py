@@ -185,3 +185,21 @@ def test_cut_task_start_line_is_reported(tmp_path: Path) -> None:
     assert code == 0
     data = json.loads(out)
     assert any(p["line"] == victim + 1 for p in data["problems"])
+
+
+def test_python_ipc_waits_are_not_counted_as_io() -> None:
+    from perfmodel.report.pipeline import waits_on_python_worker
+
+    jvm_waiting = (
+        "java.lang.Thread.run",
+        "org.apache.spark.api.python.BasePythonRunner$ReaderInputStream.read",
+        "sun.nio.ch.EPoll.wait",
+    )
+    assert waits_on_python_worker(jvm_waiting)
+    reading_a_file = ("java.lang.Thread.run", "java.io.FileInputStream.readBytes")
+    assert not waits_on_python_worker(reading_a_file)
+    python_compute = (
+        "org.apache.spark.api.python.PythonRunner.compute",
+        "java.util.zip.CRC32.update",
+    )
+    assert not waits_on_python_worker(python_compute)

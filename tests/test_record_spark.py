@@ -203,5 +203,13 @@ def test_diagnose_a_bundle_lists_top_functions_per_stage(recorded) -> None:
     assert sampled, "no stage got its top functions"
     names = {f["function"] for s in sampled for f in s["top_functions"]}
     assert any("." in n for n in names)  # real JVM/Python frame names, e.g. java.io...
+    # The shipped code models turn each sampled stage into a resource vector.
+    vectors = [s["code_vector"] for s in data["stages"] if s["code_vector"]]
+    assert vectors, "no stage got a code-inferred resource vector"
+    for v in vectors:
+        assert set(v) == {"cpu", "disk", "network"}
+        assert abs(sum(v.values()) - 1) < 1e-6
+    assert data["extra"]["code_vectors"]["stages"] == len(vectors)
     text = CliRunner().invoke(build_app(), ["diagnose", str(out)])
     assert "top functions" in text.stdout
+    assert "inferred from the code" in text.stdout

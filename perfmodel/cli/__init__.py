@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from perfmodel import __version__
-from perfmodel.cli import diagnose, predict, record
+from perfmodel.cli import diagnose, models, predict, record
 from perfmodel.cli.corpus import corpus_app
 
 
@@ -23,7 +23,9 @@ def build_app() -> typer.Typer:
             "diagnose: bottleneck, where the time goes, advice (from an event log or a "
             "profile bundle).\n\n"
             "predict: what-if replay under other resources (--cores 8 --mem 7g), on the "
-            "profile diagnose last analysed or one you name."
+            "profile diagnose last analysed or one you name.\n\n"
+            "record: run a job with stack samplers on and write a profile bundle.\n\n"
+            "train / classify: the code models that infer a resource vector per function."
         ),
         no_args_is_help=True,
         add_completion=False,
@@ -41,6 +43,7 @@ def build_app() -> typer.Typer:
     diagnose.register(app)
     predict.register(app)
     record.register(app)
+    models.register(app)
     app.add_typer(corpus_app, name="corpus")
     return app
 

@@ -56,8 +56,11 @@ def register(app: typer.Typer) -> None:
         Everything shown is measured by Spark itself (task metrics); the remainder that
         Spark does not break down is shown as "unattributed", never hidden.
         """
+        status = Console(stderr=True)
         try:
-            result = diagnose_path(eventlog, attempt, max_decompressed_bytes=max_decompressed)
+            # Bundles take a while (locating sources, running the code models): show it.
+            with status.status(f"Analysing {eventlog} …", spinner="dots"):
+                result = diagnose_path(eventlog, attempt, max_decompressed_bytes=max_decompressed)
         except PerfmodelError as exc:
             raise fail(str(exc)) from None
         except OSError as exc:

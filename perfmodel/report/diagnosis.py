@@ -73,6 +73,11 @@ class StageDiagnosis:
     """Thread time the stack samples of this stage stand for (0 without a bundle)."""
     top_functions: list[dict[str, Any]] = field(default_factory=list)
     """From stack samples: function, self_ms, total_ms, self_share, samples (largest first)."""
+    code_vector: dict[str, float] = field(default_factory=dict)
+    """Share per resource inferred from the code the stage ran (bundles only)."""
+    code_bottleneck: str | None = None
+    disagreements: list[str] = field(default_factory=list)
+    """Where the measured decomposition and the code-inferred vector disagree."""
 
 
 @dataclass(slots=True)

@@ -7,16 +7,34 @@ vectors only when samples and a trained model exist), and what was skipped is sa
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from perfmodel.dag.model import StageKey
+from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile, attribute_samples
 from perfmodel.dag.spark import LoadedProfile, build_profile
+from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import load_samples
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
 from perfmodel.report.diagnosis import Diagnosis, diagnose
 
 TOP_FUNCTIONS = 5
+MEASURED_TO_RESOURCE = {"cpu": "cpu", "network": "network", "disk": "disk"}
+"""Measured components that name a resource (gc, scheduling, unattributed do not)."""
+DISAGREE_SHARE = 0.5
+"""A measured resource share this large that the code vector gives under half of it is
+reported as a disagreement."""
+
+_PYTHON_IPC = ("org.apache.spark.api.python.", "org.apache.spark.sql.execution.python.")
+_IO_WAIT_LEAVES = (
+    "sun.nio.ch.",
+    "java.net.",
+    "java.io.FileInputStream.",
+    "java.io.DataInputStream.",
+    "jdk.internal.misc.Unsafe.park",
+)
 
 
 def diagnose_path(
@@ -24,14 +42,102 @@ def diagnose_path(
     attempt: str | None = None,
     *,
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    models_dir: Path | None = None,
 ) -> Diagnosis:
-    """Diagnose an event log or a profile bundle."""
+    """Diagnose an event log or a profile bundle (with a bundle: code-inferred vectors too).
+
+    ``models_dir`` holds the trained resource models (default: the shipped ones).
+    """
     loaded = build_profile(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
     samples = samples_of(loaded)
-    result = diagnose(loaded)
+    vectors: dict[StageKey, ResourceVector] = {}
+    notes: list[str] = []
+    if samples is not None:
+        try:
+            vectors = code_vectors(samples, models_dir)
+        except PerfmodelError as exc:
+            notes.append(f"no code-inferred resource vectors: {exc}")
+    result = diagnose(loaded, vectors or None)
+    result.warnings.extend(notes)
     if samples is not None:
         add_sample_views(result, samples)
+        add_code_vectors(result, vectors)
     return result
+
+
+def waits_on_python_worker(frames: Sequence[str]) -> bool:
+    """A JVM stack blocked on PySpark's pipe to its Python worker, root first.
+
+    That time is the Python side's, whose own samples say what it did; counting the
+    JVM's side as network or disk I/O would call every PySpark stage I/O-bound.
+    """
+    if not frames or not frames[-1].startswith(_IO_WAIT_LEAVES):
+        return False
+    return any(f.startswith(_PYTHON_IPC) for f in frames)
+
+
+def code_vectors(
+    samples: SampleProfile, models_dir: Path | None = None
+) -> dict[StageKey, ResourceVector]:
+    """Code-inferred resource vector per stage attempt, from its sampled stacks.
+
+    Idle and wait samples say nothing about a resource, and JVM threads blocked on the
+    Python worker are the Python side's time (see `waits_on_python_worker`).
+    """
+    per_stage: dict[StageKey, list[tuple[Sequence[str], float]]] = {}
+    for key, profile in samples.stages.items():
+        stacks = [
+            (stack, float(n))
+            for stack, n in profile.stacks.items()
+            if n > 0 and not waits_on_python_worker(stack)
+        ]
+        if stacks:
+            per_stage[key] = stacks
+    if not per_stage:
+        return {}
+    # Imported here: the models pull in torch and flair, which a bare event log never needs.
+    import torch
+
+    from perfmodel.embed.aggregate import stage_vectors
+    from perfmodel.embed.classifier import load_classifier
+
+    # One thread: the models' small recurrent steps get slower, not faster, with a second
+    # thread on a busy 2-core machine (measured in benchmarks/classify_speed.py).
+    torch.set_num_threads(1)
+    classifier = load_classifier(models_dir)
+    try:
+        vectors = stage_vectors(classifier, per_stage)
+    finally:
+        classifier.close()
+    return {k: v for k, v in vectors.items() if v.shares}
+
+
+def add_code_vectors(result: Diagnosis, vectors: Mapping[StageKey, ResourceVector]) -> None:
+    """Each stage's code-inferred vector beside its measured split, and where they disagree."""
+    disagreements: list[str] = []
+    for stage in result.stages:
+        vector = vectors.get((stage.stage_id, stage.attempt))
+        if vector is None:
+            continue
+        stage.code_vector = dict(sorted(vector.shares.items(), key=lambda kv: -kv[1]))
+        stage.code_bottleneck = vector.dominant
+        for component, resource in MEASURED_TO_RESOURCE.items():
+            measured = stage.shares.get(component, 0.0)
+            inferred = vector.get(resource)
+            if measured >= DISAGREE_SHARE and inferred < measured / 2:
+                text = (
+                    f"Stage {stage.stage_id}: Spark's metrics put {measured:.0%} of its time on "
+                    f"{resource}, the code it ran looks {inferred:.0%} {resource}-bound "
+                    f"(mostly {vector.dominant}); the sampled code may miss work the metrics "
+                    "see, or the metric includes waiting"
+                )
+                stage.disagreements.append(text)
+                disagreements.append(text)
+    if vectors:
+        result.extra["code_vectors"] = {
+            "stages": len(vectors),
+            "disagreements": disagreements,
+        }
 
 
 def samples_of(loaded: LoadedProfile) -> SampleProfile | None:

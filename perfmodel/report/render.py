@@ -54,6 +54,7 @@ def render_diagnosis(d: Diagnosis, console: Console, *, all_stages: bool = False
     _overall(d, console)
     _stages(d, console, all_stages)
     _top_functions(d, console)
+    _code_vectors(d, console)
     console.print("[bold]Findings[/]")
     for line in d.findings:
         console.print(f" • {line}")
@@ -113,6 +114,36 @@ def _top_functions(d: Diagnosis, console: Console) -> None:
         for f in s.top_functions:
             table.add_row(f["function"], f"{f['self_ms'] / 1000:.2f}s", f"{f['self_share']:.0%}")
         console.print(table)
+    console.print()
+
+
+def _code_vectors(d: Diagnosis, console: Console) -> None:
+    """Code-inferred resource vectors beside the measured split (bundles only)."""
+    rows = [s for s in d.stages if s.code_vector]
+    if not rows:
+        return
+    classes = sorted({c for s in rows for c in s.code_vector})
+    table = Table(
+        title="Resource vectors inferred from the code each stage ran (stack samples + models)",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+    )
+    table.add_column("stage", justify="right")
+    for c in classes:
+        table.add_column(c, justify="right")
+    table.add_column("code says")
+    table.add_column("metrics say")
+    for s in sorted(rows, key=lambda s: s.duration_s, reverse=True)[:MAX_STAGE_ROWS]:
+        table.add_row(
+            f"{'★' if s.important else ''}{s.stage_id}",
+            *(_pct(s.code_vector.get(c, 0.0)) for c in classes),
+            s.code_bottleneck or "-",
+            s.dominant or "-",
+        )
+    console.print(table)
+    for s in rows:
+        for text in s.disagreements:
+            console.print(f" [yellow]•[/] {text}")
     console.print()
 
 

@@ -54,7 +54,9 @@ def main() -> int:
     sc = spark.sparkContext
 
     counts = (
-        sc.textFile(text, 4).flatMap(lambda line: line.split()).map(lambda w: (w, 1))
+        sc.textFile(text, 4)
+        .flatMap(lambda line: line.split())
+        .map(lambda w: (w, 1))
         .reduceByKey(add)
     )
     print("distinct words:", counts.count())

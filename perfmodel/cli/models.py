@@ -1,0 +1,211 @@
+"""`perfmodel train` and `perfmodel classify`: the resource models from the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from perfmodel.errors import PerfmodelError
+
+EXIT_BAD_INPUT = 2
+DEFAULT_OUT = Path("models/resource")
+_SOURCE_SUFFIXES = (".java", ".scala", ".py")
+
+
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+def _is_source_file(arg: str) -> bool:
+    p = Path(arg)
+    return arg.endswith(_SOURCE_SUFFIXES) and p.is_file()
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``train`` and ``classify`` to ``app``."""
+
+    @app.command("train")
+    def train_command(
+        corpus: Path = typer.Argument(
+            ..., help="Corpus build directory (e.g. corpora/build/v1) or its functions.parquet."
+        ),
+        out: Path = typer.Option(DEFAULT_OUT, "--out", help="Directory for weights and config."),
+        card: Path | None = typer.Option(
+            None,
+            "--card",
+            help="Model card to write (default: models/README.md for the "
+            "default --out, else OUT/README.md).",
+        ),
+        epochs: int | None = typer.Option(None, "--epochs", min=1, help="Code-model epochs."),
+        doc_epochs: int | None = typer.Option(
+            None, "--doc-epochs", min=1, help="Doc-model epochs."
+        ),
+        seed: int | None = typer.Option(None, "--seed", help="Random seed (default 13)."),
+        threads: int | None = typer.Option(
+            None,
+            "--threads",
+            min=1,
+            help="Torch threads (default 1: the models are many small sequential ops, and a "
+            "second OpenMP thread slows them down on a busy machine).",
+        ),
+        tiny: bool = typer.Option(False, "--tiny", help="Tiny configuration (tests, smoke runs)."),
+        limit: int | None = typer.Option(None, "--limit", min=10, help="Use only N functions."),
+    ) -> None:
+        """Train the code and doc models on a corpus, evaluate them on its held-out
+        packages, and save weights, metrics and the model card."""
+        from dataclasses import replace
+
+        from perfmodel.embed.card import render_card
+        from perfmodel.embed.train import TrainConfig, train
+
+        config = TrainConfig.tiny() if tiny else TrainConfig()
+        overrides = {
+            k: v
+            for k, v in (
+                ("epochs", epochs),
+                ("doc_epochs", doc_epochs),
+                ("seed", seed),
+                ("threads", threads),
+                ("limit", limit),
+            )
+            if v is not None
+        }
+        config = replace(config, **overrides)
+        if not corpus.exists():
+            raise _fail(f"corpus {corpus} does not exist; build it with scripts/corpus_build.sh")
+        console = Console(stderr=True)
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        ) as bar:
+            task = bar.add_task("starting", total=1)
+
+            def progress(stage: str, done: int, total: int) -> None:
+                bar.update(task, description=stage, completed=done, total=max(total, 1))
+
+            try:
+                result = train(corpus, out, config, progress)
+            except PerfmodelError as exc:
+                raise _fail(str(exc)) from None
+            except (ValueError, OSError) as exc:
+                raise _fail(f"cannot train on {corpus}: {exc}") from None
+        argv = ["perfmodel train", str(corpus)]
+        if out != DEFAULT_OUT:
+            argv += ["--out", str(out)]
+        argv += [f"--{k.replace('_', '-')} {v}" for k, v in overrides.items()]
+        if tiny:
+            argv.append("--tiny")
+        card_path = card or (Path("models/README.md") if out == DEFAULT_OUT else out / "README.md")
+        card_path.parent.mkdir(parents=True, exist_ok=True)
+        card_path.write_text(render_card(result.bundle.meta, " ".join(argv), str(out)))
+        table = Table(title=f"held-out macro-F1 ({result.seconds:.0f} s)")
+        table.add_column("model")
+        table.add_column("macro-F1", justify="right")
+        for name, m in result.metrics["test"].items():
+            table.add_row(name, f"{m['macro_f1']:.3f}")
+        Console().print(table)
+        Console().print(f"saved {out}/ and {card_path}")
+
+    @app.command("classify")
+    def classify_command(
+        targets: list[str] = typer.Argument(
+            ...,
+            help="Stack frames as JFR/py-spy print them (java.net.SocketInputStream.read, "
+            "'recv (socket.py:123)') or Java/Scala/Python source files.",
+        ),
+        as_json: bool = typer.Option(False, "--json", help="Print a JSON list."),
+        explain: bool = typer.Option(
+            False, "--explain", help="Also show the source and doc found, and each model's vector."
+        ),
+        models: Path | None = typer.Option(
+            None, "--models", help="Model directory (default: the shipped models/resource)."
+        ),
+        threads: int = typer.Option(
+            1,
+            "--threads",
+            min=1,
+            help="Torch threads for inference (1 is fastest on a busy "
+            "machine: the models are many small sequential ops).",
+        ),
+        root: list[str] = typer.Option(
+            [],
+            "--root",
+            help="Extra source root NAME=PATH or PATH (directory, src.zip, "
+            "*-sources.jar); repeatable. The JDK, stdlib and site-packages are always searched.",
+        ),
+    ) -> None:
+        """Resource vector (cpu/disk/network...) of each frame or of each function in a file."""
+        import torch
+
+        from perfmodel.embed.classifier import load_classifier
+
+        torch.set_num_threads(threads)
+        from perfmodel.embed.source.roots import default_roots, root_from_spec
+
+        try:
+            roots = [root_from_spec(r) for r in root] + default_roots() if root else None
+        except (FileNotFoundError, ValueError) as exc:
+            raise _fail(str(exc)) from None
+        try:
+            clf = load_classifier(models, roots=roots)
+        except PerfmodelError as exc:
+            raise _fail(str(exc)) from None
+        results = []
+        try:
+            frames = [t for t in targets if not _is_source_file(t)]
+            by_frame = dict(zip(frames, clf.classify_frames(frames), strict=True))
+            for t in targets:
+                if _is_source_file(t):
+                    results.extend(clf.classify_source_file(Path(t)))
+                else:
+                    results.append(by_frame[t])
+        except OSError as exc:
+            raise _fail(f"cannot read source: {exc}") from None
+        finally:
+            clf.close()
+        if as_json:
+            json.dump([r.to_dict(explain) for r in results], sys.stdout, indent=2, default=str)
+            sys.stdout.write("\n")
+            return
+        console = Console()
+        table = Table()
+        table.add_column("frame / function", overflow="fold")
+        table.add_column("label")
+        for c in clf.classes:
+            table.add_column(c, justify="right")
+        table.add_column("source")
+        for r in results:
+            table.add_row(
+                r.frame,
+                r.label,
+                *(f"{r.vector[c]:.2f}" for c in clf.classes),
+                "found" if r.source_found else "name only",
+            )
+        console.print(table)
+        if explain:
+            for r in results:
+                console.print(f"[bold]{r.frame}[/]", highlight=False)
+                for k in ("path", "line", "note"):
+                    if r.explain.get(k) is not None:
+                        console.print(f"  {k}: {r.explain[k]}", highlight=False)
+                doc = r.explain.get("doc") or ""
+                console.print(
+                    f"  doc: {doc[:200] + ('...' if len(doc) > 200 else '') or '-'}",
+                    highlight=False,
+                )
+                code = ", ".join(f"{k} {v:.2f}" for k, v in r.code_vector.items())
+                console.print(f"  code model: {code}", highlight=False)
+                if r.doc_vector is not None:
+                    docv = ", ".join(f"{k} {v:.2f}" for k, v in r.doc_vector.items())
+                    console.print(f"  doc model: {docv}", highlight=False)

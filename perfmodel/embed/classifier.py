@@ -1,0 +1,286 @@
+"""The shipped two-head resource classifier: function or frame -> resource vector.
+
+Each function goes through the code model (binarized AST plus its qualified name) and,
+when it has a doc comment, the doc model; the two class distributions are averaged as in
+the paper. A frame whose source cannot be found is classified from its name's subtokens
+alone (the code model was trained on such name-only trees too). Results are cached per
+function, because a profile repeats the same few hundred functions across thousands of
+samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from perfmodel.dag.resources import ResourceVector
+from perfmodel.embed.ast import binarize
+from perfmodel.embed.doc_model import DocEmbedder
+from perfmodel.embed.tree_batch import collate, encode_tree
+from perfmodel.embed.weights import ModelBundle, load_bundle, rebuild_charlms
+
+DEFAULT_BATCH = 256
+
+
+@dataclass(frozen=True)
+class FunctionInput:
+    """What the models read about one function; ``ast`` None means no source."""
+
+    name: str
+    name_tokens: tuple[str, ...]
+    language: str
+    ast: list[Any] | None = None
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Classification:
+    """Resource distribution of one frame or function, with what it was based on."""
+
+    frame: str
+    vector: dict[str, float]
+    label: str
+    source_found: bool
+    code_vector: dict[str, float]
+    doc_vector: dict[str, float] | None = None
+    explain: dict[str, Any] = field(default_factory=dict)
+
+    def resource_vector(self) -> ResourceVector:
+        return ResourceVector.from_weights(self.vector)
+
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "frame": self.frame,
+            "vector": {k: round(v, 4) for k, v in self.vector.items()},
+            "label": self.label,
+            "source_found": self.source_found,
+        }
+        if explain:
+            out["code_vector"] = {k: round(v, 4) for k, v in self.code_vector.items()}
+            out["doc_vector"] = (
+                None
+                if self.doc_vector is None
+                else {k: round(v, 4) for k, v in self.doc_vector.items()}
+            )
+            out.update(self.explain)
+        return out
+
+
+class ResourceClassifier:
+    """Batched inference over the trained models; one instance per process is enough.
+
+    ``roots`` are the source roots for locating frames (None: JDK ``src.zip``, the Python
+    standard library and site-packages found on this machine); the locator is created on
+    the first frame that needs it.
+    """
+
+    def __init__(
+        self, bundle: ModelBundle, roots: list[Any] | None = None, batch_size: int = DEFAULT_BATCH
+    ) -> None:
+        self.bundle = bundle
+        self.batch_size = batch_size
+        self._roots = roots
+        self._locator: Any = None
+        self._embedder: DocEmbedder | None = None
+        self._frame_cache: dict[str, Classification] = {}
+        self._function_cache: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray | None]] = {}
+
+    @property
+    def classes(self) -> list[str]:
+        return list(self.bundle.classes)
+
+    # -- models ------------------------------------------------------------------------
+    def _doc_embedder(self) -> DocEmbedder | None:
+        if self.bundle.doc_model is None or not self.bundle.charlms:
+            return None
+        if self._embedder is None:
+            from perfmodel.embed.charlm import flair_embedder
+
+            self._embedder = DocEmbedder(
+                flair_embedder(rebuild_charlms(self.bundle), glove=self.bundle.glove)
+            )
+        return self._embedder
+
+    def code_probabilities(self, items: Sequence[FunctionInput]) -> np.ndarray:
+        """(n, classes) softmax of the code model."""
+        b = self.bundle
+        out = np.zeros((len(items), len(b.classes)), dtype=np.float32)
+        with torch.no_grad():
+            for s in range(0, len(items), self.batch_size):
+                chunk = items[s : s + self.batch_size]
+                trees = [
+                    encode_tree(
+                        binarize(it.ast, it.language, it.name_tokens, b.max_nodes), b.types, b.words
+                    )
+                    for it in chunk
+                ]
+                logits = b.code_model(collate(trees), reconstruct=False).logits
+                out[s : s + len(chunk)] = torch.softmax(logits, dim=1).numpy()
+        return out
+
+    def doc_probabilities(self, docs: Sequence[str]) -> list[np.ndarray | None]:
+        """Softmax of the doc model per doc; None where a doc is empty or no doc model."""
+        embedder = self._doc_embedder()
+        if embedder is None or self.bundle.doc_model is None:
+            return [None] * len(docs)
+        vectors = embedder.embed(docs)
+        out: list[np.ndarray | None] = [None] * len(docs)
+        have = [i for i, v in enumerate(vectors) if v is not None]
+        with torch.no_grad():
+            for s in range(0, len(have), self.batch_size):
+                idx = have[s : s + self.batch_size]
+                seqs = [vectors[i] for i in idx]
+                probs = torch.softmax(
+                    self.bundle.doc_model([v for v in seqs if v is not None]), dim=1
+                ).numpy()
+                for i, p in zip(idx, probs, strict=True):
+                    out[i] = p
+        return out
+
+    def probabilities(
+        self, items: Sequence[FunctionInput]
+    ) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """Code and doc distributions of each function (doc None when it has none)."""
+        code = self.code_probabilities(items)
+        docs = self.doc_probabilities([it.doc for it in items])
+        return [(code[i], docs[i]) for i in range(len(items))]
+
+    def classify(self, items: Sequence[FunctionInput]) -> list[Classification]:
+        """Classify functions given directly (no source lookup, no cache)."""
+        return [
+            self._result(it.name, p, it.ast is not None, {})
+            for it, p in zip(items, self.probabilities(items), strict=True)
+        ]
+
+    def _result(
+        self,
+        frame: str,
+        probs: tuple[np.ndarray, np.ndarray | None],
+        found: bool,
+        explain: dict[str, Any],
+    ) -> Classification:
+        code, doc = probs
+        avg = code if doc is None else (code + doc) / 2.0
+        classes = self.bundle.classes
+        return Classification(
+            frame=frame,
+            vector={c: float(avg[i]) for i, c in enumerate(classes)},
+            label=classes[int(np.argmax(avg))],
+            source_found=found,
+            code_vector={c: float(code[i]) for i, c in enumerate(classes)},
+            doc_vector=None if doc is None else {c: float(doc[i]) for i, c in enumerate(classes)},
+            explain=explain,
+        )
+
+    # -- frames ------------------------------------------------------------------------
+    def locator(self) -> Any:
+        if self._locator is None:
+            # listing site-packages takes seconds; the locator caches listings keyed by
+            # each root's path, size and mtime, so a stale cache cannot be used
+            import platformdirs
+
+            from perfmodel.embed.source.locator import SourceLocator
+
+            cache = Path(platformdirs.user_cache_dir("perfmodel")) / "source-index"
+            self._locator = SourceLocator(self._roots, cache_dir=cache)
+        return self._locator
+
+    def close(self) -> None:
+        if self._locator is not None:
+            self._locator.close()
+            self._locator = None
+
+    def classify_frames(self, frames: Sequence[str]) -> list[Classification]:
+        """Locate each frame's source and classify it; cached per frame and per function."""
+        todo = [f for f in dict.fromkeys(frames) if f not in self._frame_cache]
+        located = [self.locator().locate(f) for f in todo]
+        keys = [
+            (loc.source_name or loc.qualified_name, loc.path or "", loc.line_start or 0)
+            for loc in located
+        ]
+        need = [i for i, k in enumerate(keys) if k not in self._function_cache]
+        unique: dict[tuple[str, str, int], int] = {}
+        for i in need:
+            unique.setdefault(keys[i], i)
+        items = [
+            FunctionInput(
+                name=located[i].frame,
+                name_tokens=tuple(located[i].name_tokens),
+                language=located[i].language if located[i].language != "unknown" else "java",
+                ast=located[i].ast if located[i].source_found else None,
+                doc=located[i].doc or "",
+            )
+            for i in unique.values()
+        ]
+        for key, probs in zip(unique, self.probabilities(items), strict=True):
+            self._function_cache[key] = probs
+        for f, loc, key in zip(todo, located, keys, strict=True):
+            explain = {
+                "qualified_name": loc.qualified_name,
+                "source_name": loc.source_name,
+                "path": loc.path,
+                "line": loc.line_start,
+                "doc": loc.doc,
+                "note": loc.note,
+            }
+            self._frame_cache[f] = self._result(
+                f, self._function_cache[key], loc.source_found, explain
+            )
+        return [self._frame_cache[f] for f in frames]
+
+    def frame_vectors(self, frames: Sequence[str]) -> list[dict[str, float]]:
+        """Class distribution per frame (the ``FrameVectorSource`` protocol of ``aggregate``)."""
+        return [c.vector for c in self.classify_frames(frames)]
+
+    def classify_source_file(self, path: Path) -> list[Classification]:
+        """Classify every function defined in one Java, Scala or Python file."""
+        from perfmodel.embed.source.extract import Extractor, function_ast
+        from perfmodel.embed.source.index import parse_file
+        from perfmodel.embed.source.names import name_tokens
+
+        parsed = parse_file(Extractor(), path.name, path.read_bytes())
+        items = [
+            FunctionInput(
+                name=fn.qualified_name,
+                name_tokens=name_tokens(fn.qualified_name.replace("<locals>", "")),
+                language=fn.language,
+                ast=function_ast(parsed, fn)[0],
+                doc=fn.doc,
+            )
+            for fn in parsed.functions
+        ]
+        results = self.classify(items)
+        return [
+            Classification(
+                r.frame,
+                r.vector,
+                r.label,
+                True,
+                r.code_vector,
+                r.doc_vector,
+                {"path": str(path), "line": fn.line_start, "doc": fn.doc},
+            )
+            for r, fn in zip(results, parsed.functions, strict=True)
+        ]
+
+
+def default_models_dir() -> Path:
+    """``models/resource`` next to the package (the shipped weights of a source checkout)."""
+    return Path(__file__).resolve().parents[2] / "models" / "resource"
+
+
+def load_classifier(
+    models_dir: Path | None = None, roots: list[Any] | None = None
+) -> ResourceClassifier:
+    """Load the trained classifier from ``models_dir`` (default: the shipped ``models/resource``).
+
+    Raises :class:`perfmodel.embed.weights.ModelLoadError` (a ``PerfmodelError``) with a
+    hint when the directory holds no usable model. ``roots`` are the source roots frames
+    are looked up in (None: those found on this machine).
+    """
+    return ResourceClassifier(load_bundle(models_dir or default_models_dir()), roots=roots)
