@@ -109,40 +109,44 @@ def _scope_name(scope: str | None) -> str:
     return str(data.get("name", "")) if isinstance(data, dict) else ""
 
 
+_NO_SHUFFLE_READ = ev.ShuffleReadJson()
+_NO_SHUFFLE_WRITE = ev.ShuffleWriteJson()
+_NO_INPUT = ev.InputJson()
+_NO_OUTPUT = ev.OutputJson()
+
+
 def _metrics(m: ev.TaskMetricsJson | None) -> TaskMetrics:
+    """Flatten Spark's nested task metrics (one call per task: kept to one constructor)."""
     if m is None:
         return TaskMetrics(reported=False)
-    out = TaskMetrics(
+    sr = m.shuffle_read or _NO_SHUFFLE_READ
+    sw = m.shuffle_write or _NO_SHUFFLE_WRITE
+    inp = m.input or _NO_INPUT
+    out = m.output or _NO_OUTPUT
+    cpu_ns = m.cpu_time_ns
+    return TaskMetrics(
         run_ms=float(m.run_time),
+        cpu_ms=cpu_ns / 1e6 if cpu_ns is not None else 0.0,
+        has_cpu_time=cpu_ns is not None,
         deserialize_ms=float(m.deserialize_time),
         result_serialize_ms=float(m.result_serialization_time),
         gc_ms=float(m.gc_time),
+        shuffle_fetch_wait_ms=float(sr.fetch_wait),
+        shuffle_write_ms=sw.write_time_ns / 1e6,
+        input_bytes=inp.bytes_read,
+        input_records=inp.records,
+        output_bytes=out.bytes_written,
+        output_records=out.records,
+        shuffle_read_bytes=sr.remote_bytes + sr.local_bytes,
+        shuffle_remote_read_bytes=sr.remote_bytes,
+        shuffle_read_records=sr.records,
+        shuffle_write_bytes=sw.bytes_written,
+        shuffle_write_records=sw.records,
         memory_spill_bytes=m.memory_spilled,
         disk_spill_bytes=m.disk_spilled,
         peak_execution_memory=m.peak_execution_memory,
         result_size=m.result_size,
     )
-    if m.cpu_time_ns is not None:
-        out.cpu_ms = m.cpu_time_ns / 1e6
-        out.has_cpu_time = True
-    if m.shuffle_read is not None:
-        sr = m.shuffle_read
-        out.shuffle_fetch_wait_ms = float(sr.fetch_wait)
-        out.shuffle_remote_read_bytes = sr.remote_bytes
-        out.shuffle_read_bytes = sr.remote_bytes + sr.local_bytes
-        out.shuffle_read_records = sr.records
-    if m.shuffle_write is not None:
-        sw = m.shuffle_write
-        out.shuffle_write_ms = sw.write_time_ns / 1e6
-        out.shuffle_write_bytes = sw.bytes_written
-        out.shuffle_write_records = sw.records
-    if m.input is not None:
-        out.input_bytes = m.input.bytes_read
-        out.input_records = m.input.records
-    if m.output is not None:
-        out.output_bytes = m.output.bytes_written
-        out.output_records = m.output.records
-    return out
 
 
 def _plan(info: ev.SparkPlanInfoJson) -> PlanNode:
@@ -179,6 +183,7 @@ class _ProfileBuilder:
         self.header_lines = 0
         self._first_problem: LogProblem | None = None
         self._seen_lines = 0
+        self._last_stage: StageNode | None = None
         self.orphan_job_ends: list[int] = []
         self.valid_events = 0
         self.last_time_ms: float | None = None
@@ -479,6 +484,9 @@ class _ProfileBuilder:
     # -- tasks -----------------------------------------------------------------------------
 
     def _stage_of_task(self, stage_id: int, stage_attempt: int) -> StageNode:
+        last = self._last_stage
+        if last is not None and last.stage_id == stage_id and last.attempt == stage_attempt:
+            return last  # consecutive task events mostly belong to one stage
         stage = self.profile.stages.get((stage_id, stage_attempt))
         if stage is None:
             # A task of a stage the log never announced (log starts mid-run).
@@ -486,6 +494,7 @@ class _ProfileBuilder:
             stage.status = "RUNNING"
             self.profile.stages[(stage_id, stage_attempt)] = stage
             self.profile.stage_graph.add_node(stage_id)
+        self._last_stage = stage
         return stage
 
     def _task_run(self, stage_id: int, stage_attempt: int, info: ev.TaskInfoJson) -> TaskRun:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from perfmodel.embed.source.ast_form import ast_leaves
 from perfmodel.embed.source.names import split_identifier
 
 NAME_LEAF = "@name"
@@ -182,15 +183,7 @@ def binarize(
 
 def original_leaves(ast: list[Any]) -> list[tuple[str, str]]:
     """(type, text) of every leaf of a nested-list AST, in source order."""
-    out: list[tuple[str, str]] = []
-    stack = [ast]
-    while stack:
-        typ, payload = stack.pop()
-        if isinstance(payload, str):
-            out.append((typ, payload))
-        else:
-            stack.extend(reversed(payload))
-    return out
+    return ast_leaves(ast)
 
 
 def identifier_words(trees: Iterable[BinaryTree]) -> Iterable[str]:
