@@ -25,8 +25,8 @@ test: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 lint: install
-	$(BIN)/ruff check perfmodel tests benchmarks scripts
-	$(BIN)/ruff format --check perfmodel tests benchmarks scripts
+	$(BIN)/ruff check perfmodel tests benchmarks scripts experiments
+	$(BIN)/ruff format --check perfmodel tests benchmarks scripts experiments
 
 clean:
 	rm -rf $(VENV) build

@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/make_large_log.py [--tasks 120000] [--out build/bench]
 
-Runs a real local PySpark job whose stages have many tiny tasks (plus a shuffle; JVM-only operators), with
-an uncompressed event log, so the benchmark measures JSON ingest, not decompression.
+Runs a real local PySpark job whose stages have many tiny tasks (plus a shuffle; JVM-only
+operators), with an uncompressed event log, so the benchmark measures JSON ingest, not
+decompression.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from perfmodel import __version__
-from perfmodel.cli import diagnose, models, predict, record
+from perfmodel.cli import diagnose, experiment, models, predict, record
 from perfmodel.cli.corpus import corpus_app
 
 
@@ -25,7 +25,9 @@ def build_app() -> typer.Typer:
             "predict: what-if replay under other resources (--cores 8 --mem 7g), on the "
             "profile diagnose last analysed or one you name.\n\n"
             "record: run a job with stack samplers on and write a profile bundle.\n\n"
-            "train / classify: the code models that infer a resource vector per function."
+            "train / classify: the code models that infer a resource vector per function.\n\n"
+            "experiment / runs: run a workload under a grid of configurations, store the "
+            "measurements and check predictions against them."
         ),
         no_args_is_help=True,
         add_completion=False,
@@ -44,6 +46,7 @@ def build_app() -> typer.Typer:
     predict.register(app)
     record.register(app)
     models.register(app)
+    experiment.register(app)
     app.add_typer(corpus_app, name="corpus")
     return app
 

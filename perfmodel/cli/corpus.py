@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from perfmodel.embed.corpus.builder import BuildConfig, BuildError, build_corpus
 from perfmodel.embed.corpus.manifest import ManifestError
@@ -143,23 +143,28 @@ def _locator_roots(specs: list[str], defaults: bool) -> list[SourceRoot]:
 
 
 def _print_located(console: Console, loc: LocatedSource) -> None:
-    table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_row("frame", loc.frame)
-    table.add_row("name", loc.qualified_name)
-    table.add_row("language", loc.language)
-    table.add_row(
-        "source", "[green]found[/]" if loc.source_found else "[yellow]not found[/] (name only)"
-    )
+    # Plain "key value" lines, soft-wrapped: a table would break long paths and frames
+    # mid-word on an 80-column (or piped) terminal, and users copy these into an editor.
+    rows: list[tuple[str, str]] = [
+        ("frame", escape(loc.frame)),
+        ("name", escape(loc.qualified_name)),
+        ("language", loc.language),
+        (
+            "source",
+            "[green]found[/]" if loc.source_found else "[yellow]not found[/] (name only)",
+        ),
+    ]
     if loc.source_found:
-        table.add_row("function", loc.source_name or "")
-        table.add_row("path", f"{loc.path}:{loc.line_start}-{loc.line_end}")
-    table.add_row("tokens", " ".join(loc.name_tokens))
-    table.add_row("note", loc.note)
+        rows.append(("function", escape(loc.source_name or "")))
+        rows.append(("path", escape(f"{loc.path}:{loc.line_start}-{loc.line_end}")))
+    rows.append(("tokens", escape(" ".join(loc.name_tokens))))
+    rows.append(("note", escape(loc.note)))
     if loc.doc:
-        table.add_row("doc", loc.doc)
-    console.print(table)
+        rows.append(("doc", escape(loc.doc)))
+    for key, value in rows:
+        console.print(f"[bold]{key:<9}[/] {value}", soft_wrap=True, highlight=False)
     if loc.code:
-        console.print(loc.code, markup=False, highlight=False)
+        console.print(loc.code, markup=False, highlight=False, soft_wrap=True)
     console.print()
 
 

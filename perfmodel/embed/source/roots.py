@@ -100,11 +100,8 @@ class OpenRoot:
         return (self.root.path / entry).read_bytes()
 
 
-def find_jdk_src_zip() -> Path | None:
-    """The JDK's ``src.zip``: $JAVA_HOME, then the ``java`` on PATH, then /usr/lib/jvm/*.
-
-    Dangling symlinks (a JDK without its source package) are skipped.
-    """
+def _runtime_jdk_candidates() -> list[Path]:
+    """Where the src.zip of the JDK that runs Spark would be: $JAVA_HOME, then ``java``."""
     candidates: list[Path] = []
     if os.environ.get("JAVA_HOME"):
         candidates.append(Path(os.environ["JAVA_HOME"]) / "lib" / "src.zip")
@@ -112,11 +109,32 @@ def find_jdk_src_zip() -> Path | None:
     if java:
         home = Path(os.path.realpath(java)).parent.parent
         candidates += [home / "lib" / "src.zip", home / "src.zip"]
-    candidates += [Path(p) for p in sorted(glob.glob("/usr/lib/jvm/*/lib/src.zip"))]
+    return candidates
+
+
+def _first_zip(candidates: list[Path]) -> Path | None:
     for c in candidates:
         if c.is_file() and zipfile.is_zipfile(c):
             return c.resolve()
     return None
+
+
+def find_runtime_jdk_src_zip() -> Path | None:
+    """The ``src.zip`` of the JDK that runs Spark here, or None if that JDK has none.
+
+    Stack frames come from that JDK; another JDK's sources can differ (JDK 17's
+    ``java.net.SocketInputStream`` is gone in later releases), so installation checks this.
+    """
+    return _first_zip(_runtime_jdk_candidates())
+
+
+def find_jdk_src_zip() -> Path | None:
+    """The JDK's ``src.zip``: $JAVA_HOME, then the ``java`` on PATH, then /usr/lib/jvm/*.
+
+    Dangling symlinks (a JDK without its source package) are skipped.
+    """
+    globbed = [Path(p) for p in sorted(glob.glob("/usr/lib/jvm/*/lib/src.zip"))]
+    return _first_zip(_runtime_jdk_candidates() + globbed)
 
 
 def python_stdlib_dir() -> Path:

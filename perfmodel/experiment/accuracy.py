@@ -1,0 +1,333 @@
+"""Predicted vs measured: every (baseline run → other configuration) pair of an experiment.
+
+For each successful measured run, its profile bundle is replayed on every other
+configuration of the same experiment that ran successfully, and the prediction is compared
+with the mean measured runtime there. Only pairs that differ in resources the model knows
+(task slots, heap) are predicted; a pair that also changes, say, shuffle partitions would
+test something the what-if cannot express. The same pairs get a slot-only replay
+(`perfmodel.experiment.slot_only`) for comparison.
+
+Runtimes are the application's, start to end event in its event log: that is what the
+replay predicts. The process wall time (JVM start-up and exit included) is kept beside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import platform
+import socket
+import statistics
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perfmodel import __version__
+from perfmodel.dag.model import ApplicationProfile
+from perfmodel.errors import PerfmodelError
+from perfmodel.experiment.slot_only import slot_only_seconds
+from perfmodel.experiment.store import RunRow, RunStore
+from perfmodel.simulate.config import (
+    DEFAULT_MEMORY_BYTES,
+    ClusterConfig,
+    WhatIf,
+    apply_what_if,
+    baseline_config,
+)
+from perfmodel.simulate.replay import BaselineReplay, Prediction, replay_baseline, replay_workload
+from perfmodel.simulate.workload import Workload, compile_workload
+
+REPLAY = "replay"
+SLOT_ONLY = "slot-only"
+
+
+@dataclass(slots=True)
+class PairResult:
+    """One baseline run replayed on one other configuration, against what was measured."""
+
+    experiment: str
+    workload: str
+    baseline_run: int
+    baseline_config: str
+    target_config: str
+    target_runs: list[int]
+    measured_s: float
+    """Mean application runtime of the target configuration's runs."""
+    measured_sd_s: float
+    measured_wall_s: float
+    predicted_s: float
+    error: float
+    """|predicted − measured| ÷ measured."""
+    slot_only_s: float
+    slot_only_error: float
+    bottleneck: str
+    baseline_observed_s: float
+    baseline_model_error: float
+    """The baseline replay's own signed error against its observed run."""
+    stage_components: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Predicted task-seconds per component, per stage (``"id.attempt"``)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class WorkloadAccuracy:
+    workload: str
+    pairs: int
+    mean_error: float
+    worst_error: float
+    slot_only_mean_error: float
+    slot_only_worst_error: float
+    bottlenecks: list[str]
+    repeat_error: float = math.nan
+    """Noise floor: mean |a − b| ÷ b over ordered pairs of runs of one configuration — the
+    error of "predicting" a run by another run of the same configuration."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class AccuracyReport:
+    """The validation table and the context needed to read it."""
+
+    pairs: list[PairResult]
+    workloads: list[WorkloadAccuracy]
+    mean_error: float
+    worst_error: float
+    slot_only_mean_error: float
+    slot_only_worst_error: float
+    model_version: str
+    created: str
+    host: str
+    machine: str
+    cores: int
+    load_avg: list[float]
+    runs: int
+    skipped: list[str] = field(default_factory=list)
+    repeat_error: float = math.nan
+    """The noise floor over all workloads (see `WorkloadAccuracy.repeat_error`)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            **{k: getattr(self, k) for k in self.__slots__ if k not in ("pairs", "workloads")},
+            "workloads": [w.as_dict() for w in self.workloads],
+            "pairs": [p.as_dict() for p in self.pairs],
+        }
+
+
+def model_version() -> str:
+    """perfmodel's version plus a digest of the simulate package: which model predicted."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parents[1] / "simulate"
+    for path in sorted(root.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return f"{__version__}+sim.{digest.hexdigest()[:10]}"
+
+
+@dataclass(slots=True)
+class LoadedBaseline:
+    """A baseline run's profile, compiled once and replayed for every target."""
+
+    profile: ApplicationProfile
+    base: ClusterConfig
+    workload: Workload
+    baseline: BaselineReplay
+
+
+def load_baseline(bundle: str | Path) -> LoadedBaseline:
+    from perfmodel.dag.spark import build_profile  # heavy import
+
+    profile = build_profile(bundle).profile
+    if not profile.stages:
+        raise PerfmodelError(f"{bundle}: the run's event log has no stages to replay")
+    base = baseline_config(profile)
+    workload = compile_workload(profile, base)
+    return LoadedBaseline(profile, base, workload, replay_baseline(workload, base))
+
+
+def target_config(loaded: LoadedBaseline, cores: int | None, memory: int | None) -> ClusterConfig:
+    """The baseline moved to ``cores`` slots and ``memory`` heap (None = Spark's default)."""
+    change = WhatIf(cores=cores, memory_bytes=memory or DEFAULT_MEMORY_BYTES)
+    return apply_what_if(loaded.base, change)
+
+
+def predict(loaded: LoadedBaseline, cores: int | None, memory: int | None) -> Prediction:
+    target = target_config(loaded, cores, memory)
+    return replay_workload(loaded.workload, loaded.base, target, loaded.baseline)
+
+
+def slot_only(loaded: LoadedBaseline, cores: int | None, memory: int | None) -> float:
+    return slot_only_seconds(loaded.workload, loaded.base, target_config(loaded, cores, memory))
+
+
+def group_key(run: RunRow) -> tuple[str, str]:
+    """Runs are compared within one experiment and one set of parameters (data size...)."""
+    return run.experiment, json.dumps(run.params, sort_keys=True)
+
+
+def _comparable(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """True when two configs differ only in what the what-if can change (slots, heap)."""
+    ignore = {"name", "master", "driver_memory", "executor_memory"}
+    return {k: v for k, v in a.items() if k not in ignore} == {
+        k: v for k, v in b.items() if k not in ignore
+    }
+
+
+def evaluate(store: RunStore, runs: list[RunRow], save: bool = True) -> AccuracyReport:
+    """Predict every pair among ``runs`` (grouped by experiment) and compare with measured."""
+    version = model_version()
+    replay_id = store.model_version_id(REPLAY, version) if save else 0
+    slot_id = store.model_version_id(SLOT_ONLY, version) if save else 0
+    usable = [r for r in runs if r.status == "ok" and not r.warmup and r.app_s and r.bundle_path]
+    skipped = [
+        f"run {r.id} ({r.experiment}, {r.config}): {r.status}"
+        + (f" — {r.error}" if r.error else "")
+        for r in runs
+        if r not in usable and not r.warmup
+    ]
+    by_exp: dict[tuple[str, str], list[RunRow]] = defaultdict(list)
+    for r in usable:
+        by_exp[group_key(r)].append(r)
+    pairs: list[PairResult] = []
+    for _experiment, exp_runs in sorted(by_exp.items()):
+        by_config: dict[str, list[RunRow]] = defaultdict(list)
+        for r in exp_runs:
+            by_config[r.config].append(r)
+        for base_run in exp_runs:
+            try:
+                loaded = load_baseline(str(base_run.bundle_path))
+            except (PerfmodelError, OSError) as exc:
+                skipped.append(f"run {base_run.id}: cannot replay its bundle: {exc}")
+                continue
+            for name, targets in sorted(by_config.items()):
+                t0 = targets[0]
+                if name == base_run.config:
+                    continue
+                if not _comparable(base_run.config_settings, t0.config_settings):
+                    continue
+                pairs.append(_pair(store, loaded, base_run, targets, save, replay_id, slot_id))
+    repeats: dict[str, list[float]] = defaultdict(list)
+    for group in by_exp.values():
+        by_config = defaultdict(list)
+        for r in group:
+            by_config[r.config].append(float(r.app_s or 0.0))
+        for times in by_config.values():
+            repeats[group[0].workload] += [
+                abs(a - b) / b for i, a in enumerate(times) for j, b in enumerate(times) if i != j
+            ]
+    return _summarise(pairs, version, len(usable), skipped, repeats)
+
+
+def _pair(
+    store: RunStore,
+    loaded: LoadedBaseline,
+    base_run: RunRow,
+    targets: list[RunRow],
+    save: bool,
+    replay_id: int,
+    slot_id: int,
+) -> PairResult:
+    t0 = targets[0]
+    prediction = predict(loaded, t0.cores, t0.memory_bytes)
+    slot_s = slot_only(loaded, t0.cores, t0.memory_bytes)
+    measured = [float(r.app_s or 0.0) for r in targets]
+    walls = [float(r.wall_s) for r in targets if r.wall_s is not None]
+    mean = statistics.fmean(measured)
+    result = PairResult(
+        experiment=base_run.experiment,
+        workload=base_run.workload,
+        baseline_run=base_run.id,
+        baseline_config=base_run.config,
+        target_config=t0.config,
+        target_runs=[r.id for r in targets],
+        measured_s=mean,
+        measured_sd_s=statistics.stdev(measured) if len(measured) > 1 else 0.0,
+        measured_wall_s=statistics.fmean(walls) if walls else math.nan,
+        predicted_s=prediction.predicted_s,
+        error=abs(prediction.predicted_s - mean) / mean,
+        slot_only_s=slot_s,
+        slot_only_error=abs(slot_s - mean) / mean,
+        bottleneck=prediction.bottleneck,
+        baseline_observed_s=prediction.observed_s,
+        baseline_model_error=prediction.model_error,
+        stage_components={
+            f"{s.stage_id}.{s.attempt}": dict(s.component_s) for s in prediction.stages
+        },
+    )
+    if save:
+        detail = {"measured_s": mean, "target_runs": result.target_runs}
+        store.save_prediction(
+            base_run.id,
+            t0.config_id,
+            replay_id,
+            prediction.predicted_s,
+            prediction.baseline_replay_s,
+            prediction.observed_s,
+            prediction.bottleneck,
+            {**detail, "prediction": prediction.as_dict()},
+        )
+        store.save_prediction(
+            base_run.id,
+            t0.config_id,
+            slot_id,
+            slot_s,
+            prediction.baseline_replay_s,
+            prediction.observed_s,
+            "n/a",
+            detail,
+        )
+    return result
+
+
+def _mean(values: list[float]) -> float:
+    return statistics.fmean(values) if values else math.nan
+
+
+def _summarise(
+    pairs: list[PairResult],
+    version: str,
+    runs: int,
+    skipped: list[str],
+    repeats: dict[str, list[float]],
+) -> AccuracyReport:
+    by_workload: dict[str, list[PairResult]] = defaultdict(list)
+    for p in pairs:
+        by_workload[p.workload].append(p)
+    workloads = [
+        WorkloadAccuracy(
+            workload=w,
+            pairs=len(ps),
+            mean_error=statistics.fmean(p.error for p in ps),
+            worst_error=max(p.error for p in ps),
+            slot_only_mean_error=statistics.fmean(p.slot_only_error for p in ps),
+            slot_only_worst_error=max(p.slot_only_error for p in ps),
+            bottlenecks=sorted({p.bottleneck for p in ps}),
+            repeat_error=_mean(repeats.get(w, [])),
+        )
+        for w, ps in sorted(by_workload.items())
+    ]
+    nan = math.nan
+    return AccuracyReport(
+        pairs=pairs,
+        workloads=workloads,
+        mean_error=statistics.fmean(p.error for p in pairs) if pairs else nan,
+        worst_error=max((p.error for p in pairs), default=nan),
+        slot_only_mean_error=statistics.fmean(p.slot_only_error for p in pairs) if pairs else nan,
+        slot_only_worst_error=max((p.slot_only_error for p in pairs), default=nan),
+        model_version=version,
+        created=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        host=socket.gethostname(),
+        machine=f"{platform.machine()} {platform.processor() or platform.system()}".strip(),
+        cores=os.cpu_count() or 0,
+        load_avg=[round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else [],
+        runs=runs,
+        skipped=skipped,
+        repeat_error=_mean([x for values in repeats.values() for x in values]),
+    )

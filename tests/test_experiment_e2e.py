@@ -1,0 +1,161 @@
+"""A tiny spec end to end through the CLI: real PySpark runs into a temporary store, then the
+accuracy report with its JSON, figures, and the runs commands.
+
+The job is the study's word count over 2 MB of generated text, under local[1] and local[2]
+(1 repetition each); recording is JFR/py-spy-free to keep the test short, the event log is
+recorded as always.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from perfmodel.cli.experiment import register
+
+REPO = Path(__file__).resolve().parents[1]
+
+TINY = """
+name = "tiny-wordcount"
+workload = "wordcount"
+script = "{repo}/experiments/workloads/wordcount.py"
+args = ["{{data}}/text-{{size_mb}}mb", "{{out}}/counts"]
+prepare = ["{{python}}", "{repo}/experiments/datagen.py", "text", "--size-mb", "{{size_mb}}",
+           "--out", "{{data}}"]
+data_dir = "data"
+repetitions = 1
+timeout_s = 300
+
+[params]
+size_mb = 2
+
+[record]
+jfr = false
+pyspy = false
+
+[grid]
+master = ["local[1]", "local[2]"]
+driver_memory = ["512m"]
+"""
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    register(app)
+    return app
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[dict]]:
+    tmp = tmp_path_factory.mktemp("study")
+    spec = tmp / "tiny.toml"
+    spec.write_text(TINY.format(repo=REPO))
+    store = tmp / "runs.sqlite"
+    result = CliRunner().invoke(
+        _app(), ["experiment", "run", str(spec), "--store", str(store), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    return spec, store, json.loads(result.stdout)
+
+
+@pytest.mark.slow
+def test_runs_are_recorded_and_stored(study) -> None:
+    _, store, runs = study
+    assert [(r["config"], r["status"]) for r in runs] == [
+        ("local[1] driver=512m", "ok"),
+        ("local[2] driver=512m", "ok"),
+    ]
+    for r in runs:
+        assert r["app_s"] > 0 and r["wall_s"] >= r["app_s"]
+        assert (Path(r["bundle"]) / "manifest.json").is_file()
+    listed = CliRunner().invoke(_app(), ["runs", "list", "--store", str(store), "--json"])
+    rows = json.loads(listed.stdout)
+    assert [row["status"] for row in rows] == ["ok", "ok"]
+    assert all(row["cpu_s"] > 0 and row["peak_rss_bytes"] > 100 << 20 for row in rows)
+    shown = CliRunner().invoke(_app(), ["runs", "show", "1", "--store", str(store), "--json"])
+    detail = json.loads(shown.stdout)
+    assert detail["samples"] and detail["stages"]
+    assert {"--master", "local[1]"} <= set(detail["command"])
+    assert sum(s["input_bytes"] for s in detail["stages"]) >= 2 << 20
+    compared = CliRunner().invoke(_app(), ["runs", "compare", "1", "2", "--store", str(store)])
+    assert compared.exit_code == 0 and "run 1" in compared.stdout and "run 2" in compared.stdout
+
+
+@pytest.mark.slow
+def test_report_pairs_every_run_with_the_other_config(study, tmp_path: Path) -> None:
+    spec, store, runs = study
+    out = tmp_path / "report"
+    result = CliRunner().invoke(
+        _app(),
+        ["experiment", "report", str(spec), "--store", str(store), "--out", str(out), "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    pairs = report["pairs"]
+    assert {(p["baseline_config"], p["target_config"]) for p in pairs} == {
+        ("local[1] driver=512m", "local[2] driver=512m"),
+        ("local[2] driver=512m", "local[1] driver=512m"),
+    }
+    by_id = {r["run_id"]: r for r in runs}
+    for p in pairs:
+        (target,) = p["target_runs"]
+        assert p["measured_s"] == pytest.approx(by_id[target]["app_s"])
+        gap = abs(p["predicted_s"] - p["measured_s"])
+        assert p["error"] == pytest.approx(gap / p["measured_s"])
+        assert p["slot_only_error"] == pytest.approx(
+            abs(p["slot_only_s"] - p["measured_s"]) / p["measured_s"]
+        )
+        assert p["bottleneck"] in {"cpu", "memory", "disk", "network", "scheduling", "other"}
+    (wl,) = report["workloads"]
+    assert wl["workload"] == "wordcount" and wl["pairs"] == 2
+    assert math.isclose(wl["mean_error"], sum(p["error"] for p in pairs) / 2)
+    assert wl["worst_error"] == max(p["error"] for p in pairs)
+    assert report["repeat_error"] is None  # one run per configuration: no noise floor
+    assert (out / "accuracy.md").read_text().count("| wordcount |") >= 3
+    assert json.loads((out / "accuracy.json").read_text())["mean_error"] == report["mean_error"]
+    for stem in ("runtime-wordcount", "stages-wordcount"):
+        assert (out / "plots" / f"{stem}.png").stat().st_size > 1000
+        assert (out / "plots" / f"{stem}.svg").read_text().lstrip().startswith("<?xml")
+    # Predictions are kept in the store, one per pair and method.
+    import sqlite3
+
+    count = sqlite3.connect(store).execute("SELECT COUNT(*) FROM predictions").fetchone()[0]
+    assert count == 4
+
+
+def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    store = tmp_path / "runs.sqlite"
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n')
+    cases = [
+        ["experiment", "run", str(bad), "--store", str(store)],
+        ["experiment", "run", str(tmp_path / "absent.toml"), "--store", str(store)],
+        ["experiment", "report", "nosuch", "--store", str(store)],
+        ["runs", "show", "42", "--store", str(store)],
+        ["runs", "compare", "1", "--store", str(store)],
+        ["runs", "list", "--store", str(tmp_path)],
+    ]
+    for args in cases:
+        result = CliRunner().invoke(_app(), args)
+        assert result.exit_code == 2, (args, result.output)
+        assert result.output.startswith("error: ") and "Traceback" not in result.output
+        assert result.output.count("\n") == 1, result.output
+
+
+def test_main_cli_has_experiment_and_runs(tmp_path: Path) -> None:
+    from perfmodel.cli import build_app
+
+    runner = CliRunner()
+    res = runner.invoke(build_app(), ["--help"])
+    assert res.exit_code == 0 and "experiment" in res.output and "runs" in res.output
+    store = tmp_path / "empty.sqlite"
+    res = runner.invoke(build_app(), ["runs", "list", "--store", str(store), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) == []
+    res = runner.invoke(build_app(), ["runs", "show", "42", "--store", str(store)])
+    assert res.exit_code == 2 and "42" in res.output and "Traceback" not in res.output
