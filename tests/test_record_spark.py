@@ -84,6 +84,13 @@ def test_bundle_is_complete(recorded) -> None:
     assert {r.process for r in pyspy} >= {"python driver", "python worker"}
     assert manifest.samples["by_source"]["jfr"] > 0 and manifest.samples["by_source"]["pyspy"] > 0
     assert manifest.sampling["jfr"]["stack_depth"] == 2048
+    # The process tree was monitored: the JVM and Python kept at least one core busy at times.
+    usage = bundle.load_resources(out)
+    assert manifest.resources["samples"] == len(usage) > 10
+    assert manifest.resources["cpu_s"] > 1.0 and manifest.resources["peak_rss_bytes"] > 100e6
+    assert all(a.t_ms < b.t_ms for a, b in zip(usage, usage[1:], strict=False))
+    assert max(s.cpu_cores for s in usage) > 0.8 and max(s.processes for s in usage) >= 2
+    assert manifest.started_ms <= usage[0].t_ms and usage[-1].t_ms <= manifest.ended_ms + 1000
     # The user's configuration stays in force, perfmodel's is appended to it.
     conf = (out / "raw" / "conf" / "spark-defaults.conf").read_text()
     assert "spark.driver.defaultJavaOptions" in conf
@@ -213,3 +220,27 @@ def test_diagnose_a_bundle_lists_top_functions_per_stage(recorded) -> None:
     text = CliRunner().invoke(build_app(), ["diagnose", str(out)])
     assert "top functions" in text.stdout
     assert "inferred from the code" in text.stdout
+
+
+def test_predict_on_a_bundle_uses_code_vectors_and_measured_cpu(recorded, tmp_path) -> None:
+    """`predict` on a recorded bundle splits unattributed time by the code models' vectors
+    and takes each task's CPU demand from the monitored process tree; both are said."""
+    _, out = recorded
+    from typer.testing import CliRunner
+
+    from perfmodel.cli import build_app
+
+    env = {"PERFMODEL_STATE_DIR": str(tmp_path / "state")}
+    runner = CliRunner(env=env)
+    res = runner.invoke(build_app(), ["predict", str(out), "--cores", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    notes = " ".join(data["notes"])
+    assert "code-inferred resource vectors" in notes
+    assert "measured from the host's CPU use" in notes
+    assert data["baseline_config"]["sources"]["host_cores"] == "recorded with the profile"
+    res = runner.invoke(
+        build_app(), ["predict", str(out), "--cores", "2", "--no-code-vectors", "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    assert "not used (--no-code-vectors)" in " ".join(json.loads(res.stdout)["notes"])

@@ -2,13 +2,13 @@
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import typer
 from typer.testing import CliRunner
 
 from perfmodel.cli import predict as predict_cli
-from perfmodel.dag.model import ApplicationProfile
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 from perfmodel.state import remember_profile
 
@@ -44,9 +44,9 @@ def synthetic(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     log.write_text("{}\n")
     loaded: list[str] = []
 
-    def fake_load(source: str, attempt: str | None) -> ApplicationProfile:
+    def fake_load(source: str, attempt: str | None) -> SimpleNamespace:
         loaded.append(source)
-        return profile
+        return SimpleNamespace(profile=profile, bundle=None)  # a LoadedProfile of a bare log
 
     monkeypatch.setattr(predict_cli, "_load", fake_load)
     monkeypatch.setenv("PERFMODEL_STATE_DIR", str(tmp_path / "state"))

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from perfmodel.dag.model import ApplicationProfile
+from perfmodel.dag.model import StageKey
+from perfmodel.dag.resources import ResourceVector
 from perfmodel.errors import PerfmodelError
 from perfmodel.simulate.config import (
     BaselineOverrides,
@@ -29,6 +30,9 @@ from perfmodel.simulate.sweep import SweepPoint, is_axis_spec, parse_axes, run_s
 from perfmodel.simulate.units import format_bandwidth, format_size, parse_bandwidth, parse_factor
 from perfmodel.simulate.workload import compile_workload
 from perfmodel.state import last_profile
+
+if TYPE_CHECKING:
+    from perfmodel.dag.spark import LoadedProfile
 
 MAX_STAGE_ROWS = 10
 
@@ -84,6 +88,14 @@ def predict(
     attempt: Annotated[
         str | None, typer.Option(help="Application attempt, when the log holds several.")
     ] = None,
+    code_vectors: Annotated[
+        bool,
+        typer.Option(
+            "--code-vectors/--no-code-vectors",
+            help="With a bundle: split each stage's unattributed task time by the resource "
+            "vector the code models infer from its stack samples (else by bytes moved).",
+        ),
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (docs/predict.md).")] = False,
 ) -> None:
     """Predict the runtime and bottleneck under other resources (what-if replay)."""
@@ -116,16 +128,22 @@ def predict(
         if host_cores is not None and host_cores < 1:
             raise ConfigError("--host-cores must be at least 1")
         source, remembered, attempt = _resolve_path(path, attempt)
-        profile = _load(source, attempt)
+        loaded = _load(source, attempt)
+        profile = loaded.profile
         base = baseline_config(profile, overrides)
-        workload = compile_workload(profile, base)
+        vectors, vector_note = _stage_vectors(loaded, code_vectors)
+        workload = compile_workload(profile, base, vectors or None)
         if axes_specs:
             axes = parse_axes(axes_specs)
             points = run_sweep(workload, base, axes, change)
+            for pt in points:
+                pt.prediction.notes.extend([vector_note] if vector_note else [])
             _print_sweep(points, source, remembered, as_json)
             return
         target = apply_what_if(base, change)
         prediction = replay_workload(workload, base, target)
+        if vector_note:
+            prediction.notes.append(vector_note)
     except PerfmodelError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -147,16 +165,44 @@ def _resolve_path(path: str | None, attempt: str | None) -> tuple[str, bool, str
     return last.path, True, attempt if attempt is not None else last.attempt
 
 
-def _load(source: str, attempt: str | None) -> ApplicationProfile:
+def _load(source: str, attempt: str | None) -> LoadedProfile:
     from perfmodel.dag.spark import build_profile  # the Spark front end is heavy to import
 
     if not Path(source).exists():
         raise ConfigError(f"{source}: no such file or directory")
     loaded = build_profile(source, attempt)
-    profile = getattr(loaded, "profile", loaded)
-    if not profile.stages:
+    if not loaded.profile.stages:
         raise ConfigError(f"{source}: the log holds no stages, so there is nothing to replay")
-    return profile
+    return loaded
+
+
+def _stage_vectors(
+    loaded: LoadedProfile, wanted: bool
+) -> tuple[dict[StageKey, ResourceVector], str | None]:
+    """Code-inferred resource vectors per stage from a bundle's samples, and a note saying so.
+
+    A bare event log has no samples: its unattributed time is split by bytes (docs/predict.md),
+    which needs no note. A bundle whose models or samples give nothing says why.
+    """
+    if loaded.bundle is None:
+        return {}, None
+    if not wanted:
+        return {}, "code-inferred resource vectors not used (--no-code-vectors)"
+    from perfmodel.report.pipeline import code_vectors, samples_of
+
+    samples = samples_of(loaded)
+    if samples is None:
+        return {}, None
+    try:
+        vectors = code_vectors(samples)
+    except PerfmodelError as exc:
+        return {}, f"no code-inferred resource vectors: {exc}"
+    if not vectors:
+        return {}, "the bundle's stack samples gave no code-inferred resource vector"
+    return vectors, (
+        f"unattributed task time split by code-inferred resource vectors for {len(vectors)} "
+        "stage(s) (--no-code-vectors splits it by bytes moved)"
+    )
 
 
 def _size(text: str | None) -> int | None:

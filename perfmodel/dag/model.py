@@ -244,6 +244,35 @@ class ResourceConfig:
 
 
 @dataclass(slots=True)
+class HostUsage:
+    """Cores the application's processes kept busy over time, measured from outside.
+
+    Task metrics only see task threads; this sees everything the run used on its host —
+    Python workers, GC and JIT threads, the driver — so the replay can tell a task's real
+    CPU demand from its thread's CPU time, and whether the host was saturated.
+    """
+
+    t_ms: list[float]
+    """End of each sampling interval (epoch ms, ascending)."""
+    cores: list[float]
+    """Cores busy on average over the interval that ends at the same index."""
+    host_cores: int | None = None
+    """Cores of the host the run was measured on, when known."""
+
+    def busy_core_ms(self, start_ms: float, end_ms: float) -> float:
+        """Core-milliseconds used between two instants (intervals prorated by overlap)."""
+        total = 0.0
+        prev = None
+        for t, c in zip(self.t_ms, self.cores, strict=True):
+            if prev is not None:
+                lo, hi = max(prev, start_ms), min(t, end_ms)
+                if hi > lo:
+                    total += c * (hi - lo)
+            prev = t
+        return total
+
+
+@dataclass(slots=True)
 class ApplicationProfile:
     """The whole hierarchical DAG execution profile of one application run."""
 
@@ -269,6 +298,8 @@ class ApplicationProfile:
     event_count: int = 0
     event_counts: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    host_usage: HostUsage | None = None
+    """Measured CPU use of the run's processes (a recorded bundle has it), else None."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -19,6 +19,7 @@ import msgspec
 from perfmodel.dag.model import (
     ApplicationProfile,
     ExecutorInfo,
+    HostUsage,
     JobNode,
     OperationNode,
     PlanNode,
@@ -30,7 +31,7 @@ from perfmodel.dag.model import (
 from perfmodel.dag.spark_config import resolve_resources
 from perfmodel.errors import NotAnEventLogError
 from perfmodel.profile import spark_events as ev
-from perfmodel.profile.bundle import find_event_log, is_bundle, read_manifest
+from perfmodel.profile.bundle import find_event_log, is_bundle, load_resources, read_manifest
 from perfmodel.profile.eventlog import (
     DEFAULT_MAX_DECOMPRESSED,
     EventLogSource,
@@ -85,7 +86,19 @@ def build_profile(
         if host_cores:
             # What-if replay needs the host's real core count; a local run's log lacks it.
             loaded.profile.extra["host_cores"] = host_cores
+        loaded.profile.host_usage = _host_usage(bundle, host_cores)
     return loaded
+
+
+def _host_usage(bundle: Path, host_cores: int | None) -> HostUsage | None:
+    samples = load_resources(bundle)
+    if len(samples) < 2:
+        return None
+    return HostUsage(
+        t_ms=[s.t_ms for s in samples],
+        cores=[s.cpu_cores for s in samples],
+        host_cores=host_cores,
+    )
 
 
 def _reason_text(reason: ev.TaskEndReasonJson) -> str:

@@ -1,11 +1,11 @@
 """Running a spec: every configuration × (warm-ups + repetitions), each run recorded and stored.
 
 Each run goes through `perfmodel.profile.record.record` (a profile bundle per run, so any
-run can later serve as the baseline of a prediction), with `TreeMonitor` sampling the
-process tree alongside. The run's row is written before the command starts and completed
-after; any exception — including Ctrl-C and SIGTERM — marks it failed and stops the
-workload's processes before it propagates, so an interrupted study leaves no row
-``running`` and no orphaned JVM.
+run can later serve as the baseline of a prediction); `record` also monitors the run's
+process tree (CPU, memory, I/O), and the runner stores what it measured. The run's row is
+written before the command starts and completed after; any exception — including Ctrl-C
+and SIGTERM — marks it failed and stops the workload's processes before it propagates, so
+an interrupted study leaves no row ``running`` and no orphaned JVM.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from types import FrameType
 import psutil
 
 from perfmodel.errors import PerfmodelError
-from perfmodel.experiment.monitor import IGNORED_NAMES, TreeMonitor
 from perfmodel.experiment.spec import ExperimentSpec, RunConfig, substitute
-from perfmodel.experiment.store import RunOutcome, RunStore, StageRow
+from perfmodel.experiment.store import RunOutcome, RunStore, Sample, StageRow
+from perfmodel.profile.monitor import IGNORED_NAMES, ResourceSummary
 from perfmodel.profile.record import RecordOptions, record
 
 QUIET_CONF = (
@@ -142,7 +142,7 @@ def run_experiment(
     exp_id = store.add_experiment(
         spec.name, spec.workload, str(spec.path), spec.text, dict(spec.params)
     )
-    root = bundles / f"{spec.name}-e{exp_id}"
+    root = _fresh_dir(bundles / f"{spec.name}-e{exp_id}")
     reports: list[RunReport] = []
     with _terminate_as_interrupt():
         for config in spec.configs:
@@ -204,10 +204,8 @@ def _one_run(
         pyspy=spec.record.pyspy,
     )
     scratch.parent.mkdir(parents=True, exist_ok=True)
-    monitor = TreeMonitor()
     watchdog = _Watchdog(spec.timeout_s)
     try:
-        monitor.start()
         watchdog.start()
         try:
             log = root / f"{label}.log" if capture_output else None
@@ -215,7 +213,6 @@ def _one_run(
                 result = record(command, options, env=run_env)
         finally:
             watchdog.cancel()
-            totals = monitor.stop()
     except BaseException as exc:
         _kill_workload()
         store.finish_run(
@@ -226,6 +223,7 @@ def _one_run(
     timed_out = watchdog.fired
     m = result.manifest
     wall = (m.ended_ms - m.started_ms) / 1000.0 if m.ended_ms and m.started_ms else None
+    totals = result.resources or ResourceSummary()
     outcome = RunOutcome(
         status="ok" if result.exit_code == 0 else "failed",
         exit_code=result.exit_code,
@@ -236,7 +234,7 @@ def _one_run(
         write_bytes=totals.write_bytes,
         net_sent_bytes=totals.net_sent_bytes,
         net_recv_bytes=totals.net_recv_bytes,
-        samples=totals.samples,
+        samples=store_samples(totals, m.started_ms),
     )
     if result.exit_code != 0:
         outcome.error = (
@@ -275,6 +273,26 @@ def _one_run(
         bundle=bundle,
         warnings=list(result.warnings),
     )
+
+
+def store_samples(totals: ResourceSummary, started_ms: float | None) -> list[Sample]:
+    """The monitor's samples as the store keeps them: seconds since the run started."""
+    if not totals.samples:
+        return []
+    t0 = started_ms if started_ms is not None else totals.samples[0].t_ms
+    return [
+        Sample(
+            t_s=(s.t_ms - t0) / 1000.0,
+            cpu_percent=100.0 * s.cpu_cores,
+            rss_bytes=s.rss_bytes,
+            read_bytes=s.read_bytes,
+            write_bytes=s.write_bytes,
+            net_sent_bytes=s.net_sent_bytes,
+            net_recv_bytes=s.net_recv_bytes,
+            processes=s.processes,
+        )
+        for s in totals.samples
+    ]
 
 
 class _Watchdog:
@@ -386,6 +404,15 @@ def _terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _fresh_dir(path: Path) -> Path:
+    """``path``, or ``path-2``, ``path-3``… when it exists (another store's experiment)."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}-{n}")
+    return candidate
 
 
 def _slug(name: str) -> str:

@@ -28,12 +28,14 @@ import pyarrow.parquet as pq
 from perfmodel import __version__
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile import jfr, pyspy, sampletable
+from perfmodel.profile.monitor import ResourceSample, ResourceSummary
 
 FORMAT = "perfmodel-bundle"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 SAMPLES = "samples.parquet"
 TASK_SPANS = "task_spans.parquet"
+RESOURCES = "resources.parquet"
 EVENTLOG_DIR = "eventlog"
 JFR_DIR = "raw/jfr"
 PYSPY_DIR = "raw/pyspy"
@@ -85,6 +87,8 @@ class BundleManifest:
     apps: list[dict[str, str]] = field(default_factory=list)
     recordings: list[RecordingEntry] = field(default_factory=list)
     samples: dict[str, Any] = field(default_factory=dict)
+    resources: dict[str, Any] = field(default_factory=dict)
+    """Process-tree monitoring (``resources.parquet``): interval and totals; empty if none."""
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
@@ -174,6 +178,53 @@ def load_task_spans(bundle: str | Path) -> pa.Table:
     if not path.is_file():
         return jfr.spans_table([])
     return pq.read_table(path)
+
+
+_RESOURCE_SCHEMA = pa.schema(
+    [
+        ("t_ms", pa.float64()),
+        ("cpu_cores", pa.float64()),
+        ("rss_bytes", pa.int64()),
+        ("read_bytes", pa.int64()),
+        ("write_bytes", pa.int64()),
+        ("net_sent_bytes", pa.int64()),
+        ("net_recv_bytes", pa.int64()),
+        ("processes", pa.int32()),
+    ]
+)
+
+
+def write_resources(out: Path, summary: ResourceSummary) -> dict[str, Any]:
+    """Write the monitor's time series to ``resources.parquet``; returns the manifest entry."""
+    columns = {name: [getattr(s, name) for s in summary.samples] for name in _RESOURCE_SCHEMA.names}
+    pq.write_table(pa.table(columns, schema=_RESOURCE_SCHEMA), out / RESOURCES, compression="zstd")
+    return {
+        "file": RESOURCES,
+        "interval_s": summary.interval_s,
+        "samples": len(summary.samples),
+        "cpu_s": round(summary.cpu_s, 3),
+        "peak_rss_bytes": summary.peak_rss_bytes,
+        "read_bytes": summary.read_bytes,
+        "write_bytes": summary.write_bytes,
+        "net_sent_bytes": summary.net_sent_bytes,
+        "net_recv_bytes": summary.net_recv_bytes,
+    }
+
+
+def load_resources(bundle: str | Path) -> list[ResourceSample]:
+    """The bundle's process-tree samples, oldest first (empty when it has none)."""
+    path = Path(bundle) / RESOURCES
+    if not path.is_file():
+        return []
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise BundleError(f"{path} is unreadable: {exc}") from None
+    missing = set(_RESOURCE_SCHEMA.names) - set(table.column_names)
+    if missing:
+        raise BundleError(f"{path} lacks the columns {', '.join(sorted(missing))}")
+    rows = table.select(_RESOURCE_SCHEMA.names).to_pylist()
+    return sorted((ResourceSample(**r) for r in rows), key=lambda s: s.t_ms)
 
 
 def prepare_directory(out: Path) -> None:

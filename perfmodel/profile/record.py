@@ -28,6 +28,7 @@ import psutil
 
 from perfmodel.profile import bundle, jfr, pyspy
 from perfmodel.profile.bundle import BundleManifest
+from perfmodel.profile.monitor import ProcessTreeMonitor, ResourceSummary
 
 CONF_DIR = "raw/conf"
 JFR_REPOSITORY = "raw/jfr-repository"
@@ -48,6 +49,8 @@ class RecordOptions:
     """How often new Python processes are looked for (py-spy attaches to each)."""
     jvm_exit_timeout_s: float = 120.0
     """How long to wait, after the command ends, for its JVMs to finish writing recordings."""
+    monitor_interval_s: float | None = 0.25
+    """Process-tree resource monitoring (CPU, memory, I/O) interval; None switches it off."""
 
 
 @dataclass(slots=True)
@@ -56,6 +59,8 @@ class RecordResult:
     bundle: Path
     manifest: BundleManifest
     warnings: list[str] = field(default_factory=list)
+    resources: ResourceSummary | None = None
+    """What the process-tree monitor measured (None when monitoring was off)."""
 
 
 def user_conf_dir(env: Mapping[str, str]) -> Path | None:
@@ -203,11 +208,16 @@ def record(
 
     previous = signal.signal(signal.SIGINT, _remember)
     jvms: dict[int, psutil.Process] = {}
+    monitor: ProcessTreeMonitor | None = None
+    resources: ResourceSummary | None = None
     try:
         try:
             child = subprocess.Popen(list(command), env=run_env)
         except OSError as exc:
             raise bundle.BundleError(f"cannot run {command[0]!r}: {exc}") from None
+        if options.monitor_interval_s:
+            monitor = ProcessTreeMonitor(child.pid, options.monitor_interval_s)
+            monitor.start()
         root = psutil.Process(child.pid)
         while child.poll() is None:
             _track(root, jvms, recorder)
@@ -222,6 +232,8 @@ def record(
         pyspy_files = recorder.stop() if recorder is not None else []
     finally:
         signal.signal(signal.SIGINT, previous)
+        if monitor is not None:
+            resources = monitor.stop()
     if recorder is not None:
         warnings.extend(recorder.warnings)
     ended = bundle.now_ms()
@@ -268,11 +280,13 @@ def record(
         apps=apps,
         warnings=warnings,
     )
+    if resources is not None:
+        manifest.resources = bundle.write_resources(out, resources)
     if interrupted:
         manifest.warnings.append("interrupted (Ctrl-C): the recording covers the run until then")
     written = bundle.assemble(out, jfr_files=jfr_files, pyspy_files=pyspy_files, manifest=manifest)
     # Chunks left by a JVM that died are now read into the samples; the copies stay in raw/.
-    return RecordResult(exit_code, out, written, list(written.warnings))
+    return RecordResult(exit_code, out, written, list(written.warnings), resources)
 
 
 def _track(

@@ -111,6 +111,24 @@ def stage_times(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> Sta
     return StageTimes(durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1)
 
 
+READ_EXPANSION = 3.0
+"""In-memory bytes per byte read (deserialised rows and their pointers vs. compressed,
+serialised input): bounds a task's working set where its peak memory says too much."""
+
+
+def working_set(work: StageWork) -> FloatArray:
+    """Bytes each task would hold in execution memory if it had all it wanted.
+
+    A task that spilled needed what it held plus what it spilled. One that did not is
+    bounded by its peak, but a hash aggregation or join grows its maps into whatever
+    memory it is given, so with ample memory the peak overstates the need; the data it
+    read, deserialised (`READ_EXPANSION`), bounds it too (where the task read anything).
+    """
+    spilled = work.peak_memory + work.memory_spill
+    cap = np.where(work.read_bytes > 0, work.read_bytes * READ_EXPANSION, np.inf)
+    return np.where(work.memory_spill > 0, spilled, np.minimum(work.peak_memory, cap))
+
+
 def _spill_ms(
     work: StageWork, base: ClusterConfig, new: ClusterConfig, k0: float, k1: float
 ) -> FloatArray:
@@ -124,7 +142,7 @@ def _spill_ms(
     base_spill = work.components[SPILL]
     if base.memory_bytes == new.memory_bytes and k0 == k1:
         return base_spill
-    ws = work.peak_memory + work.memory_spill
+    ws = working_set(work)
     per_exec0 = max(1.0, k0 / base.executors_per_host)
     per_exec1 = max(1.0, k1 / new.executors_per_host)
     a0 = laws.usable_memory(base.memory_bytes) / per_exec0

@@ -36,6 +36,7 @@ from perfmodel.dag.decomposition import decompose_task
 from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.simulate.config import ClusterConfig
+from perfmodel.simulate.host_usage import StageCpu, stage_cpu
 from perfmodel.simulate.laws import FloatArray
 
 COMPONENTS: tuple[str, ...] = (
@@ -71,10 +72,13 @@ class StageWork:
     """Per task: in-memory size of the data it spilled (bytes)."""
     disk_spill: FloatArray
     """Per task: on-disk size of the data it spilled (bytes)."""
+    read_bytes: FloatArray
+    """Per task: bytes it read (input plus shuffle), as stored (serialised, compressed)."""
     concurrency: float
     """Baseline: mean number of tasks running on the same host while these ran (≥ 1)."""
     cpu_demand: float
-    """Cores one running task keeps busy (CPU-like components ÷ wall time)."""
+    """Cores one running task keeps busy when it has the host to itself: measured from the
+    host's CPU use where the profile has it, else CPU-like components ÷ run time."""
     disk_share: float
     network_share: float
     observed_ms: float
@@ -137,6 +141,12 @@ def compile_workload(
         )
     concurrency = _task_concurrency(profile)
     stage_list = _replayed_stages(profile)
+    measured = _measured_cpu(profile, baseline, stage_list)
+    if measured:
+        notes.append(
+            f"CPU demand per task measured from the host's CPU use for {len(measured)} "
+            "stage(s) (Python workers and JVM threads included)"
+        )
     milestones: list[Milestone] = [Milestone(APP_START, -1, [], 0.0, 0.0)]
     job_submit: dict[int, int] = {}
     job_complete: dict[int, int] = {}
@@ -156,7 +166,9 @@ def compile_workload(
         if jid is not None:
             per_job_stages[jid].append(len(works))
         stage_index[stage.key] = len(works)
-        works.append(_stage_work(stage, jid, baseline, concurrency, vectors))
+        works.append(
+            _stage_work(stage, jid, baseline, concurrency, vectors, measured.get(stage.key))
+        )
 
     for job in jobs:
         t_submit = float(job.submit_ms) - start
@@ -241,6 +253,40 @@ def compile_workload(
         executors=_executor_timeline(profile, baseline, start),
         notes=notes,
     )
+
+
+SATURATED = 0.85
+"""Host utilisation above which tasks are taken to have been CPU-starved: their measured
+cores per task is then a lower bound of what they would use alone."""
+
+
+def _measured_cpu(
+    profile: ApplicationProfile, baseline: ClusterConfig, stages: list[StageNode]
+) -> dict[StageKey, StageCpu]:
+    """Per stage, the CPU its tasks used, where the profile measured the host's CPU use.
+
+    Only in local mode: there every task runs on the one measured host (a recording of a
+    cluster application's driver says nothing about its executors' hosts).
+    """
+    usage = profile.host_usage
+    if usage is None or not baseline.local_mode or baseline.host_cores_assumed:
+        return {}
+    return stage_cpu(usage, baseline.host_cores, {s.key: _finished(s) for s in stages})
+
+
+def measured_demand(cpu: StageCpu, thread_cpu_ms: float) -> float:
+    """Cores a task of the stage would keep busy alone, from what the host measured.
+
+    Below saturation the measured cores per task is the demand. On a saturated host it is
+    only a lower bound; the task is then taken as two pipelined lanes — its thread (CPU time
+    from task metrics) and everything else it caused (a Python worker, GC and JIT threads) —
+    which alone run side by side, so the longer lane bounds its time.
+    """
+    observed = cpu.cores_per_task
+    if cpu.utilisation < SATURATED or cpu.cpu_ms <= 0:
+        return observed
+    longest = max(thread_cpu_ms, cpu.cpu_ms - thread_cpu_ms)
+    return max(observed, cpu.cpu_ms / longest) if longest > 0 else observed
 
 
 def _executor_timeline(
@@ -382,6 +428,7 @@ def _stage_work(
     baseline: ClusterConfig,
     concurrency: Mapping[int, float],
     vectors: Mapping[StageKey, ResourceVector] | None,
+    measured: StageCpu | None = None,
 ) -> StageWork:
     tasks = _finished(stage)
     n = len(tasks)
@@ -391,6 +438,7 @@ def _stage_work(
     peak = np.zeros(n, dtype=np.float64)
     mem_spill = np.zeros(n, dtype=np.float64)
     disk_spill = np.zeros(n, dtype=np.float64)
+    read = np.zeros(n, dtype=np.float64)
     k = np.ones(n, dtype=np.float64)
     for i, task in enumerate(tasks):
         d = decompose_task(task)
@@ -405,6 +453,7 @@ def _stage_work(
         peak[i] = m.peak_execution_memory
         mem_spill[i] = m.memory_spill_bytes
         disk_spill[i] = m.disk_spill_bytes
+        read[i] = m.input_bytes + m.shuffle_read_bytes
         k[i] = concurrency.get(task.task_id, 1.0)
     wall = comp.sum(axis=0) + unattributed
     k_stage = float(np.average(k, weights=wall)) if n and wall.sum() > 0 else 1.0
@@ -423,6 +472,10 @@ def _stage_work(
     total = float(wall.sum())
     cpu_like = float(comp[CPU].sum() + comp[CPU_OTHER].sum() + comp[GC].sum())
     run_total = total - float(comp[SCHEDULING].sum())
+    if measured is not None and measured.task_ms > 0:
+        demand = measured_demand(measured, float(comp[CPU].sum()))
+    else:
+        demand = cpu_like / run_total if run_total > 0 else 0.0
     return StageWork(
         key=stage.key,
         name=stage.name,
@@ -431,8 +484,9 @@ def _stage_work(
         peak_memory=peak,
         memory_spill=mem_spill,
         disk_spill=disk_spill,
+        read_bytes=read,
         concurrency=k_stage,
-        cpu_demand=cpu_like / run_total if run_total > 0 else 0.0,
+        cpu_demand=demand,
         disk_share=float(comp[DISK].sum() + comp[SPILL].sum()) / total if total > 0 else 0.0,
         network_share=float(comp[NETWORK].sum()) / total if total > 0 else 0.0,
         observed_ms=stage.duration_ms,

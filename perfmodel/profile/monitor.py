@@ -1,31 +1,61 @@
-"""Resource monitoring of a run's process tree with psutil: CPU, memory, disk and network.
+"""Resource monitoring of a recorded command's process tree with psutil.
 
-Spark's own metrics cover task threads only; the monitor sees the whole run from outside —
-the launcher, the JVM (driver and executors in local mode), PySpark's Python driver and
-workers — so a run's CPU seconds and peak memory include everything the machine spent on it.
-Processes come and go (Python workers are forked per task set), so counters are tracked per
-pid and the last value seen of a process that has exited is kept in the totals.
+Spark's task metrics cover task threads only. Seen from outside, the whole run — the
+launcher, the JVM (driver and executors in local mode), PySpark's Python driver and its
+workers — shows how many cores the application really kept busy and when, which is what
+the what-if replay needs to know about CPU used outside the task threads (a PySpark task's
+Python worker, GC and JIT threads). The monitor is non-intrusive: it reads ``/proc`` every
+``interval_s`` from perfmodel's own process.
 
-Network bytes are not available per process from the OS; they are the host's counters over
-the run's time (including loopback traffic), which is what a single-machine run shares.
-CPU counts each process's own time only (a parent's ``children_*`` times would count reaped
-children twice), so a process's last half-interval before it exits can be missed.
+Processes come and go (Python workers are forked per task set), so counters are tracked
+per (pid, start time) and the last value seen of a process that has exited is kept. CPU
+counts each process's own time only (a parent's ``children_*`` times would count reaped
+children twice), so a process's last partial interval before it exits can be missed.
+Network bytes are the host's counters over the run (the OS has no per-process figure;
+loopback included), which is what a single-machine run shares.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import psutil
 
-from perfmodel.experiment.store import Sample
-
 IGNORED_NAMES = frozenset({"py-spy"})
-"""Recording helpers that are children of the runner but not part of the workload."""
+"""Recording helpers that may appear in the tree but are not part of the workload."""
+
+
+@dataclass(slots=True)
+class ResourceSample:
+    """One sample of the tree; byte counters are cumulative since the monitor started."""
+
+    t_ms: float
+    """Wall clock (ms since the epoch), the time base of Spark's event log."""
+    cpu_cores: float
+    """Cores the tree kept busy over the interval that ends here (CPU seconds per second)."""
+    rss_bytes: int
+    read_bytes: int
+    write_bytes: int
+    net_sent_bytes: int
+    net_recv_bytes: int
+    processes: int
+
+
+@dataclass(slots=True)
+class ResourceSummary:
+    """Totals over a run: CPU seconds of the tree, peak summed RSS, bytes moved."""
+
+    interval_s: float = 0.0
+    cpu_s: float = 0.0
+    peak_rss_bytes: int = 0
+    read_bytes: int = 0
+    write_bytes: int = 0
+    net_sent_bytes: int = 0
+    net_recv_bytes: int = 0
+    samples: list[ResourceSample] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -35,69 +65,50 @@ class _ProcState:
     write_bytes: int = 0
 
 
-@dataclass(slots=True)
-class MonitorSummary:
-    """Totals over a run: CPU seconds of the tree, peak summed RSS, bytes moved."""
+class ProcessTreeMonitor:
+    """Samples ``root_pid`` and all its descendants on a background thread until stopped.
 
-    cpu_s: float = 0.0
-    peak_rss_bytes: int = 0
-    read_bytes: int = 0
-    write_bytes: int = 0
-    net_sent_bytes: int = 0
-    net_recv_bytes: int = 0
-    samples: list[Sample] = field(default_factory=list)
-
-
-class TreeMonitor:
-    """Samples every descendant of ``root_pid`` on a background thread until stopped.
-
-    ``root_pid`` itself is excluded when ``include_root`` is false: the runner samples its
-    own children (the recorded command), not itself.
+    With ``include_root`` false the root itself is left out (a runner monitoring its own
+    children). ``clock`` returns wall-clock seconds; tests pass a fake one.
     """
 
     def __init__(
         self,
-        root_pid: int | None = None,
-        interval_s: float = 0.5,
-        include_root: bool = False,
-        clock: Callable[[], float] = time.monotonic,
+        root_pid: int,
+        interval_s: float = 0.25,
+        include_root: bool = True,
+        ignored_names: Iterable[str] = IGNORED_NAMES,
+        clock: Callable[[], float] = time.time,
     ) -> None:
-        self.root_pid = root_pid if root_pid is not None else os.getpid()
+        self.root_pid = root_pid
         self.interval_s = interval_s
         self.include_root = include_root
+        self.ignored_names = frozenset(ignored_names)
         self._clock = clock
         self._procs: dict[tuple[int, float], _ProcState] = {}
         self._handles: dict[int, psutil.Process] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._t0 = 0.0
+        self._lock = threading.Lock()
         self._net0 = (0, 0)
         self._last_cpu = 0.0
         self._last_t = 0.0
-        self.summary = MonitorSummary()
+        self.summary = ResourceSummary(interval_s=interval_s)
 
     def start(self) -> None:
-        self._t0 = self._clock()
-        self._last_t = self._t0
+        self._last_t = self._clock()
         net = psutil.net_io_counters()
         self._net0 = (net.bytes_sent, net.bytes_recv) if net else (0, 0)
         self._thread = threading.Thread(target=self._loop, name="perfmodel-monitor", daemon=True)
         self._thread.start()
 
-    def stop(self) -> MonitorSummary:
+    def stop(self) -> ResourceSummary:
         """Stop sampling (one last sample is taken) and return the totals."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
         self.sample()
         return self.summary
-
-    def __enter__(self) -> TreeMonitor:
-        self.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
@@ -113,21 +124,25 @@ class TreeMonitor:
             procs.insert(0, root)
         out = []
         for proc in procs:
-            # Keep one handle per pid so psutil's cached create_time identifies reuse.
+            # One handle per pid, so psutil's cached create_time tells a reused pid apart.
             known = self._handles.get(proc.pid)
             if known is None or not known.is_running():
                 self._handles[proc.pid] = proc
                 known = proc
             try:
-                if known.name() in IGNORED_NAMES:
+                if known.name() in self.ignored_names:
                     continue
             except (psutil.Error, OSError):
                 continue
             out.append(known)
         return out
 
-    def sample(self) -> Sample:
+    def sample(self) -> ResourceSample:
         """Take one sample now (called by the thread; public for tests and the last one)."""
+        with self._lock:
+            return self._sample()
+
+    def _sample(self) -> ResourceSample:
         rss = 0
         live = 0
         for proc in self._tree():
@@ -144,8 +159,7 @@ class TreeMonitor:
             except (psutil.Error, OSError):
                 continue
             state = self._procs.setdefault(key, _ProcState())
-            cpu = times.user + times.system
-            state.cpu_s = max(state.cpu_s, cpu)
+            state.cpu_s = max(state.cpu_s, times.user + times.system)
             state.read_bytes = max(state.read_bytes, rb)
             state.write_bytes = max(state.write_bytes, wb)
             rss += mem.rss
@@ -153,14 +167,14 @@ class TreeMonitor:
         now = self._clock()
         cpu_total = sum(s.cpu_s for s in self._procs.values())
         dt = now - self._last_t
-        percent = 100.0 * (cpu_total - self._last_cpu) / dt if dt > 0 else 0.0
+        cores = (cpu_total - self._last_cpu) / dt if dt > 0 else 0.0
         self._last_cpu, self._last_t = cpu_total, now
         net = psutil.net_io_counters()
         sent = (net.bytes_sent - self._net0[0]) if net else 0
         recv = (net.bytes_recv - self._net0[1]) if net else 0
-        s = Sample(
-            t_s=now - self._t0,
-            cpu_percent=max(0.0, percent),
+        s = ResourceSample(
+            t_ms=now * 1000.0,
+            cpu_cores=max(0.0, cores),
             rss_bytes=rss,
             read_bytes=sum(p.read_bytes for p in self._procs.values()),
             write_bytes=sum(p.write_bytes for p in self._procs.values()),
