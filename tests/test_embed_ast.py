@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pytest
 import torch
 
 from perfmodel.embed.ast import NAME_LEAF, NO_SOURCE_LEAF, binarize, original_leaves, subtokens
 from perfmodel.embed.code_model import CodeModelConfig, RecursiveAutoencoder
 from perfmodel.embed.source.extract import Extractor, function_ast
-from perfmodel.embed.tree_batch import collate, encode_tree
+from perfmodel.embed.tree_batch import EncodedTree, TreeEncoder, collate, encode_tree
 from perfmodel.embed.vocab import Vocab
+from tests.conftest import TEST_DATA
 
 JAVA = b"""
 package demo;
@@ -119,3 +123,28 @@ def test_vocab_unknown_is_zero() -> None:
     v = Vocab.build(["a", "b", "a"], min_count=2)
     assert v.tokens == ("<unk>", "a")
     assert v.ids(["a", "zzz"]) == [1, 0]
+
+
+def _assert_same_encoding(fast: EncodedTree, ref: EncodedTree) -> None:
+    for f in ("leaf_type", "sub_ids", "sub_len", "left", "right", "height"):
+        a, b = getattr(fast, f), getattr(ref, f)
+        assert a.dtype == b.dtype and np.array_equal(a, b), f
+
+
+@pytest.mark.parametrize("max_nodes", [None, 0, 1, 3, 10, 37, 400])
+def test_tree_encoder_equals_binarize_then_encode(max_nodes: int | None) -> None:
+    """The fused inference encoder yields exactly the arrays of the two-step form."""
+    reference = json.loads((TEST_DATA / "classifier_reference.json").read_text())["functions"]
+    cases = [(a, "java", ("demo", "reader")) for a in _java_asts()]
+    cases.append((["block", [["identifier", f"x{i}"] for i in range(64)]], "java", ("f",)))
+    cases.append((["identifier", "readAll"], "java", ("solo",)))  # a leaf as the whole AST
+    cases.append((["block", []], "python", ()))
+    cases += [(f["ast"], f["language"], tuple(f["name_tokens"])) for f in reference]
+    cases += [(None, lang, toks) for _, lang, toks in cases[:3]]
+    trees = [binarize(a, lang, toks, max_nodes) for a, lang, toks in cases]
+    types = Vocab.build(t for tr in trees[::2] for t in tr.leaf_types)  # some unknown
+    words = Vocab.build(w for tr in trees[::2] for toks in tr.leaf_tokens for w in toks)
+    encoder = TreeEncoder(types, words, max_nodes, cache_size=50)  # cache refills too
+    for _ in range(2):  # cold, then warm caches
+        for (ast, lang, toks), tree in zip(cases, trees, strict=True):
+            _assert_same_encoding(encoder.encode(ast, lang, toks), encode_tree(tree, types, words))

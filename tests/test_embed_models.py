@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 import torch
 from torch.nn import functional as F
 
 from perfmodel.embed.ast import binarize
-from perfmodel.embed.charlm import CharLMConfig, build_language_model, flair_embedder, train_char_lm
+from perfmodel.embed.charlm import (
+    CharLMConfig,
+    CharLMSpec,
+    build_language_model,
+    flair_embedder,
+    train_char_lm,
+)
 from perfmodel.embed.code_model import CodeModelConfig, RecursiveAutoencoder
 from perfmodel.embed.doc_model import DocEmbedder, DocGRU, DocModelConfig, doc_words
 from perfmodel.embed.tree_batch import collate, encode_tree
@@ -100,3 +109,78 @@ def test_doc_model_learns_over_flair_embeddings() -> None:
         opt.step()
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0]
+
+
+EDGE_DOCS = [
+    "Reads up to len bytes of data from the input stream into an array of bytes.",
+    "Returns the value; see {@link #get(int)} -- x2 & y_3 (in UTF-8).",
+    "Ünïcödé “quotes” — 𝛼β and ☃ are chars the LM never saw.",
+    "A",
+    "aVeryLongIdentifierLikeWordThatGoesOnAndOnAndOnForQuiteSomeCharacters_0123456789",
+    "!!! ... ???",
+    "",
+    "   ",
+    "Reads up to len bytes of data from the input stream into an array of bytes.",  # again
+    " ".join(f"word{i}" for i in range(80)),  # truncated to MAX_DOC_WORDS
+]
+
+
+def _stack(lms: list[Any], glove: bool, **flair_options: object) -> Any:
+    from flair.embeddings import FlairEmbeddings, StackedEmbeddings, WordEmbeddings
+
+    parts: list[Any] = [FlairEmbeddings(lm, **flair_options) for lm in lms]
+    if glove:
+        vocab = {w: i for i, w in enumerate(["the", "reads", "bytes", "of", "#", "x0", "a"])}
+        words = WordEmbeddings(None, vocab=vocab, embedding_length=5, name="glove")
+        words.embedding = torch.nn.Embedding.from_pretrained(torch.randn(len(vocab) + 1, 5))
+        parts.append(words)
+    return StackedEmbeddings(parts)
+
+
+def _assert_same_vectors(a: list[torch.Tensor | None], b: list[torch.Tensor | None]) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        assert (x is None) == (y is None)
+        if x is not None:
+            assert x.shape == y.shape
+            torch.testing.assert_close(x, y, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"with_whitespace": False},
+        {"chars_per_chunk": 7},  # Flair cuts the characters into chunks; the direct path not
+    ],
+)
+def test_direct_doc_embedding_equals_flair(options: dict[str, object]) -> None:
+    """Running the char LMs directly gives Flair's vectors: same offsets, order, lookups."""
+    torch.manual_seed(0)
+    chars = sorted(set("".join(EDGE_DOCS)) - set("☃𝛼"))
+    lms = [build_language_model(CharLMSpec(chars, forward, 12, 6, 1)) for forward in (True, False)]
+    for glove in (False, True):
+        embedder = DocEmbedder(_stack(lms, glove, **options), batch_size=3, max_batch_chars=400)
+        assert embedder.direct
+        got = embedder.embed(EDGE_DOCS)
+        assert got[6] is None and got[7] is None
+        assert got[0] is not None and got[0].shape == (len(doc_words(EDGE_DOCS[0])), embedder.dim)
+        _assert_same_vectors(got, embedder.embed_with_flair(EDGE_DOCS))
+
+
+def test_unsupported_stacks_fall_back_to_flair() -> None:
+    torch.manual_seed(0)
+    lm = build_language_model(CharLMSpec(sorted(set("abcdefghij ")), True, 8, 4, 1))
+    embedder = DocEmbedder(_stack([lm], False, is_lower=True))
+    assert not embedder.direct
+    _assert_same_vectors(embedder.embed(EDGE_DOCS), embedder.embed_with_flair(EDGE_DOCS))
+
+
+def test_direct_doc_embedding_stacks_in_flairs_order() -> None:
+    """Flair concatenates a token's embeddings sorted by name: "10-..." before "2-..."."""
+    torch.manual_seed(0)
+    chars = sorted(set("".join(EDGE_DOCS)))
+    lms = [build_language_model(CharLMSpec(chars, i % 2 == 0, 3 + i, 4, 1)) for i in range(10)]
+    embedder = DocEmbedder(_stack(lms, True))
+    assert embedder.direct
+    _assert_same_vectors(embedder.embed(EDGE_DOCS), embedder.embed_with_flair(EDGE_DOCS))

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from perfmodel.embed.classifier import default_models_dir, load_classifier
+from perfmodel.embed.classifier import FunctionInput, default_models_dir, load_classifier
 from perfmodel.embed.source.roots import SourceRoot, find_jdk_src_zip
 from perfmodel.embed.weights import CONFIG_FILE
+from tests.conftest import TEST_DATA
 
 SHIPPED = default_models_dir()
 KNOWN = {
@@ -71,3 +73,42 @@ def test_model_card_matches_shipped_metrics() -> None:
     f1 = config["metrics"]["test"]["average (code + doc)"]["macro_f1"]
     assert f"{f1:.3f}" in card
     assert "perfmodel train" in card
+
+
+def test_predictions_match_the_reference_implementation() -> None:
+    """The batched inference path reproduces the original per-Sentence Flair path.
+
+    ``tests/data/classifier_reference.json`` holds held-out corpus functions (with and
+    without docs, long docs, ASTs beyond the node cap, name-only frames) and the code and
+    doc distributions the classifier gave them before inference was optimized.
+    """
+    ref = json.loads((TEST_DATA / "classifier_reference.json").read_text())
+    funcs = ref["functions"]
+    items = [
+        FunctionInput(f["name"], tuple(f["name_tokens"]), f["language"], f["ast"], f["doc"])
+        for f in funcs
+    ]
+    clf = load_classifier(roots=[])
+    assert clf.classes == ref["classes"]
+    clf.batch_size = 16  # several batches
+    doubled = items + items[::-1]  # duplicates and another order must not matter
+    results = clf.classify(doubled)
+    for f, res in zip(funcs + funcs[::-1], results, strict=True):
+        code = np.array([res.code_vector[c] for c in ref["classes"]])
+        np.testing.assert_allclose(code, f["code"], atol=1e-4)
+        if f["doc_probs"] is None:
+            assert res.doc_vector is None
+        else:
+            assert res.doc_vector is not None
+            doc = np.array([res.doc_vector[c] for c in ref["classes"]])
+            np.testing.assert_allclose(doc, f["doc_probs"], atol=1e-4)
+            code = (code + doc) / 2
+        assert res.label == ref["classes"][int(np.argmax(code))]
+    embedder = clf._doc_embedder()
+    assert embedder is not None and embedder.direct
+    docs = [f["doc"] for f in funcs]
+    fast, slow = embedder.embed(docs), embedder.embed_with_flair(docs)
+    for a, b in zip(fast, slow, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None and b is not None:
+            np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)

@@ -28,6 +28,7 @@ from perfmodel.profile.eventlog import (
     EventLogSource,
     LogProblem,
     RawLine,
+    iter_blocks,
     iter_line_batches,
     iter_lines,
     resolve_event_log,
@@ -456,6 +457,43 @@ def test_batches_are_the_same_for_any_chunk_size() -> None:
     assert len(reference) == MANIFEST["eventlog_v2_wordcount-rolling"]["lines"]
     assert flat(4093) == reference
     assert flat(64 << 20) == reference
+
+
+@pytest.mark.parametrize("chunk_size", [4093, 100_000, 1 << 20])
+def test_blocks_number_lines_like_batches(tmp_path: Path, chunk_size: int) -> None:
+    # Blank, whitespace-only and CRLF lines between real events, so line numbers only come
+    # out right if every newline of every block is counted (on both sides of the size above
+    # which blocks are counted with numpy).
+    events = read_path(DATA / "wordcount.zstd")[0]
+    body = bytearray()
+    for i, ln in enumerate(events):
+        body += ln.data + (b"\r\n" if i % 7 == 0 else b"\n")
+        if i % 5 == 0:
+            body += b"\n   \n" if i % 2 else b"\t\r\n"
+    (tmp_path / "x.json").write_bytes(bytes(body))
+    source = resolve_event_log(tmp_path / "x.json")
+
+    def from_batches() -> list[tuple[int, bytes]]:
+        return [
+            (b.first_line + i, d)
+            for b in iter_line_batches(source, [], chunk_size=chunk_size)
+            for i, d in enumerate(b.lines)
+            if d.strip()
+        ]
+
+    def from_blocks() -> list[tuple[int, bytes]]:
+        out = []
+        for block in iter_blocks(source, [], chunk_size=chunk_size):
+            lines = bytes(block.data).split(b"\n")
+            if lines[-1] == b"":
+                lines.pop()
+            assert len(lines) == block.lines
+            out += [(block.first_line + i, d) for i, d in enumerate(lines) if d.strip()]
+        return out
+
+    reference = from_batches()
+    assert len(reference) == len(events)
+    assert from_blocks() == reference
 
 
 def test_over_long_line_is_skipped(tmp_path: Path) -> None:

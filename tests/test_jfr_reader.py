@@ -20,7 +20,7 @@ public class Spin {
       try {
         MessageDigest md = MessageDigest.getInstance("SHA-512");
         byte[] block = new byte[4096];
-        long end = System.currentTimeMillis() + 1500;
+        long end = System.currentTimeMillis() + 3000;
         while (System.currentTimeMillis() < end) { md.update(block); md.digest(); }
       } catch (Exception e) { throw new RuntimeException(e); }
     };
@@ -34,7 +34,8 @@ public class Spin {
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real recording made with perfmodel's own settings (javac + java, ~3 s)."""
+    """A real recording made with perfmodel's own settings (javac + java, ~4 s; the hasher
+    spins 3 s so that a loaded machine still gives it samples)."""
     tmp = tmp_path_factory.mktemp("jfr")
     (tmp / "Spin.java").write_text(SPIN)
     subprocess.run(["javac", "Spin.java"], cwd=tmp, check=True)

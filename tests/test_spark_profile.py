@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gc
+import json
 from pathlib import Path
 
 import pytest
 
 from perfmodel.dag.decomposition import decompose_task
+from perfmodel.dag.model import TaskMetrics, TaskRun
 from perfmodel.dag.spark import build_profile
 from perfmodel.report.diagnosis import diagnose
 from tests.conftest import EXAMPLE_LOG, TEST_DATA, shared_entries, shared_eventlogs
@@ -133,3 +136,116 @@ def test_codec_logs_from_real_spark_runs() -> None:
             continue
         assert loaded.profile.complete, path
         assert not [pr for pr in loaded.problems if pr.line is not None], path
+
+
+def _task_end_line(task_id: int, metrics: bool) -> dict[str, object]:
+    event: dict[str, object] = {
+        "Event": "SparkListenerTaskEnd",
+        "Stage ID": 3,
+        "Stage Attempt ID": 1,
+        "Task Type": "ShuffleMapTask",
+        "Task End Reason": {"Reason": "Success"}
+        if metrics
+        else {"Reason": "ExecutorLostFailure", "Loss Reason": "gone"},
+        "Task Info": {
+            "Task ID": task_id,
+            "Index": 7,
+            "Attempt": 2,
+            "Launch Time": 1_000_000 + task_id,
+            "Executor ID": "5",
+            "Host": "node-a",
+            "Locality": "NODE_LOCAL",
+            "Speculative": True,
+            "Getting Result Time": 1_000_900,
+            "Finish Time": 1_001_000 + task_id,
+            "Accumulables": [{"ID": 1, "Name": "x", "Update": 1, "Value": 1}],
+        },
+    }
+    if metrics:
+        event["Task Metrics"] = {
+            "Executor Deserialize Time": 11,
+            "Executor Run Time": 12,
+            "Executor CPU Time": 13_000_000,
+            "Result Size": 14,
+            "JVM GC Time": 15,
+            "Result Serialization Time": 16,
+            "Memory Bytes Spilled": 17,
+            "Disk Bytes Spilled": 18,
+            "Peak Execution Memory": 19,
+            "Shuffle Read Metrics": {
+                "Remote Bytes Read": 20,
+                "Local Bytes Read": 21,
+                "Fetch Wait Time": 22,
+                "Total Records Read": 23,
+            },
+            "Shuffle Write Metrics": {
+                "Shuffle Bytes Written": 24,
+                "Shuffle Write Time": 25_000_000,
+                "Shuffle Records Written": 26,
+            },
+            "Input Metrics": {"Bytes Read": 27, "Records Read": 28},
+            "Output Metrics": {"Bytes Written": 29, "Records Written": 30},
+        }
+    return event
+
+
+@pytest.mark.parametrize("padding", [0, 5000], ids=["line-by-line", "block-decoded"])
+def test_task_end_fields_map_one_to_one(tmp_path: Path, padding: int) -> None:
+    """Every field of a task's run and metrics comes from its own JSON field, whichever
+    decoding path (the careful first block, or whole blocks at once) the line takes."""
+    filler = {"Event": "SparkListenerBlockUpdated", "Block Updated Info": {"pad": "x" * 300}}
+    lines = [{"Event": "SparkListenerLogStart", "Spark Version": "3.5.1"}]
+    lines += [filler] * padding
+    lines += [_task_end_line(1, metrics=True), _task_end_line(2, metrics=False)]
+    log = tmp_path / "local-1"
+    log.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    assert gc.isenabled()
+    loaded = build_profile(log)
+    assert gc.isenabled()  # paused while building, and turned back on
+    assert loaded.problems == []
+    tasks = {t.task_id: t for t in loaded.profile.tasks()}
+    assert tasks[1] == TaskRun(
+        task_id=1,
+        index=7,
+        attempt=2,
+        stage_id=3,
+        stage_attempt=1,
+        executor_id="5",
+        host="node-a",
+        launch_ms=1_000_001.0,
+        finish_ms=1_001_001.0,
+        getting_result_ms=1_000_900.0,
+        status="SUCCESS",
+        failure_reason=None,
+        locality="NODE_LOCAL",
+        speculative=True,
+        resubmitted=False,
+        task_type="ShuffleMapTask",
+        metrics=TaskMetrics(
+            reported=True,
+            run_ms=12.0,
+            cpu_ms=13.0,
+            has_cpu_time=True,
+            deserialize_ms=11.0,
+            result_serialize_ms=16.0,
+            gc_ms=15.0,
+            shuffle_fetch_wait_ms=22.0,
+            shuffle_write_ms=25.0,
+            input_bytes=27,
+            input_records=28,
+            output_bytes=29,
+            output_records=30,
+            shuffle_read_bytes=41,
+            shuffle_remote_read_bytes=20,
+            shuffle_read_records=23,
+            shuffle_write_bytes=24,
+            shuffle_write_records=26,
+            memory_spill_bytes=17,
+            disk_spill_bytes=18,
+            peak_execution_memory=19,
+            result_size=14,
+        ),
+    )
+    lost = tasks[2]
+    assert (lost.status, lost.failure_reason) == ("FAILED", "ExecutorLostFailure: gone")
+    assert lost.metrics == TaskMetrics(reported=False)

@@ -334,10 +334,10 @@ def runs_compare(
             )
         )
         return
-    width = 16
+    width = 2 + max(16, *(len(get(r)) for _, get in COMPARE_FIELDS for r in runs))
     typer.echo(f"{'':<12}" + "".join(f"{'run ' + str(r.id):>{width}}" for r in runs))
     for label, get in COMPARE_FIELDS:
-        typer.echo(f"{label:<12}" + "".join(f"{get(r)[: width - 1]:>{width}}" for r in runs))
+        typer.echo(f"{label:<12}" + "".join(f"{get(r):>{width}}" for r in runs))
     keys = sorted({(s.stage_id, s.attempt) for i in run_ids for s in stages[i]})
     if keys:
         typer.echo("stage duration s (tasks)")
@@ -346,4 +346,5 @@ def runs_compare(
             for r in runs:
                 s = next((s for s in stages[r.id] if (s.stage_id, s.attempt) == key), None)
                 cells.append(f"{s.duration_s:.1f} ({s.tasks})" if s else "-")
-            typer.echo(f"{key[0]:>8}.{key[1]:<3}" + "".join(f"{c:>{width}}" for c in cells))
+            name = f"stage {key[0]}" + (f" (attempt {key[1]})" if key[1] else "")
+            typer.echo(f"{name:<12}" + "".join(f"{c:>{width}}" for c in cells))

@@ -19,9 +19,8 @@ import numpy as np
 import torch
 
 from perfmodel.dag.resources import ResourceVector
-from perfmodel.embed.ast import binarize
 from perfmodel.embed.doc_model import DocEmbedder
-from perfmodel.embed.tree_batch import collate, encode_tree
+from perfmodel.embed.tree_batch import TreeEncoder, collate
 from perfmodel.embed.weights import ModelBundle, load_bundle, rebuild_charlms
 
 DEFAULT_BATCH = 256
@@ -87,12 +86,19 @@ class ResourceClassifier:
         self._roots = roots
         self._locator: Any = None
         self._embedder: DocEmbedder | None = None
+        self._encoder = TreeEncoder(bundle.types, bundle.words, bundle.max_nodes)
         self._frame_cache: dict[str, Classification] = {}
         self._function_cache: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray | None]] = {}
 
     @property
     def classes(self) -> list[str]:
         return list(self.bundle.classes)
+
+    def clear_caches(self) -> None:
+        """Forget cached frames, functions and identifier encodings (keeps the models)."""
+        self._frame_cache.clear()
+        self._function_cache.clear()
+        self._encoder = TreeEncoder(self.bundle.types, self.bundle.words, self.bundle.max_nodes)
 
     # -- models ------------------------------------------------------------------------
     def _doc_embedder(self) -> DocEmbedder | None:
@@ -109,38 +115,36 @@ class ResourceClassifier:
     def code_probabilities(self, items: Sequence[FunctionInput]) -> np.ndarray:
         """(n, classes) softmax of the code model."""
         b = self.bundle
+        encode = self._encoder.encode
         out = np.zeros((len(items), len(b.classes)), dtype=np.float32)
-        with torch.no_grad():
+        with torch.inference_mode():
             for s in range(0, len(items), self.batch_size):
                 chunk = items[s : s + self.batch_size]
-                trees = [
-                    encode_tree(
-                        binarize(it.ast, it.language, it.name_tokens, b.max_nodes), b.types, b.words
-                    )
-                    for it in chunk
-                ]
+                trees = [encode(it.ast, it.language, it.name_tokens) for it in chunk]
                 logits = b.code_model(collate(trees), reconstruct=False).logits
                 out[s : s + len(chunk)] = torch.softmax(logits, dim=1).numpy()
         return out
 
     def doc_probabilities(self, docs: Sequence[str]) -> list[np.ndarray | None]:
-        """Softmax of the doc model per doc; None where a doc is empty or no doc model."""
+        """Softmax of the doc model per doc; None where a doc is empty or no doc model.
+
+        Each distinct doc is embedded and classified once.
+        """
         embedder = self._doc_embedder()
         if embedder is None or self.bundle.doc_model is None:
             return [None] * len(docs)
-        vectors = embedder.embed(docs)
-        out: list[np.ndarray | None] = [None] * len(docs)
+        unique = list(dict.fromkeys(d for d in docs if d))
+        vectors = embedder.embed(unique)
         have = [i for i, v in enumerate(vectors) if v is not None]
-        with torch.no_grad():
+        probs: dict[str, np.ndarray] = {}
+        with torch.inference_mode():
             for s in range(0, len(have), self.batch_size):
                 idx = have[s : s + self.batch_size]
-                seqs = [vectors[i] for i in idx]
-                probs = torch.softmax(
-                    self.bundle.doc_model([v for v in seqs if v is not None]), dim=1
-                ).numpy()
-                for i, p in zip(idx, probs, strict=True):
-                    out[i] = p
-        return out
+                seqs = [v for v in (vectors[i] for i in idx) if v is not None]
+                p = torch.softmax(self.bundle.doc_model(seqs), dim=1).numpy()
+                for i, row in zip(idx, p, strict=True):
+                    probs[unique[i]] = row
+        return [probs.get(d) if d else None for d in docs]
 
     def probabilities(
         self, items: Sequence[FunctionInput]

@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
@@ -37,28 +38,101 @@ def doc_words(doc: str, max_words: int = MAX_DOC_WORDS) -> list[str]:
 
 
 class DocEmbedder:
-    """Doc text -> (words, dim) tensor of Flair embeddings; batches docs by length."""
+    """Doc text -> (words, dim) tensor of Flair embeddings; batches docs by length.
 
-    def __init__(self, embeddings: StackedEmbeddings, batch_size: int = 128) -> None:
+    The embeddings are exactly Flair's (same LMs, same character offsets, same GloVe
+    lookup, stacked in Flair's order), but computed without Flair's per-``Sentence`` and
+    per-``Token`` Python objects: the character LMs run directly on padded index tensors
+    and the word vectors are gathered with one indexing operation per batch. That is most
+    of the doc model's inference cost (see ``benchmarks/classify_speed.py``). Stacks with
+    an embedding type or option this does not reproduce go through Flair itself
+    (:meth:`embed_with_flair`), which is also the reference the tests compare against.
+    """
+
+    def __init__(
+        self, embeddings: StackedEmbeddings, batch_size: int = 128, max_batch_chars: int = 2**17
+    ) -> None:
         self.embeddings = embeddings
         self.batch_size = batch_size
+        self.max_batch_chars = max_batch_chars
+        self._parts = _direct_parts(embeddings)
 
     @property
     def dim(self) -> int:
         return int(self.embeddings.embedding_length)
 
+    @property
+    def direct(self) -> bool:
+        """Whether :meth:`embed` bypasses Flair's Sentence objects (see the class docstring)."""
+        return self._parts is not None
+
     def embed(self, docs: Sequence[str]) -> list[torch.Tensor | None]:
-        """One tensor per doc, None for docs with no words."""
+        """One tensor per doc, None for docs with no words.
+
+        Docs with the same words share one computation (and one result tensor). The
+        tensors are ordinary ones (no_grad, not inference mode), so training can use them.
+        """
+        if self._parts is None:
+            return self.embed_with_flair(docs)
+        words = [tuple(doc_words(d)) for d in docs]
+        unique = list(dict.fromkeys(w for w in words if w))
+        vectors: dict[tuple[str, ...], torch.Tensor] = {}
+        with torch.no_grad():
+            for batch in self._batches([list(w) for w in unique]):
+                for w, v in zip(batch, self._embed_batch(batch), strict=True):
+                    vectors[tuple(w)] = v
+        return [vectors[w] if w else None for w in words]
+
+    def _batches(self, words: list[list[str]]) -> list[list[list[str]]]:
+        """Docs sorted by character count, cut into batches of at most ``batch_size`` docs
+        and ``max_batch_chars`` padded characters (the LMs run over padded characters, so
+        similar lengths in one batch waste little work; results do not depend on it)."""
+        ordered = sorted(words, key=_text_length)
+        out: list[list[list[str]]] = []
+        cur: list[list[str]] = []
+        for w in ordered:
+            if cur and (
+                len(cur) >= self.batch_size
+                or (len(cur) + 1) * (_text_length(w) + 2) > self.max_batch_chars
+            ):
+                out.append(cur)
+                cur = []
+            cur.append(w)
+        if cur:
+            out.append(cur)
+        return out
+
+    def _embed_batch(self, words: list[list[str]]) -> list[torch.Tensor]:
+        assert self._parts is not None
+        flat = [t for w in words for t in w]
+        counts = [len(w) for w in words]
+        tok_len = np.fromiter(map(len, flat), dtype=np.int64, count=len(flat))
+        tok_doc = np.repeat(np.arange(len(words)), counts)
+        doc_first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        tok_idx = np.arange(len(flat)) - doc_first[tok_doc]
+        # characters up to and including each token, within its doc
+        ends = np.cumsum(tok_len)
+        before_doc = np.concatenate([[0], ends])[doc_first]
+        through = ends - before_doc[tok_doc]
+        geometry = _Geometry(
+            texts=[" ".join(w) for w in words],
+            tok_doc=torch.from_numpy(tok_doc),
+            # offsets Flair reads the LM states at (FlairEmbeddings._add_embeddings_internal)
+            after=torch.from_numpy(through + tok_idx),  # forward: after the token
+            start=torch.from_numpy(through - tok_len + tok_idx),  # backward: its first char
+        )
+        named = {p.name: p.embed(geometry, flat) for p in self._parts}
+        stacked = torch.cat([named[k] for k in sorted(named)], dim=1)  # Token.embedding order
+        return list(torch.split(stacked, counts))
+
+    def embed_with_flair(self, docs: Sequence[str]) -> list[torch.Tensor | None]:
+        """The same embeddings through Flair's ``Sentence`` API (slow; the reference)."""
         import_flair_offline()
         from flair.data import Sentence
 
         words = [doc_words(d) for d in docs]
         out: list[torch.Tensor | None] = [None] * len(docs)
-        # sort by character count: the char LMs run over padded characters, so similar
-        # lengths in one batch waste little work (results do not depend on the batching)
-        order = sorted(
-            (i for i, w in enumerate(words) if w), key=lambda i: sum(len(t) + 1 for t in words[i])
-        )
+        order = sorted((i for i, w in enumerate(words) if w), key=lambda i: _text_length(words[i]))
         with torch.no_grad():
             for s in range(0, len(order), self.batch_size):
                 idx = order[s : s + self.batch_size]
@@ -68,6 +142,96 @@ class DocEmbedder:
                     out[i] = torch.stack([tok.embedding for tok in sent]).detach().clone()
                     sent.clear_embeddings()
         return out
+
+
+def _text_length(words: Sequence[str]) -> int:
+    return sum(len(t) + 1 for t in words)
+
+
+@dataclass(frozen=True)
+class _Geometry:
+    """Where each token of a batch of docs lies in its doc's text (all tokens flattened)."""
+
+    texts: list[str]  # words joined by single spaces, as Flair's plain string of a Sentence
+    tok_doc: torch.Tensor  # (N,) doc of each token
+    after: torch.Tensor  # (N,) offset of the character after each token in its text
+    start: torch.Tensor  # (N,) offset of each token's first character in its text
+
+
+class _CharLMPart:
+    """One ``FlairEmbeddings``: its LM run on padded character indices."""
+
+    def __init__(self, emb: Any) -> None:
+        self.name: str = emb.name
+        self.lm = emb.lm
+        self.forward: bool = bool(emb.is_forward_lm)
+        self.with_whitespace: bool = bool(emb.with_whitespace)
+        # as FlairEmbeddings picks its markers
+        self.start_marker: str = (
+            self.lm.document_delimiter if "document_delimiter" in self.lm.__dict__ else "\n"
+        )
+        self.end_marker = " "
+        dictionary = self.lm.dictionary
+        self.pad = int(dictionary.get_idx_for_item(" "))
+        self.index: dict[str, int] = {
+            k.decode("utf-8"): int(v) for k, v in dictionary.item2idx.items()
+        }
+
+    def embed(self, g: _Geometry, flat: list[str]) -> torch.Tensor:
+        strings = [
+            self.start_marker + (t if self.forward else t[::-1]) + self.end_marker for t in g.texts
+        ]
+        longest = max(map(len, strings))
+        chars = np.full((longest, len(strings)), self.pad, dtype=np.int64)
+        index = self.index  # unknown characters -> 0, as Dictionary.get_idx_for_items
+        for b, s in enumerate(strings):
+            chars[: len(s), b] = [index.get(c, 0) for c in s]
+        hidden = self.lm.init_hidden(len(strings))
+        states, _ = self.lm.forward(torch.from_numpy(chars), hidden, decode=False)
+        m = len(self.start_marker)
+        if self.forward:
+            at = g.after + m
+        else:
+            lengths = torch.tensor([len(t) for t in g.texts])
+            at = lengths[g.tok_doc] + m - g.start
+        if not self.with_whitespace:
+            at = at - 1
+        return states[at, g.tok_doc]
+
+
+class _WordPart:
+    """One ``WordEmbeddings`` (GloVe): Flair's own word -> row lookup, then one gather."""
+
+    def __init__(self, emb: Any) -> None:
+        self.name: str = emb.name
+        self.emb = emb
+
+    def embed(self, g: _Geometry, flat: list[str]) -> torch.Tensor:
+        lookup = self.emb.get_cached_token_index
+        rows = torch.tensor([lookup(w) for w in flat], dtype=torch.long)
+        vectors = self.emb.embedding(rows)
+        if self.emb.layer_norm is not None:
+            vectors = self.emb.layer_norm(vectors)
+        return vectors
+
+
+def _direct_parts(embeddings: Any) -> list[_CharLMPart | _WordPart] | None:
+    """The stack's parts if :class:`DocEmbedder` can reproduce every one of them exactly."""
+    import_flair_offline()
+    from flair.embeddings import FlairEmbeddings, StackedEmbeddings, WordEmbeddings
+
+    stack = embeddings.embeddings if isinstance(embeddings, StackedEmbeddings) else [embeddings]
+    parts: list[_CharLMPart | _WordPart] = []
+    for emb in stack:
+        if type(emb) is FlairEmbeddings and not emb.is_lower:
+            parts.append(_CharLMPart(emb))
+        elif type(emb) is WordEmbeddings and emb.field is None:
+            parts.append(_WordPart(emb))
+        else:
+            return None
+    if len({p.name for p in parts}) != len(parts):
+        return None
+    return parts
 
 
 @dataclass(frozen=True)

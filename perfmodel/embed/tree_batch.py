@@ -12,11 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
-from perfmodel.embed.ast import BinaryTree
+from perfmodel.embed.ast import (
+    DEFAULT_MAX_NODES,
+    NAME_LEAF,
+    NO_SOURCE_LEAF,
+    BinaryTree,
+    subtokens,
+)
 from perfmodel.embed.vocab import Vocab
 
 
@@ -135,3 +142,130 @@ def collate(trees: Sequence[EncodedTree]) -> CodeBatch:
         node_tree=torch.from_numpy(node_tree.astype(np.int64)),
         n_leaves=total_leaves,
     )
+
+
+class TreeEncoder:
+    """Binarize and encode a function in one pass, for inference.
+
+    ``encode(ast, language, name_tokens)`` equals
+    ``encode_tree(binarize(ast, language, name_tokens, max_nodes), types, words)`` array
+    for array (``tests/test_embed_ast.py`` checks this), but it builds no intermediate
+    :class:`BinaryTree` of strings: pruning happens during the traversal, heights are
+    computed as parents are created, and each leaf text's subtoken ids are looked up
+    once (a profile's functions repeat the same identifiers over and over). Training
+    keeps the two-step form, whose trees it also inspects.
+    """
+
+    def __init__(
+        self,
+        types: Vocab,
+        words: Vocab,
+        max_nodes: int | None = DEFAULT_MAX_NODES,
+        cache_size: int = 200_000,
+    ) -> None:
+        self.types = types
+        self.words = words
+        self.max_nodes = max_nodes
+        self.cache_size = cache_size
+        self._type_ids: dict[str, dict[str, int]] = {}  # language -> node type -> id
+        self._text_ids: dict[str, tuple[int, ...]] = {}  # leaf text -> subtoken ids
+
+    def _text(self, text: str) -> tuple[int, ...]:
+        ids = self._text_ids.get(text)
+        if ids is None:
+            if len(self._text_ids) >= self.cache_size:
+                self._text_ids.clear()
+            ids = tuple(self.words.ids(subtokens(text)))
+            self._text_ids[text] = ids
+        return ids
+
+    def encode(
+        self, ast: list[Any] | None, language: str, name_tokens: Sequence[str]
+    ) -> EncodedTree:
+        type_ids = self._type_ids.get(language)
+        if type_ids is None:
+            type_ids = self._type_ids[language] = {}
+        types = self.types
+        leaf_type: list[int] = [types.id(NAME_LEAF)]
+        sub_ids: list[int] = self.words.ids(name_tokens)
+        sub_len: list[int] = [len(sub_ids)]
+        # inner node j is referred to as ~j (negative) until the leaf count is known
+        left: list[int] = []
+        right: list[int] = []
+        height: list[int] = []
+
+        def combine(items: list[int]) -> int:
+            # the balanced pairing of ast._Builder.combine
+            while len(items) > 1:
+                nxt = []
+                for i in range(0, len(items) - 1, 2):
+                    a = items[i]
+                    b = items[i + 1]
+                    ha = height[~a] if a < 0 else 0
+                    hb = height[~b] if b < 0 else 0
+                    left.append(a)
+                    right.append(b)
+                    height.append(1 + (ha if ha > hb else hb))
+                    nxt.append(~(len(left) - 1))
+                if len(items) % 2:
+                    nxt.append(items[-1])
+                items = nxt
+            return items[0]
+
+        if ast is None:
+            leaf_type.append(types.id(NO_SOURCE_LEAF))
+            sub_len.append(0)
+            combine([0, 1])
+        else:
+            # binarize's post-order traversal, pruned as ast._prune does: an inner node
+            # reserves budget for its children, in order, when the pre-order reaches it.
+            # None on the stack closes the inner node whose children follow it.
+            unlimited = self.max_nodes is None
+            budget = 0 if self.max_nodes is None else self.max_nodes
+            text_ids = self._text_ids
+            results: list[list[int]] = [[]]
+            stack: list[list[Any] | None] = [ast]
+            pop = stack.pop
+            push = stack.append
+            while stack:
+                node = pop()
+                if node is None:
+                    items = results.pop()
+                    results[-1].append(combine(items))
+                    continue
+                typ, payload = node
+                tid = type_ids.get(typ)
+                if tid is None:
+                    tid = type_ids[typ] = types.id(f"{language}:{typ}")
+                if isinstance(payload, str):
+                    ids = text_ids.get(payload)
+                    if ids is None:
+                        ids = self._text(payload)
+                    results[-1].append(len(leaf_type))
+                    leaf_type.append(tid)
+                    sub_ids.extend(ids)
+                    sub_len.append(len(ids))
+                    continue
+                results.append([len(leaf_type)])
+                leaf_type.append(tid)
+                sub_len.append(0)
+                if unlimited:
+                    chosen = payload
+                else:
+                    chosen = payload[: max(budget, 0)]
+                    budget -= len(chosen)
+                push(None)
+                stack.extend(reversed(chosen))
+            (body,) = results[0]
+            combine([0, body])
+        n = len(leaf_type)
+        lr = np.asarray([left, right], dtype=np.int64).reshape(2, -1)
+        lr = np.where(lr >= 0, lr, n - 1 - lr)
+        return EncodedTree(
+            leaf_type=np.asarray(leaf_type, dtype=np.int64),
+            sub_ids=np.asarray(sub_ids, dtype=np.int64),
+            sub_len=np.asarray(sub_len, dtype=np.int64),
+            left=lr[0],
+            right=lr[1],
+            height=np.asarray(height, dtype=np.int64),
+        )
