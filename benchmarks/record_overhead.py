@@ -1,11 +1,19 @@
 """Recording overhead of `perfmodel record`: the same PySpark job with and without it.
 
 Runs tests/data/record/job.py alternately plain and under `perfmodel record` (JFR with the
-plugin, py-spy, event log), N times each, and prints every wall time, the median of each, the
-median ratio, and the spread of the plain runs (noise floor). Alternating cancels slow drifts in
-machine load, and the order is swapped every pair. Usage:
+plugin, py-spy, the process monitor), N times each; the order is swapped every pair so
+slow drifts in machine load cancel. The plain run writes its event log too (through a
+``SPARK_CONF_DIR``, as a cluster with a history server does), so the application's own
+runtime can be compared. Three figures, each a median of per-pair ratios:
 
-    python benchmarks/record_overhead.py [--runs 5] [--scale 1.0] [--interval-ms 20]
+* **application**: start to end event in the event log — what recording costs the job;
+* **command**: until the command exits — what the user waits for the job;
+* **total**: `perfmodel record` until the bundle is written (JVM exit for the JFR dump,
+  reading JFR and py-spy output, writing Parquet).
+
+The spread of the plain runs is printed as the noise floor. Usage:
+
+    python benchmarks/record_overhead.py [--runs 5] [--scale 3] [--interval-ms 20]
 """
 
 from __future__ import annotations
@@ -21,71 +29,103 @@ import tempfile
 import time
 from pathlib import Path
 
-JOB = Path(__file__).resolve().parents[1] / "tests" / "data" / "record" / "job.py"
-CLI = (
-    "import typer; from perfmodel.cli.record import register; "
-    "app = typer.Typer(); register(app); app()"
-)
+REPO = Path(__file__).resolve().parents[1]
+JOB = REPO / "tests" / "data" / "record" / "job.py"
+sys.path.insert(0, str(REPO))
 
 
 def run(cmd: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        tail = proc.stderr.decode(errors="replace").strip().splitlines()[-15:]
+        sys.exit(f"{' '.join(cmd[:3])}... exited with {proc.returncode}:\n" + "\n".join(tail))
     return time.perf_counter() - start
+
+
+def app_seconds(log_dir: Path) -> float:
+    """Runtime of the one application whose event log is in ``log_dir``."""
+    from perfmodel.dag.spark import build_profile
+
+    (log,) = [p for p in log_dir.iterdir() if not p.name.startswith(".")]
+    return build_profile(log).profile.duration_ms / 1000.0
+
+
+def _median_ratio(a: list[float], b: list[float]) -> float:
+    return statistics.median(y / x for x, y in zip(a, b, strict=True))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--scale", type=float, default=3.0)
     parser.add_argument("--interval-ms", type=int, default=20)
+    parser.add_argument(
+        "--record-option",
+        action="append",
+        default=[],
+        help="Extra option for `perfmodel record` (repeatable), e.g. --record-option=--no-jfr.",
+    )
     args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="perfmodel-overhead-"))
+    conf = tmp / "conf"
+    conf.mkdir()
+    events = tmp / "events"
+    (conf / "spark-defaults.conf").write_text(
+        f"spark.eventLog.enabled true\nspark.eventLog.dir {events.as_uri()}\n"
+    )
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
     env.pop("JOB_FAIL", None)
-    tmp = Path(tempfile.mkdtemp(prefix="perfmodel-overhead-"))
-    plain: list[float] = []
-    recorded: list[float] = []
-    running: list[float] = []
+    env.pop("SPARK_CONF_DIR", None)
+    plain_env = {**env, "SPARK_CONF_DIR": str(conf)}
+    perfmodel = str(Path(sys.executable).parent / "perfmodel")
+    figures: dict[str, list[float]] = {
+        k: [] for k in ("plain app", "plain command", "app", "command", "total")
+    }
     try:
         job = [sys.executable, str(JOB), str(tmp / "work"), str(args.scale)]
-        run(job, env)  # warm-up: page cache, JIT of the launcher, input file
+        run(job, env)  # warm-up: page cache, the input file
         for i in range(args.runs):
             out = tmp / f"bundle-{i}"
-            rec = [sys.executable, "-c", CLI, "record", "--out", str(out)]
-            rec += ["--interval-ms", str(args.interval_ms), "--", *job]
-            # Swap the order every pair so neither variant always runs after the other.
-            if i % 2 == 0:
-                plain.append(run(job, env))
-                recorded.append(run(rec, env))
-            else:
-                recorded.append(run(rec, env))
-                plain.append(run(job, env))
+            rec = [perfmodel, "record", "--out", str(out)]
+            rec += ["--interval-ms", str(args.interval_ms), *args.record_option, "--", *job]
+            shutil.rmtree(events, ignore_errors=True)
+            events.mkdir()
+            pair = [("plain", job, plain_env), ("recorded", rec, env)]
+            for name, cmd, e in pair if i % 2 == 0 else pair[::-1]:
+                seconds = run(cmd, e)
+                if name == "plain":
+                    figures["plain command"].append(seconds)
+                    figures["plain app"].append(app_seconds(events))
+                else:
+                    figures["total"].append(seconds)
             manifest = json.loads((out / "manifest.json").read_text())
-            running.append((manifest["ended_ms"] - manifest["started_ms"]) / 1000.0)
+            figures["command"].append(
+                (manifest["command_ended_ms"] - manifest["started_ms"]) / 1000.0
+            )
+            figures["app"].append(app_seconds(out / "eventlog"))
             shutil.rmtree(out, ignore_errors=True)
             print(
-                f"run {i + 1}: plain {plain[-1]:.2f} s, recorded {recorded[-1]:.2f} s "
-                f"(job under recording {running[-1]:.2f} s)",
+                f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in figures.items()),
                 flush=True,
             )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    ratios = [r / p for p, r in zip(plain, recorded, strict=True)]
-    spread = (max(plain) - min(plain)) / statistics.median(plain)
-    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}")
-    print(f"plain    median {statistics.median(plain):.2f} s  {[round(x, 2) for x in plain]}")
-    print(f"recorded median {statistics.median(recorded):.2f} s  {[round(x, 2) for x in recorded]}")
-    print(f"median of per-pair ratios: {statistics.median(ratios):.3f}")
-    print(f"ratio of medians: {statistics.median(recorded) / statistics.median(plain):.3f}")
-    job_ratios = [r / p for p, r in zip(plain, running, strict=True)]
-    print(
-        f"job only (command start to end, JVM exit included, bundle building excluded): "
-        f"median {statistics.median(running):.2f} s, "
-        f"median ratio {statistics.median(job_ratios):.3f}"
-    )
-    print(f"plain-run spread (max-min)/median: {spread:.1%} (noise floor)")
-    print("note: 'recorded' includes building the bundle (reading JFR and py-spy output,")
-    print("writing Parquet) after the job; 'job only' is what the application itself felt.")
+    plain_app, plain_cmd = figures["plain app"], figures["plain command"]
+    spread = (max(plain_app) - min(plain_app)) / statistics.median(plain_app)
+    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}, runs: {args.runs}")
+    for key, values in figures.items():
+        print(
+            f"{key:14s} median {statistics.median(values):6.2f} s  {[round(x, 2) for x in values]}"
+        )
+    overheads = {
+        "application (event log runtimes)": _median_ratio(plain_app, figures["app"]),
+        "command (until it exits)": _median_ratio(plain_cmd, figures["command"]),
+        "total, bundle written": _median_ratio(plain_cmd, figures["total"]),
+    }
+    for what, ratio in overheads.items():
+        print(f"overhead, {what:34s} {ratio - 1:+.1%}")
+    print(f"plain application spread (max-min)/median: {spread:.1%} (noise floor)")
 
 
 if __name__ == "__main__":

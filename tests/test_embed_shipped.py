@@ -78,9 +78,11 @@ def test_model_card_matches_shipped_metrics() -> None:
 def test_predictions_match_the_reference_implementation() -> None:
     """The batched inference path reproduces the original per-Sentence Flair path.
 
-    ``tests/data/classifier_reference.json`` holds held-out corpus functions (with and
-    without docs, long docs, ASTs beyond the node cap, name-only frames) and the code and
-    doc distributions the classifier gave them before inference was optimized.
+    ``tests/data/classifier_reference.json`` holds functions written for the tests
+    (tests/data/corpus and tests/data/classifier_sources: with and without docs, docs
+    beyond the word limit, an AST beyond the node cap) and name-only frames, with the code
+    and doc distributions the classifier gave them before inference was optimised
+    (computed with the code of commit 3a20b51).
     """
     ref = json.loads((TEST_DATA / "classifier_reference.json").read_text())
     funcs = ref["functions"]

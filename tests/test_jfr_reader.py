@@ -20,7 +20,7 @@ public class Spin {
       try {
         MessageDigest md = MessageDigest.getInstance("SHA-512");
         byte[] block = new byte[4096];
-        long end = System.currentTimeMillis() + 3000;
+        long end = System.currentTimeMillis() + 1500;
         while (System.currentTimeMillis() < end) { md.update(block); md.digest(); }
       } catch (Exception e) { throw new RuntimeException(e); }
     };
@@ -34,8 +34,13 @@ public class Spin {
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real recording made with perfmodel's own settings (javac + java, ~4 s; the hasher
-    spins 3 s so that a loaded machine still gives it samples)."""
+    """A real recording made with perfmodel's own settings (javac + java, ~3 s).
+
+    The SHA-512 intrinsic is switched off: JFR cannot walk a stack out of an intrinsic
+    stub, so once C2 compiles the digest loop the thread yields almost no samples (about
+    nine in 3 s, some without a SHA frame) — a real blind spot of JFR, but this test is
+    about reading the frames that JFR does record.
+    """
     tmp = tmp_path_factory.mktemp("jfr")
     (tmp / "Spin.java").write_text(SPIN)
     subprocess.run(["javac", "Spin.java"], cwd=tmp, check=True)
@@ -48,6 +53,8 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
             f"-XX:StartFlightRecording=filename={out},settings={settings}",
             f"-XX:FlightRecorderOptions=stackdepth={jfr.STACK_DEPTH}",
             "-Xlog:jfr+startup=error",
+            "-XX:+UnlockDiagnosticVMOptions",
+            "-XX:-UseSHA512Intrinsics",
             "-cp",
             str(tmp),
             "Spin",

@@ -82,6 +82,8 @@ class BundleManifest:
     exit_code: int | None = None
     started_ms: float | None = None
     ended_ms: float | None = None
+    command_ended_ms: float | None = None
+    """When the command itself exited, before `record` waited for its JVMs' recordings."""
     sampling: dict[str, Any] = field(default_factory=dict)
     event_logs: list[str] = field(default_factory=list)
     apps: list[dict[str, str]] = field(default_factory=list)

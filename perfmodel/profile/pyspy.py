@@ -317,12 +317,15 @@ class PySpyRecorder:
         self.seen: set[int] = set()
         self.warnings: list[str] = []
 
-    def poll(self, root: psutil.Process) -> None:
-        try:
-            procs = [root, *root.children(recursive=True)]
-        except (psutil.Error, OSError):
-            return
-        for proc in procs:
+    def poll(self, root: psutil.Process, tree: list[psutil.Process] | None = None) -> None:
+        """Start samplers for new Python processes under ``root`` (``tree``: the processes
+        already listed by the caller, root included, to save walking the tree twice)."""
+        if tree is None:
+            try:
+                tree = [root, *root.children(recursive=True)]
+            except (psutil.Error, OSError):
+                return
+        for proc in tree:
             if proc.pid in self.seen:
                 continue
             self.seen.add(proc.pid)
@@ -344,7 +347,9 @@ class PySpyRecorder:
         log = self.out_dir / f"pyspy-{proc.pid}.log"
         rate = max(1, int(round(1000.0 / self.interval_ms)))
         argv = [self.exe, "record", "--pid", str(proc.pid), "--rate", str(rate)]
-        argv += ["--format", "chrometrace", "--idle", "--output", str(output)]
+        # --nonblocking: read the target's memory without pausing it. A paused worker is
+        # overhead the job pays on every sample; an occasional torn stack is not.
+        argv += ["--format", "chrometrace", "--idle", "--nonblocking", "--output", str(output)]
         meta = PySpyMeta(
             pid=proc.pid,
             start_ms=time.time() * 1000.0,

@@ -223,6 +223,7 @@ def record(
             _track(root, jvms, recorder)
             time.sleep(options.poll_s)
         exit_code = _exit_status(child.returncode)
+        command_ended = bundle.now_ms()
         leftover = psutil.wait_procs(list(jvms.values()), timeout=options.jvm_exit_timeout_s)[1]
         for proc in leftover:
             warnings.append(
@@ -252,6 +253,7 @@ def record(
         exit_code=exit_code,
         started_ms=started,
         ended_ms=ended,
+        command_ended_ms=command_ended,
         py_spy=pyspy.py_spy_version(py_spy) if py_spy else "",
         sampling={
             "interval_ms": options.interval_ms,
@@ -274,7 +276,7 @@ def record(
             "pyspy": {
                 "enabled": recorder is not None,
                 "rate_hz": round(1000.0 / options.interval_ms),
-                "mode": "one sampler per Python process, chrometrace, --idle",
+                "mode": "one sampler per Python process, chrometrace, --idle, --nonblocking",
             },
         },
         apps=apps,
@@ -292,15 +294,21 @@ def record(
 def _track(
     root: psutil.Process, jvms: dict[int, psutil.Process], recorder: pyspy.PySpyRecorder | None
 ) -> None:
-    """Remember the command's JVMs (to wait for their recordings) and sample new Pythons."""
+    """Remember the command's JVMs (to wait for their recordings) and sample new Pythons.
+
+    Runs every `RecordOptions.poll_s` on a machine the job keeps busy, so the tree is
+    walked once for both. A process is checked again until it is a JVM: ``spark-submit``
+    runs shell scripts that ``exec`` java under the same pid.
+    """
     try:
-        for proc in [root, *root.children(recursive=True)]:
-            if proc.pid not in jvms and _is_java(proc):
-                jvms[proc.pid] = proc
+        tree = [root, *root.children(recursive=True)]
     except (psutil.Error, OSError):
         return
+    for proc in tree:
+        if proc.pid not in jvms and _is_java(proc):
+            jvms[proc.pid] = proc
     if recorder is not None:
-        recorder.poll(root)
+        recorder.poll(root, tree)
 
 
 def _app_infos(out: Path) -> list[dict[str, str]]:
