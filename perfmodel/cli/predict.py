@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from perfmodel.dag.model import StageKey
-from perfmodel.dag.resources import ResourceVector
 from perfmodel.errors import PerfmodelError
 from perfmodel.simulate.config import (
     BaselineOverrides,
@@ -131,7 +129,9 @@ def predict(
         loaded = _load(source, attempt)
         profile = loaded.profile
         base = baseline_config(profile, overrides)
-        vectors, vector_note = _stage_vectors(loaded, code_vectors)
+        from perfmodel.report.pipeline import bundle_code_vectors
+
+        vectors, vector_note = bundle_code_vectors(loaded, code_vectors)
         workload = compile_workload(profile, base, vectors or None)
         if axes_specs:
             axes = parse_axes(axes_specs)
@@ -174,35 +174,6 @@ def _load(source: str, attempt: str | None) -> LoadedProfile:
     if not loaded.profile.stages:
         raise ConfigError(f"{source}: the log holds no stages, so there is nothing to replay")
     return loaded
-
-
-def _stage_vectors(
-    loaded: LoadedProfile, wanted: bool
-) -> tuple[dict[StageKey, ResourceVector], str | None]:
-    """Code-inferred resource vectors per stage from a bundle's samples, and a note saying so.
-
-    A bare event log has no samples: its unattributed time is split by bytes (docs/predict.md),
-    which needs no note. A bundle whose models or samples give nothing says why.
-    """
-    if loaded.bundle is None:
-        return {}, None
-    if not wanted:
-        return {}, "code-inferred resource vectors not used (--no-code-vectors)"
-    from perfmodel.report.pipeline import code_vectors, samples_of
-
-    samples = samples_of(loaded)
-    if samples is None:
-        return {}, None
-    try:
-        vectors = code_vectors(samples)
-    except PerfmodelError as exc:
-        return {}, f"no code-inferred resource vectors: {exc}"
-    if not vectors:
-        return {}, "the bundle's stack samples gave no code-inferred resource vector"
-    return vectors, (
-        f"unattributed task time split by code-inferred resource vectors for {len(vectors)} "
-        "stage(s) (--no-code-vectors splits it by bytes moved)"
-    )
 
 
 def _size(text: str | None) -> int | None:

@@ -142,13 +142,18 @@ class LoadedBaseline:
 
 
 def load_baseline(bundle: str | Path) -> LoadedBaseline:
+    """A run's bundle ready to replay, as `perfmodel predict BUNDLE` would read it (host CPU
+    use, and code-inferred vectors where the run was recorded with stack samplers)."""
     from perfmodel.dag.spark import build_profile  # heavy import
+    from perfmodel.report.pipeline import bundle_code_vectors
 
-    profile = build_profile(bundle).profile
+    loaded = build_profile(bundle)
+    profile = loaded.profile
     if not profile.stages:
         raise PerfmodelError(f"{bundle}: the run's event log has no stages to replay")
     base = baseline_config(profile)
-    workload = compile_workload(profile, base)
+    vectors, _ = bundle_code_vectors(loaded)
+    workload = compile_workload(profile, base, vectors or None)
     return LoadedBaseline(profile, base, workload, replay_baseline(workload, base))
 
 

@@ -112,6 +112,33 @@ def code_vectors(
     return {k: v for k, v in vectors.items() if v.shares}
 
 
+def bundle_code_vectors(
+    loaded: LoadedProfile, wanted: bool = True
+) -> tuple[dict[StageKey, ResourceVector], str | None]:
+    """Code-inferred resource vectors per stage from a bundle's samples, and a note saying so.
+
+    A bare event log has no samples: its unattributed time is split by bytes (docs/predict.md),
+    which needs no note. A bundle whose models or samples give nothing says why.
+    """
+    if loaded.bundle is None:
+        return {}, None
+    if not wanted:
+        return {}, "code-inferred resource vectors not used (--no-code-vectors)"
+    samples = samples_of(loaded)
+    if samples is None or not sum(samples.attribution.values()):
+        return {}, "the bundle has no stack samples (recorded without JFR and py-spy)"
+    try:
+        vectors = code_vectors(samples)
+    except PerfmodelError as exc:
+        return {}, f"no code-inferred resource vectors: {exc}"
+    if not vectors:
+        return {}, "the bundle's stack samples gave no code-inferred resource vector"
+    return vectors, (
+        f"unattributed task time split by code-inferred resource vectors for {len(vectors)} "
+        "stage(s) (--no-code-vectors splits it by bytes moved)"
+    )
+
+
 def add_code_vectors(result: Diagnosis, vectors: Mapping[StageKey, ResourceVector]) -> None:
     """Each stage's code-inferred vector beside its measured split, and where they disagree."""
     disagreements: list[str] = []
