@@ -37,7 +37,7 @@ def _usage(points: list[tuple[float, float]], step: float = 250.0) -> HostUsage:
             t += step
             t_ms.append(t)
             cores.append(c)
-    return HostUsage(t_ms=t_ms, cores=cores, host_cores=2)
+    return HostUsage(t_ms=t_ms, cores=cores)
 
 
 def test_one_task_alone_gets_all_the_cpu() -> None:

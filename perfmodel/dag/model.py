@@ -256,20 +256,6 @@ class HostUsage:
     """End of each sampling interval (epoch ms, ascending)."""
     cores: list[float]
     """Cores busy on average over the interval that ends at the same index."""
-    host_cores: int | None = None
-    """Cores of the host the run was measured on, when known."""
-
-    def busy_core_ms(self, start_ms: float, end_ms: float) -> float:
-        """Core-milliseconds used between two instants (intervals prorated by overlap)."""
-        total = 0.0
-        prev = None
-        for t, c in zip(self.t_ms, self.cores, strict=True):
-            if prev is not None:
-                lo, hi = max(prev, start_ms), min(t, end_ms)
-                if hi > lo:
-                    total += c * (hi - lo)
-            prev = t
-        return total
 
 
 @dataclass(slots=True)

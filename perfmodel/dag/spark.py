@@ -92,7 +92,7 @@ def build_profile(
         if host_cores:
             # What-if replay needs the host's real core count; a local run's log lacks it.
             loaded.profile.extra["host_cores"] = host_cores
-        loaded.profile.host_usage = _host_usage(bundle, host_cores)
+        loaded.profile.host_usage = _host_usage(bundle)
     return loaded
 
 
@@ -116,14 +116,13 @@ def _gc_paused() -> Iterator[None]:
         gc.enable()
 
 
-def _host_usage(bundle: Path, host_cores: int | None) -> HostUsage | None:
+def _host_usage(bundle: Path) -> HostUsage | None:
     samples = load_resources(bundle)
     if len(samples) < 2:
         return None
     return HostUsage(
         t_ms=[s.t_ms for s in samples],
         cores=[s.cpu_cores for s in samples],
-        host_cores=host_cores,
     )
 
 

@@ -51,14 +51,12 @@ def diagnose_path(
     loaded = build_profile(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
     samples = samples_of(loaded)
     vectors: dict[StageKey, ResourceVector] = {}
-    notes: list[str] = []
+    failure: str | None = None
     if samples is not None:
-        try:
-            vectors = code_vectors(samples, models_dir)
-        except PerfmodelError as exc:
-            notes.append(f"no code-inferred resource vectors: {exc}")
+        vectors, failure = _try_code_vectors(samples, models_dir)
     result = diagnose(loaded, vectors or None)
-    result.warnings.extend(notes)
+    if failure:
+        result.warnings.append(failure)
     if samples is not None:
         add_sample_views(result, samples)
         add_code_vectors(result, vectors)
@@ -112,6 +110,16 @@ def code_vectors(
     return {k: v for k, v in vectors.items() if v.shares}
 
 
+def _try_code_vectors(
+    samples: SampleProfile, models_dir: Path | None = None
+) -> tuple[dict[StageKey, ResourceVector], str | None]:
+    """`code_vectors`, or none and the reason when the models cannot be used."""
+    try:
+        return code_vectors(samples, models_dir), None
+    except PerfmodelError as exc:
+        return {}, f"no code-inferred resource vectors: {exc}"
+
+
 def bundle_code_vectors(
     loaded: LoadedProfile, wanted: bool = True
 ) -> tuple[dict[StageKey, ResourceVector], str | None]:
@@ -127,10 +135,9 @@ def bundle_code_vectors(
     samples = samples_of(loaded)
     if samples is None or not sum(samples.attribution.values()):
         return {}, "the bundle has no stack samples (recorded without JFR and py-spy)"
-    try:
-        vectors = code_vectors(samples)
-    except PerfmodelError as exc:
-        return {}, f"no code-inferred resource vectors: {exc}"
+    vectors, failure = _try_code_vectors(samples)
+    if failure:
+        return {}, failure
     if not vectors:
         return {}, "the bundle's stack samples gave no code-inferred resource vector"
     return vectors, (

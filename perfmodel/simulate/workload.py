@@ -285,8 +285,8 @@ def measured_demand(cpu: StageCpu, thread_cpu_ms: float) -> float:
     observed = cpu.cores_per_task
     if cpu.utilisation < SATURATED or cpu.cpu_ms <= 0:
         return observed
-    longest = max(thread_cpu_ms, cpu.cpu_ms - thread_cpu_ms)
-    return max(observed, cpu.cpu_ms / longest) if longest > 0 else observed
+    longest = max(thread_cpu_ms, cpu.cpu_ms - thread_cpu_ms)  # ≥ cpu_ms / 2 > 0
+    return max(observed, cpu.cpu_ms / longest)
 
 
 def _executor_timeline(
@@ -472,7 +472,7 @@ def _stage_work(
     total = float(wall.sum())
     cpu_like = float(comp[CPU].sum() + comp[CPU_OTHER].sum() + comp[GC].sum())
     run_total = total - float(comp[SCHEDULING].sum())
-    if measured is not None and measured.task_ms > 0:
+    if measured is not None:
         demand = measured_demand(measured, float(comp[CPU].sum()))
     else:
         demand = cpu_like / run_total if run_total > 0 else 0.0
