@@ -276,7 +276,9 @@ def record(
             "pyspy": {
                 "enabled": recorder is not None,
                 "rate_hz": round(1000.0 / options.interval_ms),
-                "mode": "one sampler per Python process, chrometrace, --idle, --nonblocking",
+                "mode": (
+                    "one sampler per Python process, chrometrace, --idle, --nonblocking, --nolineno"
+                ),
             },
         },
         apps=apps,
