@@ -81,3 +81,51 @@ def test_wrong_formats_give_one_clear_message(tmp_path: Path) -> None:
     raw.write_text("main (app.py:3);work (app.py:9) 12\n")
     rec = pyspy.read_pyspy(raw)
     assert rec.error is not None and "chrometrace" in rec.error
+
+
+BURN_SLEEP_BURN = """
+import hashlib, time
+
+def burn_first(seconds):
+    h = hashlib.sha256()
+    end = time.time() + seconds
+    while time.time() < end:
+        h.update(b"x" * 4096)
+
+def burn_again(seconds):
+    burn_first(seconds)
+
+burn_first(0.8)
+time.sleep(2.5)
+burn_again(0.8)
+"""
+
+
+def test_idle_process_sampler_stops_and_restarts(tmp_path: Path) -> None:
+    """A process blocked for longer than ``idle_stop_s`` loses its sampler, and a new one
+    records it once it runs again: two recordings, the busy spells in each."""
+    exe = pyspy.py_spy_executable()
+    assert exe is not None
+    script = tmp_path / "burst.py"
+    script.write_text(BURN_SLEEP_BURN)
+    child = subprocess.Popen([sys.executable, str(script)])
+    recorder = pyspy.PySpyRecorder(tmp_path, 20, exe, idle_stop_s=0.5)
+    root = psutil.Process(child.pid)
+    while child.poll() is None:
+        recorder.poll(root)
+        time.sleep(0.1)
+    written = recorder.stop()
+    assert len(written) == 2, (written, recorder.warnings)
+    assert written[0].name == f"pyspy-{child.pid}.json"
+    assert written[1].name == f"pyspy-{child.pid}-1.json"
+    first, second = (pyspy.read_pyspy(p) for p in written)
+    assert first.error is None and second.error is None
+    first_frames = {f for s in first.samples.column("frames").to_pylist() for f in s}
+    second_frames = {f for s in second.samples.column("frames").to_pylist() for f in s}
+    assert f"burn_first ({script})" in first_frames
+    assert f"burn_again ({script})" not in first_frames
+    assert f"burn_again ({script})" in second_frames
+    # The sleep is not sampled in full: the first recording stops within a second of it.
+    first_end = first.samples.column("timestamp_ms").to_numpy().max()
+    second_start = second.samples.column("timestamp_ms").to_numpy().min()
+    assert second_start - first_end > 1000

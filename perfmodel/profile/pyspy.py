@@ -299,6 +299,20 @@ class _Sampler:
     target: int
     output: Path
     log: Path
+    interrupted: bool = False
+
+
+@dataclass(slots=True)
+class _Target:
+    """A Python process being sampled, or paused because it has been blocked a while."""
+
+    handle: psutil.Process
+    cmd: list[str]
+    role: str
+    sampler: _Sampler | None = None
+    cpu_s: float = -1.0
+    idle_since: float | None = None
+    recordings: int = 0
 
 
 class PySpyRecorder:
@@ -307,19 +321,33 @@ class PySpyRecorder:
     Call :meth:`poll` periodically while the application runs and :meth:`stop` when it has
     ended; the ``pyspark.daemon`` fork server itself is skipped (it only forks workers), its
     forked workers are sampled.
+
+    A process whose CPU time has not moved for ``idle_stop_s`` (a worker parked between
+    tasks, a driver blocked in py4j while a job runs) cannot change its stack, yet py-spy
+    costs the same on it as on a busy one; its sampler is stopped and a new one started when
+    the process runs again (the samples of one process may then span several recordings).
+    Stopping py-spy with SIGSTOP instead would not do: its timer keeps the schedule and takes
+    the missed samples back to back when continued. The price: up to one poll period plus
+    py-spy's attach time at the start of activity after an idle spell is not sampled.
+    ``idle_stop_s=None`` samples every process for its whole life.
     """
 
-    def __init__(self, out_dir: Path, interval_ms: float, exe: str) -> None:
+    def __init__(
+        self, out_dir: Path, interval_ms: float, exe: str, idle_stop_s: float | None = 1.0
+    ) -> None:
         self.out_dir = out_dir
         self.interval_ms = interval_ms
         self.exe = exe
-        self.samplers: dict[int, _Sampler] = {}
+        self.idle_stop_s = idle_stop_s
+        self.samplers: list[_Sampler] = []
+        self.targets: dict[int, _Target] = {}
         self.seen: set[int] = set()
         self.warnings: list[str] = []
 
     def poll(self, root: psutil.Process, tree: list[psutil.Process] | None = None) -> None:
         """Start samplers for new Python processes under ``root`` (``tree``: the processes
-        already listed by the caller, root included, to save walking the tree twice)."""
+        already listed by the caller, root included, to save walking the tree twice), and
+        stop or restart those of processes that went idle or woke up."""
         if tree is None:
             try:
                 tree = [root, *root.children(recursive=True)]
@@ -340,11 +368,43 @@ class PySpyRecorder:
             if _is_daemon(cmd) and not _is_daemon(parent_cmd):
                 continue
             role = "python worker" if _is_daemon(cmd) else "python driver"
-            self._start(proc, cmd, role)
+            target = _Target(proc, cmd, role)
+            self.targets[proc.pid] = target
+            self._start(target)
+        if self.idle_stop_s is not None:
+            self._gate(time.monotonic(), self.idle_stop_s)
 
-    def _start(self, proc: psutil.Process, cmd: list[str], role: str) -> None:
-        output = self.out_dir / f"pyspy-{proc.pid}.json"
-        log = self.out_dir / f"pyspy-{proc.pid}.log"
+    def _gate(self, now: float, idle_stop_s: float) -> None:
+        for pid, target in list(self.targets.items()):
+            if target.sampler is not None and target.sampler.proc.poll() is not None:
+                del self.targets[pid]  # py-spy ended by itself (no permission, ...): no retry
+                continue
+            try:
+                times = target.handle.cpu_times()
+            except (psutil.Error, OSError):
+                del self.targets[pid]  # gone: its sampler ends by itself
+                continue
+            cpu = times.user + times.system
+            moved = cpu != target.cpu_s
+            target.cpu_s = cpu
+            if moved:
+                target.idle_since = None
+                if target.sampler is None:
+                    self._start(target)
+            elif target.idle_since is None:
+                target.idle_since = now
+            elif target.sampler is not None and now - target.idle_since >= idle_stop_s:
+                if target.sampler.proc.poll() is None:
+                    target.sampler.proc.send_signal(signal.SIGINT)
+                    target.sampler.interrupted = True
+                target.sampler = None
+
+    def _start(self, target: _Target) -> None:
+        proc = target.handle
+        suffix = f"-{target.recordings}" if target.recordings else ""
+        target.recordings += 1
+        output = self.out_dir / f"pyspy-{proc.pid}{suffix}.json"
+        log = self.out_dir / f"pyspy-{proc.pid}{suffix}.log"
         rate = max(1, int(round(1000.0 / self.interval_ms)))
         argv = [self.exe, "record", "--pid", str(proc.pid), "--rate", str(rate)]
         # --nonblocking: read the target's memory without pausing it. A paused worker is
@@ -354,21 +414,26 @@ class PySpyRecorder:
         # CPU per second); functions are what attribution and the code models use.
         argv += ["--format", "chrometrace", "--idle", "--nonblocking", "--nolineno"]
         argv += ["--output", str(output)]
+        try:
+            ppid = proc.ppid()
+        except (psutil.Error, OSError):
+            return
         meta = PySpyMeta(
             pid=proc.pid,
             start_ms=time.time() * 1000.0,
             interval_ms=1000.0 / rate,
-            role=role,
-            executor_id=_executor_of(proc) if role == "python worker" else "driver",
-            ppid=proc.ppid(),
-            cmdline=cmd,
+            role=target.role,
+            executor_id=_executor_of(proc) if target.role == "python worker" else "driver",
+            ppid=ppid,
+            cmdline=target.cmd,
         )
         with log.open("wb") as handle:
             popen = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.STDOUT
             )
         meta.write(meta_path(output))
-        self.samplers[proc.pid] = _Sampler(popen, proc.pid, output, log)
+        target.sampler = _Sampler(popen, proc.pid, output, log)
+        self.samplers.append(target.sampler)
 
     def stop(self, timeout_s: float = 10.0) -> list[Path]:
         """Let every py-spy write its file (interrupting those whose target still runs).
@@ -377,14 +442,16 @@ class PySpyRecorder:
         ``warnings``, each kind once.
         """
         deadline = time.monotonic() + timeout_s
-        for sampler in self.samplers.values():
+        for sampler in self.samplers:
+            if sampler.interrupted:
+                continue  # stopped when its process went idle; writing its file
             if sampler.proc.poll() is None and not psutil.pid_exists(sampler.target):
                 continue  # exiting on its own
             if sampler.proc.poll() is None:
                 sampler.proc.send_signal(signal.SIGINT)
         written: list[Path] = []
         denied = False
-        for sampler in self.samplers.values():
+        for sampler in self.samplers:
             try:
                 sampler.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:

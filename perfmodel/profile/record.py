@@ -277,7 +277,8 @@ def record(
                 "enabled": recorder is not None,
                 "rate_hz": round(1000.0 / options.interval_ms),
                 "mode": (
-                    "one sampler per Python process, chrometrace, --idle, --nonblocking, --nolineno"
+                    "one sampler per Python process, chrometrace, --idle, --nonblocking, "
+                    "--nolineno; stopped after 1 s without CPU, restarted when it runs"
                 ),
             },
         },
