@@ -21,7 +21,7 @@ from perfmodel.profile import pyspy
 
 DATA = Path(__file__).parent / "data" / "record"
 
-BUSY = """
+BURN_CPU = """
 import hashlib, time
 
 def burn_cpu(seconds):
@@ -29,10 +29,15 @@ def burn_cpu(seconds):
     end = time.time() + seconds
     while time.time() < end:
         h.update(b"x" * 4096)
+"""
 
+BUSY = (
+    BURN_CPU
+    + """
 time.sleep(0.3)
 burn_cpu(1.5)
 """
+)
 
 
 def test_recorder_samples_a_real_process(tmp_path: Path) -> None:
@@ -83,22 +88,20 @@ def test_wrong_formats_give_one_clear_message(tmp_path: Path) -> None:
     assert rec.error is not None and "chrometrace" in rec.error
 
 
-BURN_SLEEP_BURN = """
-import hashlib, time
-
+BURN_SLEEP_BURN = (
+    BURN_CPU
+    + """
 def burn_first(seconds):
-    h = hashlib.sha256()
-    end = time.time() + seconds
-    while time.time() < end:
-        h.update(b"x" * 4096)
+    burn_cpu(seconds)
 
 def burn_again(seconds):
-    burn_first(seconds)
+    burn_cpu(seconds)
 
 burn_first(0.8)
 time.sleep(2.5)
 burn_again(0.8)
 """
+)
 
 
 def test_idle_process_sampler_stops_and_restarts(tmp_path: Path) -> None:
