@@ -11,9 +11,16 @@ runtime can be compared. Three figures, each a median of per-pair ratios:
 * **total**: `perfmodel record` until the bundle is written (JVM exit for the JFR dump,
   reading JFR and py-spy output, writing Parquet).
 
-The spread of the plain runs is printed as the noise floor. Usage:
+The spread of the plain runs is printed as the noise floor.
+
+``--parts`` instead splits the application figure by component: each round runs the job
+plain, with the plugin and process monitor only, with JFR only, with py-spy only and with
+everything (plus any ``--variant NAME=OPTIONS``), in an order rotated and reversed from round
+to round, and prints each one's median against the plain median after every round.
 
     python benchmarks/record_overhead.py [--runs 5] [--scale 3] [--interval-ms 20]
+    python benchmarks/record_overhead.py --parts [--runs 8] [--variant "jfr20=--no-pyspy
+        --native-interval-ms 20"]
 """
 
 from __future__ import annotations
@@ -51,6 +58,56 @@ def app_seconds(log_dir: Path) -> float:
     return build_profile(log).profile.duration_ms / 1000.0
 
 
+PARTS = {
+    "plugin": ["--no-jfr", "--no-pyspy"],
+    "jfr": ["--no-pyspy"],
+    "pyspy": ["--no-jfr"],
+    "full": [],
+}
+"""`--parts`: what each variant adds to the default `perfmodel record` options."""
+
+
+def parts(
+    args: argparse.Namespace,
+    tmp: Path,
+    job: list[str],
+    env: dict[str, str],
+    plain_env: dict[str, str],
+) -> None:
+    """Rounds over plain and the record variants, each round in a rotated order."""
+    variants = dict(PARTS)
+    for text in args.variant:
+        name, _, options = text.partition("=")
+        variants[name.strip()] = options.split()
+    names = ["plain", *variants]
+    apps: dict[str, list[float]] = {name: [] for name in names}
+    perfmodel = str(Path(sys.executable).parent / "perfmodel")
+    events = tmp / "events"
+    for i in range(args.runs):
+        order = names[i % len(names) :] + names[: i % len(names)]
+        for name in order if i % 2 == 0 else order[::-1]:
+            if name == "plain":
+                shutil.rmtree(events, ignore_errors=True)
+                events.mkdir()
+                run(job, plain_env)
+                apps[name].append(app_seconds(events))
+                continue
+            out = tmp / "bundle"
+            shutil.rmtree(out, ignore_errors=True)
+            rec = [perfmodel, "record", "--out", str(out), "--interval-ms", str(args.interval_ms)]
+            run([*rec, *args.record_option, *variants[name], "--", *job], env)
+            apps[name].append(app_seconds(out / "eventlog"))
+        base = statistics.median(apps["plain"])
+        print(f"after round {i + 1}, load average {os.getloadavg()[0]:.2f}:", flush=True)
+        for name in names:
+            median = statistics.median(apps[name])
+            print(
+                f"  {name:10s} application median {median:6.2f} s {median / base - 1:+6.1%}  "
+                f"{[round(x, 2) for x in apps[name]]}",
+                flush=True,
+            )
+
+
 def _median_ratio(a: list[float], b: list[float]) -> float:
     return statistics.median(y / x for x, y in zip(a, b, strict=True))
 
@@ -65,6 +122,15 @@ def main() -> None:
         action="append",
         default=[],
         help="Extra option for `perfmodel record` (repeatable), e.g. --record-option=--no-jfr.",
+    )
+    parser.add_argument(
+        "--parts", action="store_true", help="Split the overhead by component (see above)."
+    )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help='With --parts: one more variant, NAME="record options" (repeatable).',
     )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="perfmodel-overhead-"))
@@ -85,6 +151,9 @@ def main() -> None:
     try:
         job = [sys.executable, str(JOB), str(tmp / "work"), str(args.scale)]
         run(job, env)  # warm-up: page cache, the input file
+        if args.parts:
+            parts(args, tmp, job, env, plain_env)
+            return
         for i in range(args.runs):
             out = tmp / f"bundle-{i}"
             rec = [perfmodel, "record", "--out", str(out)]

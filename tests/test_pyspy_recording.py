@@ -14,10 +14,10 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from perfmodel.profile import pyspy
+from perfmodel.profile.proctree import ProcessTree
 
 DATA = Path(__file__).parent / "data" / "record"
 
@@ -48,7 +48,7 @@ def test_recorder_samples_a_real_process(tmp_path: Path) -> None:
     before = time.time() * 1000
     child = subprocess.Popen([sys.executable, str(script)])
     recorder = pyspy.PySpyRecorder(tmp_path, 20, exe)
-    recorder.poll(psutil.Process(child.pid))
+    recorder.poll(ProcessTree(child.pid).processes())
     child.wait(timeout=60)
     written = recorder.stop()
     after = time.time() * 1000
@@ -113,9 +113,9 @@ def test_idle_process_sampler_stops_and_restarts(tmp_path: Path) -> None:
     script.write_text(BURN_SLEEP_BURN)
     child = subprocess.Popen([sys.executable, str(script)])
     recorder = pyspy.PySpyRecorder(tmp_path, 20, exe, idle_stop_s=0.5)
-    root = psutil.Process(child.pid)
+    tree = ProcessTree(child.pid)
     while child.poll() is None:
-        recorder.poll(root)
+        recorder.poll(tree.processes())
         time.sleep(0.1)
     written = recorder.stop()
     assert len(written) == 2, (written, recorder.warnings)

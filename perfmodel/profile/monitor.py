@@ -5,7 +5,8 @@ launcher, the JVM (driver and executors in local mode), PySpark's Python driver 
 workers — shows how many cores the application really kept busy and when, which is what
 the what-if replay needs to know about CPU used outside the task threads (a PySpark task's
 Python worker, GC and JIT threads). The monitor is non-intrusive: it reads ``/proc`` every
-``interval_s`` from perfmodel's own process.
+``interval_s`` from perfmodel's own process (on its own thread, or driven by a caller that
+lists the tree anyway, as `perfmodel record` does).
 
 Processes come and go (Python workers are forked per task set), so counters are tracked
 per (pid, start time) and the last value seen of a process that has exited is kept. CPU
@@ -23,6 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import psutil
+
+from perfmodel.profile.proctree import ProcessTree
 
 IGNORED_NAMES = frozenset({"py-spy"})
 """Recording helpers that may appear in the tree but are not part of the workload."""
@@ -86,7 +89,7 @@ class ProcessTreeMonitor:
         self.ignored_names = frozenset(ignored_names)
         self._clock = clock
         self._procs: dict[tuple[int, float], _ProcState] = {}
-        self._handles: dict[int, psutil.Process] = {}
+        self._tree = ProcessTree(root_pid)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -95,10 +98,14 @@ class ProcessTreeMonitor:
         self._last_t = 0.0
         self.summary = ResourceSummary(interval_s=interval_s)
 
-    def start(self) -> None:
+    def start(self, background: bool = True) -> None:
+        """Take the baselines; with ``background`` sample on a thread of the monitor's own,
+        else the caller calls :meth:`sample` every ``interval_s`` (sharing its tree walk)."""
         self._last_t = self._clock()
         net = psutil.net_io_counters()
         self._net0 = (net.bytes_sent, net.bytes_recv) if net else (0, 0)
+        if not background:
+            return
         self._thread = threading.Thread(target=self._loop, name="perfmodel-monitor", daemon=True)
         self._thread.start()
 
@@ -114,38 +121,30 @@ class ProcessTreeMonitor:
         while not self._stop.wait(self.interval_s):
             self.sample()
 
-    def _tree(self) -> list[psutil.Process]:
-        try:
-            root = psutil.Process(self.root_pid)
-            procs = root.children(recursive=True)
-        except (psutil.Error, OSError):
-            return []
-        if self.include_root:
-            procs.insert(0, root)
+    def _filter(self, tree: list[psutil.Process]) -> list[psutil.Process]:
         out = []
-        for proc in procs:
-            # One handle per pid, so psutil's cached create_time tells a reused pid apart.
-            known = self._handles.get(proc.pid)
-            if known is None or not known.is_running():
-                self._handles[proc.pid] = proc
-                known = proc
+        for proc in tree:
+            if not self.include_root and proc.pid == self.root_pid:
+                continue
             try:
-                if known.name() in self.ignored_names:
+                if proc.name() in self.ignored_names:
                     continue
             except (psutil.Error, OSError):
                 continue
-            out.append(known)
+            out.append(proc)
         return out
 
-    def sample(self) -> ResourceSample:
-        """Take one sample now (called by the thread; public for tests and the last one)."""
+    def sample(self, tree: list[psutil.Process] | None = None) -> ResourceSample:
+        """Take one sample now (called by the thread, by a caller driving the monitor, and
+        for the last one). ``tree`` is the root and its descendants as the caller just
+        listed them (`ProcessTree.processes`); without it the monitor lists them itself."""
         with self._lock:
-            return self._sample()
+            return self._sample(self._tree.processes() if tree is None else tree)
 
-    def _sample(self) -> ResourceSample:
+    def _sample(self, tree: list[psutil.Process]) -> ResourceSample:
         rss = 0
         live = 0
-        for proc in self._tree():
+        for proc in self._filter(tree):
             try:
                 with proc.oneshot():
                     times = proc.cpu_times()

@@ -344,15 +344,10 @@ class PySpyRecorder:
         self.seen: set[int] = set()
         self.warnings: list[str] = []
 
-    def poll(self, root: psutil.Process, tree: list[psutil.Process] | None = None) -> None:
-        """Start samplers for new Python processes under ``root`` (``tree``: the processes
-        already listed by the caller, root included, to save walking the tree twice), and
-        stop or restart those of processes that went idle or woke up."""
-        if tree is None:
-            try:
-                tree = [root, *root.children(recursive=True)]
-            except (psutil.Error, OSError):
-                return
+    def poll(self, tree: list[psutil.Process]) -> None:
+        """Start samplers for new Python processes in ``tree`` (the root and its descendants,
+        `ProcessTree.processes`), and stop or restart those of processes that went idle or
+        woke up."""
         for proc in tree:
             if proc.pid in self.seen:
                 continue

@@ -29,6 +29,7 @@ import psutil
 from perfmodel.profile import bundle, jfr, pyspy
 from perfmodel.profile.bundle import BundleManifest
 from perfmodel.profile.monitor import ProcessTreeMonitor, ResourceSummary
+from perfmodel.profile.proctree import ProcessTree
 
 CONF_DIR = "raw/conf"
 JFR_REPOSITORY = "raw/jfr-repository"
@@ -45,12 +46,13 @@ class RecordOptions:
     native_interval_ms: int | None = None
     jfr: bool = True
     pyspy: bool = True
-    poll_s: float = 0.2
-    """How often new Python processes are looked for (py-spy attaches to each)."""
+    poll_s: float = 0.25
+    """How often the command's process tree is listed: new Python processes get a py-spy,
+    idle ones lose theirs, and the resource monitor takes a sample."""
     jvm_exit_timeout_s: float = 120.0
     """How long to wait, after the command ends, for its JVMs to finish writing recordings."""
-    monitor_interval_s: float | None = 0.25
-    """Process-tree resource monitoring (CPU, memory, I/O) interval; None switches it off."""
+    monitor: bool = True
+    """Process-tree resource monitoring (CPU, memory, I/O) every ``poll_s``."""
 
 
 @dataclass(slots=True)
@@ -215,12 +217,17 @@ def record(
             child = subprocess.Popen(list(command), env=run_env)
         except OSError as exc:
             raise bundle.BundleError(f"cannot run {command[0]!r}: {exc}") from None
-        if options.monitor_interval_s:
-            monitor = ProcessTreeMonitor(child.pid, options.monitor_interval_s)
-            monitor.start()
-        root = psutil.Process(child.pid)
+        if options.monitor:
+            monitor = ProcessTreeMonitor(child.pid, options.poll_s)
+            monitor.start(background=False)
+        # One listing of the tree per poll serves the tracker and the monitor: listing it is
+        # most of perfmodel's own CPU while the job runs (docs/recording-overhead.md).
+        walker = ProcessTree(child.pid)
         while child.poll() is None:
-            _track(root, jvms, recorder)
+            tree = walker.processes()
+            _track(tree, jvms, recorder)
+            if monitor is not None:
+                monitor.sample(tree)
             time.sleep(options.poll_s)
         exit_code = _exit_status(child.returncode)
         command_ended = bundle.now_ms()
@@ -295,23 +302,20 @@ def record(
 
 
 def _track(
-    root: psutil.Process, jvms: dict[int, psutil.Process], recorder: pyspy.PySpyRecorder | None
+    tree: list[psutil.Process],
+    jvms: dict[int, psutil.Process],
+    recorder: pyspy.PySpyRecorder | None,
 ) -> None:
     """Remember the command's JVMs (to wait for their recordings) and sample new Pythons.
 
-    Runs every `RecordOptions.poll_s` on a machine the job keeps busy, so the tree is
-    walked once for both. A process is checked again until it is a JVM: ``spark-submit``
-    runs shell scripts that ``exec`` java under the same pid.
+    ``tree`` is the command's process and its descendants. A process is checked again until
+    it is a JVM: ``spark-submit`` runs shell scripts that ``exec`` java under the same pid.
     """
-    try:
-        tree = [root, *root.children(recursive=True)]
-    except (psutil.Error, OSError):
-        return
     for proc in tree:
         if proc.pid not in jvms and _is_java(proc):
             jvms[proc.pid] = proc
     if recorder is not None:
-        recorder.poll(root, tree)
+        recorder.poll(tree)
 
 
 def _app_infos(out: Path) -> list[dict[str, str]]:
