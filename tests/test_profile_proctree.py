@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 import psutil
 
@@ -24,14 +26,14 @@ if depth:
 """
 
 
-def _wait_for(predicate, timeout_s: float = 20.0) -> None:
+def _wait_for(predicate: Callable[[], bool], timeout_s: float = 20.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not predicate():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
 
 
-def test_tree_lists_descendants_in_order_and_drops_the_exited(tmp_path) -> None:
+def test_tree_lists_descendants_in_order_and_drops_the_exited(tmp_path: Path) -> None:
     script = tmp_path / "nested.py"
     script.write_text(NESTED)
     flag = tmp_path / "alive"

@@ -3,13 +3,13 @@
 ``psutil.Process.children(recursive=True)`` reads ``/proc/<pid>/stat`` of *every* process on
 the machine to learn its parent, each time it is called. `perfmodel record` lists the tree
 four times a second for the whole run, on a machine the job keeps busy, so that cost is
-recording overhead (measured: about a third of perfmodel's own CPU during a run). A
+recording overhead (measured: about half of perfmodel's own CPU during a run). A
 process's parent does not change while both live, so the parent of a pid already seen in the
 previous listing is remembered and only new pids are read. A child whose parent exits is
 re-parented outside the tree and drops out of it, as with psutil's own walk. A pid reused
 between two listings (its old process gone, a new one started within one poll period) would
-keep the old parent; the pid space is walked sequentially, so that needs the machine to run
-through all its pids within a quarter of a second.
+keep the old parent; Linux hands pids out in sequence, so that takes the machine cycling
+through its whole pid space within one poll period.
 """
 
 from __future__ import annotations
