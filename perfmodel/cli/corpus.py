@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from perfmodel.embed.corpus.builder import BuildConfig, BuildError, build_corpus
-from perfmodel.embed.corpus.manifest import ManifestError
-from perfmodel.embed.corpus.stats import stats_markdown
-from perfmodel.embed.source.locator import LocatedSource, SourceLocator
-from perfmodel.embed.source.roots import SourceRoot, default_roots, root_from_spec
+# The corpus builder and source locator (tree-sitter grammars) are imported by the commands:
+# every `perfmodel` invocation imports this module to build the CLI.
+if TYPE_CHECKING:
+    from perfmodel.embed.source.locator import LocatedSource
+    from perfmodel.embed.source.roots import SourceRoot
 
 EXIT_BAD_INPUT = 2
 
@@ -35,6 +35,8 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _parse_root_overrides(specs: list[str]) -> dict[str, list[Path]]:
+    from perfmodel.embed.source.roots import root_from_spec
+
     out: dict[str, list[Path]] = {}
     for spec in specs:
         if "=" not in spec:
@@ -89,6 +91,10 @@ def build_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the stats as JSON.")] = False,
 ) -> None:
     """Extract, label, deduplicate and split functions from installed sources."""
+    from perfmodel.embed.corpus.builder import BuildConfig, BuildError, build_corpus
+    from perfmodel.embed.corpus.manifest import ManifestError
+    from perfmodel.embed.corpus.stats import stats_markdown
+
     if root is None:
         root = []
     if manifest is None:
@@ -133,6 +139,8 @@ def build_command(
 
 
 def _locator_roots(specs: list[str], defaults: bool) -> list[SourceRoot]:
+    from perfmodel.embed.source.roots import default_roots, root_from_spec
+
     extra: list[SourceRoot] = []
     for spec in specs:
         try:
@@ -193,6 +201,8 @@ def locate_command(
     ast: Annotated[bool, typer.Option("--ast", help="Include the AST in JSON output.")] = False,
 ) -> None:
     """Show the source and doc the locator finds for each frame (for debugging attribution)."""
+    from perfmodel.embed.source.locator import SourceLocator
+
     if root is None:
         root = []
     roots = _locator_roots(root, defaults)

@@ -10,10 +10,7 @@ import typer
 from rich.console import Console
 
 from perfmodel.errors import PerfmodelError
-from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
-from perfmodel.report.pipeline import diagnose_path
-from perfmodel.report.render import render_diagnosis
-from perfmodel.state import remember_profile
+from perfmodel.profile.codecs import DEFAULT_MAX_DECOMPRESSED
 
 EXIT_BAD_INPUT = 2
 
@@ -56,6 +53,12 @@ def register(app: typer.Typer) -> None:
         Everything shown is measured by Spark itself (task metrics); the remainder that
         Spark does not break down is shown as "unattributed", never hidden.
         """
+        # Imported here: the report pipeline pulls in the whole analysis stack, which every
+        # other command (`record` before it starts the job) would otherwise wait for.
+        from perfmodel.report.pipeline import diagnose_path
+        from perfmodel.report.render import render_diagnosis
+        from perfmodel.state import remember_profile
+
         status = Console(stderr=True)
         try:
             # Bundles take a while (locating sources, running the code models): show it.

@@ -15,22 +15,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from perfmodel.errors import PerfmodelError
-from perfmodel.simulate.config import (
-    BaselineOverrides,
-    ClusterConfig,
-    ConfigError,
-    WhatIf,
-    apply_what_if,
-    baseline_config,
-)
-from perfmodel.simulate.replay import Prediction, replay_workload
-from perfmodel.simulate.sweep import SweepPoint, is_axis_spec, parse_axes, run_sweep
-from perfmodel.simulate.units import format_bandwidth, format_size, parse_bandwidth, parse_factor
-from perfmodel.simulate.workload import compile_workload
-from perfmodel.state import last_profile
 
+# The simulator and the Spark front end are imported by the command, not here: every
+# `perfmodel` invocation (`record` included) imports this module to build the CLI.
 if TYPE_CHECKING:
     from perfmodel.dag.spark import LoadedProfile
+    from perfmodel.simulate.config import ClusterConfig, WhatIf
+    from perfmodel.simulate.replay import Prediction
+    from perfmodel.simulate.sweep import SweepPoint
 
 MAX_STAGE_ROWS = 10
 
@@ -97,6 +89,18 @@ def predict(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (docs/predict.md).")] = False,
 ) -> None:
     """Predict the runtime and bottleneck under other resources (what-if replay)."""
+    from perfmodel.report.pipeline import bundle_code_vectors
+    from perfmodel.simulate.config import (
+        BaselineOverrides,
+        ConfigError,
+        WhatIf,
+        apply_what_if,
+        baseline_config,
+    )
+    from perfmodel.simulate.replay import replay_workload
+    from perfmodel.simulate.sweep import is_axis_spec, parse_axes, run_sweep
+    from perfmodel.simulate.workload import compile_workload
+
     try:
         axes_specs = list(sweep or [])
         extra = list(ctx.args)
@@ -129,8 +133,6 @@ def predict(
         loaded = _load(source, attempt)
         profile = loaded.profile
         base = baseline_config(profile, overrides)
-        from perfmodel.report.pipeline import bundle_code_vectors
-
         vectors, vector_note = bundle_code_vectors(loaded, code_vectors)
         workload = compile_workload(profile, base, vectors or None)
         if axes_specs:
@@ -154,6 +156,9 @@ def predict(
 
 
 def _resolve_path(path: str | None, attempt: str | None) -> tuple[str, bool, str | None]:
+    from perfmodel.simulate.config import ConfigError
+    from perfmodel.state import last_profile
+
     if path is not None:
         return path, False, attempt
     last = last_profile()
@@ -166,7 +171,8 @@ def _resolve_path(path: str | None, attempt: str | None) -> tuple[str, bool, str
 
 
 def _load(source: str, attempt: str | None) -> LoadedProfile:
-    from perfmodel.dag.spark import build_profile  # the Spark front end is heavy to import
+    from perfmodel.dag.spark import build_profile
+    from perfmodel.simulate.config import ConfigError
 
     if not Path(source).exists():
         raise ConfigError(f"{source}: no such file or directory")
@@ -183,16 +189,23 @@ def _size(text: str | None) -> int | None:
 
 
 def _factor(text: str | None) -> float | None:
+    from perfmodel.simulate.units import parse_factor
+
     return parse_factor(text) if text is not None else None
 
 
 def _bw(text: str | None) -> float | None:
+    from perfmodel.simulate.units import parse_bandwidth, parse_factor
+
     if text is None or parse_factor(text) is not None:
         return None
     return parse_bandwidth(text)
 
 
 def _absolute_bw(text: str | None, option: str) -> float | None:
+    from perfmodel.simulate.config import ConfigError
+    from perfmodel.simulate.units import parse_bandwidth, parse_factor
+
     if text is None:
         return None
     if parse_factor(text) is not None:
@@ -201,6 +214,8 @@ def _absolute_bw(text: str | None, option: str) -> float | None:
 
 
 def _describe(c: ClusterConfig) -> str:
+    from perfmodel.simulate.units import format_bandwidth, format_size
+
     if c.local_mode:
         head = f"local[{c.executor_cores}]"
     else:
