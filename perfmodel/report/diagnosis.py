@@ -319,12 +319,14 @@ def diagnose(
     vectors: Mapping[StageKey, ResourceVector] | None = None,
     *,
     with_advice: bool = True,
+    has_samples: bool = False,
 ) -> Diagnosis:
     """Everything `perfmodel diagnose` reports about one loaded profile.
 
     ``vectors`` are code-inferred resource vectors per stage attempt (from stack samples
     and the code models) when available; without them the simulator's advice rests on
-    the measured decomposition alone.
+    the measured decomposition alone. ``has_samples`` says the profile came with stack
+    samples, so the findings point at them instead of asking for a recording.
     """
     p = loaded.profile
     warnings = list(p.warnings)
@@ -388,7 +390,7 @@ def diagnose(
         )
         for q in sorted(p.queries.values(), key=lambda q: q.query_id)
     ]
-    findings = _findings(p, stages, shares, dominant, utilisation, path)
+    findings = _findings(p, stages, shares, dominant, utilisation, path, has_samples)
     failed_tasks = sum(n for r, n in loaded.task_end_reasons.items() if r != "Success")
     return Diagnosis(
         schema_version=SCHEMA_VERSION,
@@ -437,6 +439,7 @@ def _findings(
     dominant: str | None,
     utilisation: float | None,
     path: CriticalPath,
+    has_samples: bool,
 ) -> list[str]:
     out: list[str] = []
     if dominant is not None:
@@ -445,9 +448,14 @@ def _findings(
             f"{RESOURCE_WORDS[dominant]} ({shares[dominant]:.0%})."
         )
     if shares.get("unattributed", 0.0) >= 0.3:
+        where = (
+            "the top functions per stage (stack samples) show which code spends it."
+            if has_samples
+            else "record stack samples (perfmodel record) to see which code spends it."
+        )
         out.append(
             f"{shares['unattributed']:.0%} of task time is not broken down by Spark's metrics; "
-            "record stack samples (perfmodel record) to see which code spends it."
+            + where
         )
     if utilisation is not None and p.duration_ms > 0:
         if utilisation < 0.5:

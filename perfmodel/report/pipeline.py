@@ -54,7 +54,7 @@ def diagnose_path(
     failure: str | None = None
     if samples is not None:
         vectors, failure = _try_code_vectors(samples, models_dir)
-    result = diagnose(loaded, vectors or None)
+    result = diagnose(loaded, vectors or None, has_samples=samples is not None)
     if failure:
         result.warnings.append(failure)
     if samples is not None:
