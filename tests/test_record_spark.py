@@ -79,6 +79,11 @@ def test_bundle_is_complete(recorded) -> None:
     assert (out / bundle.SAMPLES).is_file() and (out / bundle.TASK_SPANS).is_file()
     jfr = [r for r in manifest.recordings if r.source == "jfr"]
     assert len(jfr) == 1 and jfr[0].error is None and jfr[0].task_events
+    # The plugin took the threads that only wait out of sampling (IdleThreadExcluder.java).
+    excluded = set(jfr[0].excluded_threads)
+    assert "main" in excluded, excluded
+    assert any("-boss-" in name for name in excluded), excluded
+    assert any(name.startswith("stdout reader for ") for name in excluded), excluded
     assert jfr[0].executor_id == "driver"
     pyspy = [r for r in manifest.recordings if r.source == "pyspy"]
     assert {r.process for r in pyspy} >= {"python driver", "python worker"}
@@ -101,9 +106,10 @@ def test_every_task_of_100ms_has_jvm_samples_by_task_id(recorded, attributed) ->
     """Tasks of ≥ 300 ms always carry samples; of ≥ 100 ms, nearly all.
 
     A PySpark task thread waiting on its Python worker sits in native code (an NIO
-    select), and JFR takes one native sample per period across *all* threads in native
-    code (a Spark JVM parks a dozen there), so a 100-300 ms task is covered only with
-    high probability (~99% each at the 2 ms native period), not certainty.
+    select), and JFR takes one native sample per period across all threads in native
+    code (after the plugin's exclusion of those that only wait, py4j's threads still share
+    them), so a 100-300 ms task is covered only with high probability at the 5 ms native
+    period, not certainty.
     """
     profile, samples, _ = attributed
     jvm = samples.filter(pc.equal(samples.column("source"), "jfr"))

@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
             None,
             "--native-interval-ms",
             min=1,
-            help="JFR native-method sampling interval (default: interval / 10).",
+            help="JFR native-method sampling interval (default: interval / 4).",
         ),
         jfr_on: bool = typer.Option(True, "--jfr/--no-jfr", help="Record JVM samples with JFR."),
         pyspy_on: bool = typer.Option(

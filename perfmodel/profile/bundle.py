@@ -59,6 +59,8 @@ class RecordingEntry:
     task_events: bool = False
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
+    excluded_threads: list[str] = field(default_factory=list)
+    """JFR: threads the plugin took out of sampling because they only ever wait."""
 
 
 @dataclass(slots=True)
@@ -333,6 +335,7 @@ def assemble(
                 task_events=rec.has_task_events,
                 error=rec.error,
                 warnings=list(rec.warnings),
+                excluded_threads=list(rec.excluded_threads),
             )
         )
         if rec.error:

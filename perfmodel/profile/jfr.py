@@ -32,6 +32,8 @@ STACK_DEPTH = 2048
 """JFR's maximum; its default of 64 cuts Spark's deep stacks off above the task code."""
 
 TASK_THREAD_PREFIX = "Executor task launch worker"
+ADD_EXPORTS = "--add-exports=jdk.jfr/jdk.jfr.internal=ALL-UNNAMED"
+"""Lets the plugin reach JFR's switch for excluding threads (IdleThreadExcluder.java)."""
 _KINDS = {"J": "java", "N": "native", "W": "wait"}
 
 
@@ -70,6 +72,8 @@ class JfrRecording:
     truncated_stacks: int = 0
     periods_ms: dict[str, float] = field(default_factory=dict)
     """Sampling period per event type ("jdk.ExecutionSample", ...) as the recording says."""
+    excluded_threads: list[str] = field(default_factory=list)
+    """Threads the plugin took out of sampling because they only ever wait (see the plugin)."""
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
 
@@ -115,12 +119,15 @@ def default_native_interval(interval_ms: int) -> int:
     """Native-method sampling period for a Java sampling period.
 
     JFR samples up to five threads running Java per period but only *one* thread in native
-    code, round-robin. A Spark JVM always has a dozen threads parked in native reads (py4j,
-    netty, process pipes), so at the Java period a task thread blocked on a socket or file
-    would be seen once every ~200 ms; sampling native ten times as often restores roughly the
-    Java rate per thread. ``weight_ms`` in the samples table corrects for the difference.
+    code, round-robin. A PySpark JVM keeps threads parked in native reads all its life; the
+    plugin takes those that only ever wait out of sampling (IdleThreadExcluder.java), but
+    py4j's connection threads stay (they run the driver's work), so a task thread blocked on a
+    socket or file still shares the native samples with two or three others. A quarter of the
+    Java period gives a task thread about as many native samples as a tenth did before the
+    exclusion (benchmarks/native_coverage.py); ``weight_ms`` in the samples table corrects for
+    the difference between the periods.
     """
-    return max(1, int(interval_ms) // 10)
+    return max(1, int(interval_ms) // 4)
 
 
 def jfc_settings(interval_ms: int, native_interval_ms: int | None = None) -> str:
@@ -156,6 +163,7 @@ def jfc_settings(interval_ms: int, native_interval_ms: int | None = None) -> str
         + event("perfmodel.TaskStart", enabled="true")
         + event("perfmodel.TaskEnd", enabled="true")
         + event("perfmodel.ExecutorInfo", enabled="true")
+        + event("perfmodel.ThreadExclusion", enabled="true")
         + "</configuration>\n"
     )
 
@@ -166,12 +174,13 @@ def jvm_options(output_dir: Path, settings: Path, repository: Path) -> str:
     ``filename`` is a directory, so every JVM (driver, executors) writes its own
     ``hotspot-pid-<pid>-...jfr``; the repository (where JFR streams chunks while it runs) is
     kept beside it so a JVM that is killed still leaves its chunks behind. The startup log
-    line goes off, because the user's output must pass through unchanged.
+    line goes off, because the user's output must pass through unchanged. ``ADD_EXPORTS``
+    lets the plugin take threads that only wait out of sampling.
     """
     return (
         f"-XX:StartFlightRecording=filename={output_dir}/,settings={settings},dumponexit=true "
         f"-XX:FlightRecorderOptions=stackdepth={STACK_DEPTH},repository={repository} "
-        "-Xlog:jfr+startup=error"
+        f"-Xlog:jfr+startup=error {ADD_EXPORTS}"
     )
 
 
@@ -250,6 +259,9 @@ def _parse_dump(lines: Iterable[str], labels: Sequence[str]) -> list[JfrRecordin
         elif tag == "I" and current is not None:
             key, _, value = rest.partition("\t")
             _set_info(current.recording, key, value)
+        elif tag == "X" and current is not None:
+            _java_id, tname, reason = rest.split("\t", 2)
+            _note_exclusion(current.recording, tname, reason)
         elif tag == "R":
             label = labels[len(done)] if len(done) < len(labels) else rest
             current = _Pending(JfrRecording(path=label))
@@ -266,6 +278,17 @@ def _parse_dump(lines: Iterable[str], labels: Sequence[str]) -> list[JfrRecordin
             _finish(pending, stacks, threads, truncated)
         out.append(rec)
     return out
+
+
+def _note_exclusion(rec: JfrRecording, thread_name: str, reason: str) -> None:
+    if thread_name:
+        rec.excluded_threads.append(thread_name)
+        return
+    rec.warnings.append(
+        f"{rec.path}: the plugin could not take idle threads out of sampling ({reason}), so "
+        "task threads waiting in native code were sampled less often; the JVM needs "
+        f"{ADD_EXPORTS} (perfmodel record adds it)"
+    )
 
 
 def _set_info(rec: JfrRecording, key: str, value: str) -> None:

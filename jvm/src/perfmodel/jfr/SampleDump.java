@@ -43,6 +43,8 @@ import jdk.jfr.consumer.RecordingFile;
  *                                          JavaMonitorWait/Enter): a blocked thread is neither in
  *                                          Java nor in native code, so no sampler ever sees it
  * T  epochNanos  B|E  threadRef  taskId  stageId  stageAttempt  status   plugin task event
+ * X  javaThreadId  name  reason            the plugin took a thread that only waits out of the
+ *                                          recording; an empty name: exclusion was unavailable
  * W  message                               the recording is damaged; what came before is good
  * E  message                               the recording could not be read at all
  * D  samples  taskEvents                   the recording ends
@@ -110,6 +112,16 @@ public final class SampleDump {
           case "perfmodel.TaskEnd":
             task(event, 'E', event.getString("status"));
             taskEvents++;
+            break;
+          case "perfmodel.ThreadExclusion":
+            out.write(
+                "X\t"
+                    + event.getLong("javaThreadId")
+                    + "\t"
+                    + clean(String.valueOf(event.getString("threadName")))
+                    + "\t"
+                    + clean(String.valueOf(event.getString("reason")))
+                    + "\n");
             break;
           case "perfmodel.ExecutorInfo":
             info("executor_id", event.getString("executorId"));

@@ -26,7 +26,8 @@ import org.apache.spark.api.plugin.SparkPlugin;
  * on the task thread itself, so an event emitted there carries exactly the thread that the
  * following samples will name. Enable with {@code spark.plugins.defaultList=perfmodel.spark.
  * PerfmodelPlugin} (or {@code spark.plugins}); it costs two tiny events per task and does nothing
- * when no recording runs.
+ * when no recording runs. With a recording running it also takes threads that only ever wait out
+ * of sampling ({@link IdleThreadExcluder}), so JFR's native samples go to the threads that work.
  *
  * <p>On the driver, when {@code spark.perfmodel.record.dir} is set, the plugin writes {@code
  * apps/<appId>.json} there with the settings that decide where the event log went, so {@code
@@ -34,6 +35,7 @@ import org.apache.spark.api.plugin.SparkPlugin;
  */
 public final class PerfmodelPlugin implements SparkPlugin {
   static final String RECORD_DIR = "spark.perfmodel.record.dir";
+  static final String EXCLUDE_IDLE_THREADS = "spark.perfmodel.excludeIdleThreads";
 
   @Override
   public DriverPlugin driverPlugin() {
@@ -45,6 +47,18 @@ public final class PerfmodelPlugin implements SparkPlugin {
     return new Executor();
   }
 
+  /** Driver and executor alike (one JVM in local mode): see {@link IdleThreadExcluder}. */
+  static void startExcluder(SparkConf conf) {
+    if (!conf.getBoolean(EXCLUDE_IDLE_THREADS, true)) {
+      return;
+    }
+    try {
+      IdleThreadExcluder.startOnce();
+    } catch (RuntimeException | LinkageError e) {
+      System.err.println("perfmodel plugin: could not start the idle-thread excluder: " + e);
+    }
+  }
+
   /** Records where the application's event log goes; never fails the application. */
   static final class Driver implements DriverPlugin {
     private SparkContext sc;
@@ -52,6 +66,7 @@ public final class PerfmodelPlugin implements SparkPlugin {
     @Override
     public Map<String, String> init(SparkContext sc, PluginContext ctx) {
       this.sc = sc;
+      startExcluder(sc.getConf());
       return Collections.emptyMap();
     }
 
@@ -159,6 +174,7 @@ public final class PerfmodelPlugin implements SparkPlugin {
       } catch (RuntimeException e) {
         System.err.println("perfmodel plugin: could not record executor info: " + e);
       }
+      startExcluder(ctx.conf());
     }
 
     /**

@@ -1,0 +1,100 @@
+"""The plugin's idle-thread exclusion on a real JVM: parked threads leave JFR's native samples
+to the threads that work, and a JVM without access to JFR's switch says so."""
+
+from __future__ import annotations
+
+import collections
+import subprocess
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pytest
+
+from perfmodel.profile import jfr
+
+PARKED = """
+import java.net.ServerSocket;
+import java.net.Socket;
+
+public class Parked {
+  static Thread blocked(String name, ServerSocket server) {
+    Thread t = new Thread(() -> {
+      try { server.accept().getInputStream().read(); } catch (Exception e) { }
+    }, name);
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  public static void main(String[] args) throws Exception {
+    ServerSocket a = new ServerSocket(0), b = new ServerSocket(0), c = new ServerSocket(0);
+    blocked("process reaper", a);
+    blocked("rpc-boss-3-1", b);
+    blocked("worker", c);
+    Socket toWorker = new Socket("127.0.0.1", c.getLocalPort());  // worker blocks in read()
+    Thread.sleep(200);
+    perfmodel.spark.IdleThreadExcluder.startOnce();
+    Thread.sleep(2500);
+    toWorker.close();
+  }
+}
+"""
+
+
+def _record(tmp: Path, *java_options: str) -> jfr.JfrRecording:
+    jar = jfr.plugin_jar()
+    if not (tmp / "Parked.class").exists():
+        (tmp / "Parked.java").write_text(PARKED)
+        subprocess.run(["javac", "-cp", str(jar), "Parked.java"], cwd=tmp, check=True)
+    settings = tmp / "perfmodel.jfc"
+    settings.write_text(jfr.jfc_settings(20, 20))
+    out = tmp / f"parked-{len(java_options)}.jfr"
+    subprocess.run(
+        [
+            "java",
+            f"-XX:StartFlightRecording=filename={out},settings={settings}",
+            "-Xlog:jfr+startup=error",
+            *java_options,
+            "-cp",
+            f"{tmp}:{jar}",
+            "Parked",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (rec,) = jfr.read_recordings([out])
+    assert rec.error is None
+    return rec
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("exclusion")
+
+
+def _native_by_thread(rec: jfr.JfrRecording) -> collections.Counter[str]:
+    native = rec.samples.filter(pc.equal(rec.samples.column("kind"), "native"))
+    return collections.Counter(native.column("thread").to_pylist())
+
+
+def test_parked_threads_are_excluded_and_the_worker_gets_the_native_samples(
+    workdir: Path,
+) -> None:
+    rec = _record(workdir, jfr.ADD_EXPORTS)
+    assert sorted(rec.excluded_threads) == ["process reaper", "rpc-boss-3-1"]
+    assert not rec.warnings
+    counts = _native_by_thread(rec)
+    # ~125 native periods of 20 ms after the exclusion; before it (0.2 s) three threads share.
+    assert counts["worker"] >= 60, counts
+    assert counts["worker"] > 5 * max(counts["process reaper"], counts["rpc-boss-3-1"]), counts
+
+
+def test_without_access_to_jfr_internals_nothing_is_excluded_and_it_says_why(
+    workdir: Path,
+) -> None:
+    rec = _record(workdir)
+    assert rec.excluded_threads == []
+    (warning,) = rec.warnings
+    assert "could not take idle threads out of sampling" in warning and jfr.ADD_EXPORTS in warning
+    counts = _native_by_thread(rec)
+    assert counts["process reaper"] > 20 and counts["worker"] > 20, counts
