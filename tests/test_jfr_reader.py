@@ -70,7 +70,7 @@ def test_reads_real_frames_and_jvm_facts(recording: Path) -> None:
     assert rec.error is None
     assert rec.pid is not None and "Spin" in rec.java_arguments
     assert rec.periods_ms["jdk.ExecutionSample"] == 20.0
-    assert rec.periods_ms["jdk.NativeMethodSample"] == 2.0
+    assert rec.periods_ms["jdk.NativeMethodSample"] == jfr.default_native_interval(20) == 5.0
     samples = rec.samples
     hasher = samples.filter(pc.equal(samples.column("thread"), "hasher"))
     assert hasher.num_rows > 0
