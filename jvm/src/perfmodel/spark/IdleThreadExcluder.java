@@ -101,10 +101,13 @@ public final class IdleThreadExcluder implements Runnable {
   }
 
   private static boolean blockedInNative(Thread thread) {
+    // The state first: it is a field read, while another thread's stack trace costs a VM
+    // operation (a safepoint on JDK 17), and a pooled reaper is asked at every scan.
+    if (thread.getState() != Thread.State.RUNNABLE) {
+      return false;
+    }
     StackTraceElement[] stack = thread.getStackTrace();
-    return thread.getState() == Thread.State.RUNNABLE
-        && stack.length > 0
-        && stack[0].isNativeMethod();
+    return stack.length > 0 && stack[0].isNativeMethod();
   }
 
   /** Why a thread only ever waits in native code, or null if it may do work worth sampling. */
