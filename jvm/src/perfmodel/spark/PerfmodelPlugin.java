@@ -49,11 +49,10 @@ public final class PerfmodelPlugin implements SparkPlugin {
 
   /** Driver and executor alike (one JVM in local mode): see {@link IdleThreadExcluder}. */
   static void startExcluder(SparkConf conf) {
-    if (!conf.getBoolean(EXCLUDE_IDLE_THREADS, true)) {
-      return;
-    }
     try {
-      IdleThreadExcluder.startOnce();
+      if (conf.getBoolean(EXCLUDE_IDLE_THREADS, true)) {
+        IdleThreadExcluder.startOnce();
+      }
     } catch (RuntimeException | LinkageError e) {
       System.err.println("perfmodel plugin: could not start the idle-thread excluder: " + e);
     }
