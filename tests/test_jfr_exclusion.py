@@ -98,3 +98,17 @@ def test_without_access_to_jfr_internals_nothing_is_excluded_and_it_says_why(
     assert "could not take idle threads out of sampling" in warning and jfr.ADD_EXPORTS in warning
     counts = _native_by_thread(rec)
     assert counts["process reaper"] > 20 and counts["worker"] > 20, counts
+
+
+def test_an_excluder_that_stopped_is_reported_without_the_flag_hint() -> None:
+    lines = [
+        "R\tstopped.jfr",
+        "X\t7\tprocess reaper\tJDK process reaper: waits for child processes to exit",
+        "X\t-1\t\tstopped: java.lang.IllegalStateException: boom",
+        "D\t0\t0",
+    ]
+    (rec,) = jfr._parse_dump(lines, ["stopped.jfr"])
+    assert rec.excluded_threads == ["process reaper"]
+    (warning,) = rec.warnings
+    assert "stopped: java.lang.IllegalStateException: boom" in warning
+    assert jfr.ADD_EXPORTS not in warning

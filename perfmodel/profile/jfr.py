@@ -281,13 +281,17 @@ def _parse_dump(lines: Iterable[str], labels: Sequence[str]) -> list[JfrRecordin
 
 
 def _note_exclusion(rec: JfrRecording, thread_name: str, reason: str) -> None:
+    """An excluded thread, or (no name) why the plugin could not exclude or stopped doing so."""
     if thread_name:
         rec.excluded_threads.append(thread_name)
         return
+    # "unavailable: ..." is JFR's switch out of reach (the flag missing); "stopped: ..." an
+    # error after some threads were excluded, which the flag would not cure.
+    hint = f"; the JVM needs {ADD_EXPORTS} (perfmodel record adds it)"
     rec.warnings.append(
         f"{rec.path}: the plugin could not take idle threads out of sampling ({reason}), so "
-        "task threads waiting in native code were sampled less often; the JVM needs "
-        f"{ADD_EXPORTS} (perfmodel record adds it)"
+        "task threads waiting in native code were sampled less often"
+        + (hint if reason.startswith("unavailable") else "")
     )
 
 
