@@ -11,7 +11,11 @@ runtime can be compared. Three figures, each a median of per-pair ratios:
 * **total**: `perfmodel record` until the bundle is written (JVM exit for the JFR dump,
   reading JFR and py-spy output, writing Parquet).
 
-The spread of the plain runs is printed as the noise floor.
+The spread of the plain runs is printed as the noise floor, and each median ratio comes with
+a distribution-free 95% confidence interval (order statistics of the per-pair ratios). Each
+recorded run's bundle also says what its samplers cost in CPU time (``recording_cost`` in the
+manifest, counted by the kernel, far less noisy than wall-clock): the median share of the
+machine is printed too.
 
 ``--parts`` instead splits the application figure by component: each round runs the job
 plain, with the plugin and process monitor only, with JFR only, with py-spy only and with
@@ -20,13 +24,14 @@ to round, and prints each one's median against the plain median after every roun
 
     python benchmarks/record_overhead.py [--runs 5] [--scale 3] [--interval-ms 20]
     python benchmarks/record_overhead.py --parts [--runs 8] [--variant "jfr20=--no-pyspy
-        --native-interval-ms 20"]
+        --native-interval-ms 20"] [--only plugin,full]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -75,7 +80,7 @@ def parts(
     plain_env: dict[str, str],
 ) -> None:
     """Rounds over plain and the record variants, each round in a rotated order."""
-    variants = dict(PARTS)
+    variants = {k: v for k, v in PARTS.items() if not args.only or k in args.only.split(",")}
     for text in args.variant:
         name, _, options = text.partition("=")
         variants[name.strip()] = options.split()
@@ -112,6 +117,22 @@ def _median_ratio(a: list[float], b: list[float]) -> float:
     return statistics.median(y / x for x, y in zip(a, b, strict=True))
 
 
+def median_interval(values: list[float], level: float = 0.95) -> tuple[float, float] | None:
+    """Distribution-free confidence interval of the median: the k-th smallest and k-th
+    largest value, k the largest with P(Binomial(n, 1/2) < k) <= (1 - level) / 2. None when
+    there are too few values for that level (fewer than 6 at 95%)."""
+    n = len(values)
+    tail = (1.0 - level) / 2.0
+    k, below = 0, 0.0
+    while k < n and below + math.comb(n, k) / 2**n <= tail:
+        below += math.comb(n, k) / 2**n
+        k += 1
+    if k == 0:
+        return None
+    ordered = sorted(values)
+    return ordered[k - 1], ordered[n - k]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -125,6 +146,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--parts", action="store_true", help="Split the overhead by component (see above)."
+    )
+    parser.add_argument(
+        "--only",
+        default="",
+        help="With --parts: only these of plugin,jfr,pyspy,full (comma-separated).",
     )
     parser.add_argument(
         "--variant",
@@ -148,6 +174,7 @@ def main() -> None:
     figures: dict[str, list[float]] = {
         k: [] for k in ("plain app", "plain command", "app", "command", "total")
     }
+    costs: list[dict[str, float]] = []
     try:
         job = [sys.executable, str(JOB), str(tmp / "work"), str(args.scale)]
         run(job, env)  # warm-up: page cache, the input file
@@ -173,9 +200,12 @@ def main() -> None:
                 (manifest["command_ended_ms"] - manifest["started_ms"]) / 1000.0
             )
             figures["app"].append(app_seconds(out / "eventlog"))
+            costs.append(manifest.get("recording_cost") or {})
             shutil.rmtree(out, ignore_errors=True)
             print(
-                f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in figures.items()),
+                f"run {i + 1}: "
+                + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in figures.items())
+                + f", samplers' CPU {costs[-1].get('cpu_s', 0):.2f} s",
                 flush=True,
             )
     finally:
@@ -188,13 +218,25 @@ def main() -> None:
             f"{key:14s} median {statistics.median(values):6.2f} s  {[round(x, 2) for x in values]}"
         )
     overheads = {
-        "application (event log runtimes)": _median_ratio(plain_app, figures["app"]),
-        "command (until it exits)": _median_ratio(plain_cmd, figures["command"]),
-        "total, bundle written": _median_ratio(plain_cmd, figures["total"]),
+        "application (event log runtimes)": (plain_app, figures["app"]),
+        "command (until it exits)": (plain_cmd, figures["command"]),
+        "total, bundle written": (plain_cmd, figures["total"]),
     }
-    for what, ratio in overheads.items():
-        print(f"overhead, {what:34s} {ratio - 1:+.1%}")
+    for what, (plain, recorded) in overheads.items():
+        ratios = [y / x - 1 for x, y in zip(plain, recorded, strict=True)]
+        interval = median_interval(ratios)
+        ci = f"  95% CI {interval[0]:+.1%} .. {interval[1]:+.1%}" if interval else ""
+        print(f"overhead, {what:34s} {statistics.median(ratios):+.1%}{ci}")
     print(f"plain application spread (max-min)/median: {spread:.1%} (noise floor)")
+    shares = [c["share_of_machine"] for c in costs if "share_of_machine" in c]
+    if shares:
+        keys = ("pyspy_cpu_s", "jvm_recording_cpu_s", "perfmodel_cpu_s", "cpu_s")
+        medians = ", ".join(f"{k} {statistics.median(c[k] for c in costs):.2f}" for k in keys)
+        print(
+            f"samplers' CPU (manifest recording_cost), median: {medians}; share of the machine "
+            f"over the command {statistics.median(shares):.2%} "
+            f"(range {min(shares):.2%} .. {max(shares):.2%})"
+        )
 
 
 if __name__ == "__main__":

@@ -54,6 +54,9 @@ def test_recorder_samples_a_real_process(tmp_path: Path) -> None:
     after = time.time() * 1000
     if not written:
         pytest.fail(f"py-spy wrote nothing: {recorder.warnings}")
+    # Reaped with wait4: what sampling cost is known (1.5 s at 50 Hz takes some CPU).
+    assert 0 < recorder.cpu_s < 1.5
+    assert all(s.proc.returncode is not None for s in recorder.samplers)
     rec = pyspy.read_pyspy(written[0])
     assert rec.error is None and rec.meta is not None and rec.meta.role == "python driver"
     samples = rec.samples

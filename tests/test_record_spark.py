@@ -65,6 +65,7 @@ def test_output_and_exit_code_pass_through(recorded) -> None:
     assert "join groups: 97" in proc.stdout
     assert "Started recording" not in proc.stdout + proc.stderr  # JFR's banner is silenced
     assert "perfmodel: bundle written to" in proc.stderr
+    assert "perfmodel: recording cost " in proc.stderr
 
 
 def test_bundle_is_complete(recorded) -> None:
@@ -96,6 +97,13 @@ def test_bundle_is_complete(recorded) -> None:
     assert all(a.t_ms < b.t_ms for a, b in zip(usage, usage[1:], strict=False))
     assert max(s.cpu_cores for s in usage) > 0.8 and max(s.processes for s in usage) >= 2
     assert manifest.started_ms <= usage[0].t_ms and usage[-1].t_ms <= manifest.ended_ms + 1000
+    # What the samplers cost, counted by the kernel: every part took some CPU, and together
+    # far less than the job (which kept at least one core busy for seconds).
+    cost = manifest.recording_cost
+    assert cost["pyspy_cpu_s"] > 0 and cost["jvm_recording_cpu_s"] > 0, cost
+    assert cost["perfmodel_cpu_s"] > 0 and cost["cores"] >= 1, cost
+    assert 0 < cost["cpu_s"] < 0.5 * manifest.resources["cpu_s"], cost
+    assert cost["command_s"] <= (manifest.ended_ms - manifest.started_ms) / 1000, cost
     # The user's configuration stays in force, perfmodel's is appended to it.
     conf = (out / "raw" / "conf" / "spark-defaults.conf").read_text()
     assert "spark.driver.defaultJavaOptions" in conf

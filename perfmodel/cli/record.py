@@ -69,6 +69,8 @@ def register(app: typer.Typer) -> None:
         for warning in result.warnings:
             typer.echo(f"perfmodel: warning: {warning}", err=True)
         typer.echo(_summary(result.manifest, target), err=True)
+        if result.cost is not None:
+            typer.echo(f"perfmodel: {result.cost.describe()}", err=True)
         raise typer.Exit(result.exit_code)
 
     @app.command("profile")

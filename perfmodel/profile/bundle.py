@@ -93,6 +93,8 @@ class BundleManifest:
     samples: dict[str, Any] = field(default_factory=dict)
     resources: dict[str, Any] = field(default_factory=dict)
     """Process-tree monitoring (``resources.parquet``): interval and totals; empty if none."""
+    recording_cost: dict[str, Any] = field(default_factory=dict)
+    """`record` only: the samplers' CPU time while the command ran (`recording_cost`)."""
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:

@@ -295,11 +295,53 @@ def _executor_of(proc: psutil.Process) -> str | None:
 
 @dataclass(slots=True)
 class _Sampler:
+    """One py-spy process. It is reaped with ``wait4`` rather than through ``Popen``, so its
+    CPU time (what sampling cost the machine, `recording_cost`) is known once it has ended."""
+
     proc: subprocess.Popen[bytes]
     target: int
     output: Path
     log: Path
     interrupted: bool = False
+    cpu_s: float = 0.0
+    """py-spy's own CPU time (user + system), set when it has been reaped."""
+
+    def poll(self) -> int | None:
+        """py-spy's exit code once it has ended, else None (never blocks)."""
+        if self.proc.returncode is None:
+            self._reap(os.WNOHANG)
+        return self.proc.returncode
+
+    def interrupt(self) -> None:
+        """Ask py-spy to write its file and exit (it stops sampling on SIGINT).
+
+        ``os.kill`` rather than ``Popen.send_signal``, which would reap an ended py-spy with
+        ``waitpid`` and lose its CPU time; the pid cannot have been reused before we reap it.
+        """
+        if self.poll() is None:
+            os.kill(self.proc.pid, signal.SIGINT)
+            self.interrupted = True
+
+    def wait(self, timeout_s: float) -> int:
+        """Wait up to ``timeout_s`` for py-spy to end, then kill it."""
+        deadline = time.monotonic() + timeout_s
+        while self.poll() is None:
+            if time.monotonic() >= deadline:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self._reap(0)
+                break
+            time.sleep(0.01)
+        return self.proc.returncode if self.proc.returncode is not None else -signal.SIGKILL
+
+    def _reap(self, flags: int) -> None:
+        try:
+            pid, status, usage = os.wait4(self.proc.pid, flags)
+        except ChildProcessError:  # reaped elsewhere: its exit code and CPU time are lost
+            self.proc.returncode = 0
+            return
+        if pid:
+            self.proc.returncode = os.waitstatus_to_exitcode(status)
+            self.cpu_s = usage.ru_utime + usage.ru_stime
 
 
 @dataclass(slots=True)
@@ -371,7 +413,7 @@ class PySpyRecorder:
 
     def _gate(self, now: float, idle_stop_s: float) -> None:
         for pid, target in list(self.targets.items()):
-            if target.sampler is not None and target.sampler.proc.poll() is not None:
+            if target.sampler is not None and target.sampler.poll() is not None:
                 del self.targets[pid]  # py-spy ended by itself (no permission, ...): no retry
                 continue
             try:
@@ -389,9 +431,7 @@ class PySpyRecorder:
             elif target.idle_since is None:
                 target.idle_since = now
             elif target.sampler is not None and now - target.idle_since >= idle_stop_s:
-                if target.sampler.proc.poll() is None:
-                    target.sampler.proc.send_signal(signal.SIGINT)
-                    target.sampler.interrupted = True
+                target.sampler.interrupt()
                 target.sampler = None
 
     def _start(self, target: _Target) -> None:
@@ -440,18 +480,13 @@ class PySpyRecorder:
         for sampler in self.samplers:
             if sampler.interrupted:
                 continue  # stopped when its process went idle; writing its file
-            if sampler.proc.poll() is None and not psutil.pid_exists(sampler.target):
+            if sampler.poll() is None and not psutil.pid_exists(sampler.target):
                 continue  # exiting on its own
-            if sampler.proc.poll() is None:
-                sampler.proc.send_signal(signal.SIGINT)
+            sampler.interrupt()
         written: list[Path] = []
         denied = False
         for sampler in self.samplers:
-            try:
-                sampler.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                sampler.proc.kill()
-                sampler.proc.wait()
+            sampler.wait(max(0.1, deadline - time.monotonic()))
             text = sampler.log.read_text(encoding="utf-8", errors="replace")
             if sampler.output.is_file() and sampler.output.stat().st_size > 0:
                 written.append(sampler.output)
@@ -467,6 +502,12 @@ class PySpyRecorder:
                 "CAP_SYS_PTRACE."
             )
         return written
+
+    @property
+    def cpu_s(self) -> float:
+        """CPU time of every py-spy started so far that has ended (all of them after
+        :meth:`stop`)."""
+        return sum(sampler.cpu_s for sampler in self.samplers)
 
 
 def recordings_in(directory: Path) -> list[Path]:

@@ -30,6 +30,12 @@ from perfmodel.profile import bundle, jfr, pyspy
 from perfmodel.profile.bundle import BundleManifest
 from perfmodel.profile.monitor import ProcessTreeMonitor, ResourceSummary
 from perfmodel.profile.proctree import ProcessTree
+from perfmodel.profile.recording_cost import (
+    JvmRecordingThreads,
+    RecordingCost,
+    own_cpu_s,
+    usable_cores,
+)
 
 CONF_DIR = "raw/conf"
 JFR_REPOSITORY = "raw/jfr-repository"
@@ -63,6 +69,8 @@ class RecordResult:
     warnings: list[str] = field(default_factory=list)
     resources: ResourceSummary | None = None
     """What the process-tree monitor measured (None when monitoring was off)."""
+    cost: RecordingCost | None = None
+    """The samplers' CPU time while the command ran (`recording_cost`)."""
 
 
 def user_conf_dir(env: Mapping[str, str]) -> Path | None:
@@ -210,6 +218,8 @@ def record(
 
     previous = signal.signal(signal.SIGINT, _remember)
     jvms: dict[int, psutil.Process] = {}
+    jvm_threads = JvmRecordingThreads()
+    own_cpu_before = own_cpu_s()
     monitor: ProcessTreeMonitor | None = None
     resources: ResourceSummary | None = None
     try:
@@ -226,11 +236,14 @@ def record(
         while child.poll() is None:
             tree = walker.processes()
             _track(tree, jvms, recorder)
+            jvm_threads.poll(jvms)
             if monitor is not None:
                 monitor.sample(tree)
             time.sleep(options.poll_s)
         exit_code = _exit_status(child.returncode)
         command_ended = bundle.now_ms()
+        own_cpu = own_cpu_s() - own_cpu_before
+        jvm_threads.poll(jvms)  # JVMs that outlive the command (executors shutting down)
         leftover = psutil.wait_procs(list(jvms.values()), timeout=options.jvm_exit_timeout_s)[1]
         for proc in leftover:
             warnings.append(
@@ -238,6 +251,13 @@ def record(
                 "command ended; its recording is missing or incomplete"
             )
         pyspy_files = recorder.stop() if recorder is not None else []
+        cost = RecordingCost(
+            command_s=(command_ended - started) / 1000.0,
+            cores=usable_cores(),
+            pyspy_cpu_s=recorder.cpu_s if recorder is not None else 0.0,
+            jvm_recording_cpu_s=jvm_threads.cpu_s,
+            perfmodel_cpu_s=own_cpu,
+        )
     finally:
         signal.signal(signal.SIGINT, previous)
         if monitor is not None:
@@ -290,6 +310,7 @@ def record(
             },
         },
         apps=apps,
+        recording_cost=cost.to_dict(),
         warnings=warnings,
     )
     if resources is not None:
@@ -298,7 +319,7 @@ def record(
         manifest.warnings.append("interrupted (Ctrl-C): the recording covers the run until then")
     written = bundle.assemble(out, jfr_files=jfr_files, pyspy_files=pyspy_files, manifest=manifest)
     # Chunks left by a JVM that died are now read into the samples; the copies stay in raw/.
-    return RecordResult(exit_code, out, written, list(written.warnings), resources)
+    return RecordResult(exit_code, out, written, list(written.warnings), resources, cost)
 
 
 def _track(
