@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel.profile import pyspy
+from perfmodel.profile import pyspy, pyspy_recorder
 from perfmodel.profile.proctree import ProcessTree
 
 DATA = Path(__file__).parent / "data" / "record"
@@ -47,7 +47,7 @@ def test_recorder_samples_a_real_process(tmp_path: Path) -> None:
     script.write_text(BUSY)
     before = time.time() * 1000
     child = subprocess.Popen([sys.executable, str(script)])
-    recorder = pyspy.PySpyRecorder(tmp_path, 20, exe)
+    recorder = pyspy_recorder.PySpyRecorder(tmp_path, 20, exe)
     recorder.poll(ProcessTree(child.pid).processes())
     child.wait(timeout=60)
     written = recorder.stop()
@@ -115,7 +115,7 @@ def test_idle_process_sampler_stops_and_restarts(tmp_path: Path) -> None:
     script = tmp_path / "burst.py"
     script.write_text(BURN_SLEEP_BURN)
     child = subprocess.Popen([sys.executable, str(script)])
-    recorder = pyspy.PySpyRecorder(tmp_path, 20, exe, idle_stop_s=0.5)
+    recorder = pyspy_recorder.PySpyRecorder(tmp_path, 20, exe, idle_stop_s=0.5)
     tree = ProcessTree(child.pid)
     while child.poll() is None:
         recorder.poll(tree.processes())

@@ -26,7 +26,7 @@ from types import FrameType
 
 import psutil
 
-from perfmodel.profile import bundle, jfr, pyspy
+from perfmodel.profile import bundle, jfr, pyspy, pyspy_recorder
 from perfmodel.profile.bundle import BundleManifest
 from perfmodel.profile.monitor import ProcessTreeMonitor, ResourceSummary
 from perfmodel.profile.proctree import ProcessTree
@@ -202,12 +202,12 @@ def record(
     run_env = {**base_env, "SPARK_CONF_DIR": str(conf.resolve())}
     warnings = _command_warnings(command)
 
-    recorder: pyspy.PySpyRecorder | None = None
+    recorder: pyspy_recorder.PySpyRecorder | None = None
     py_spy = pyspy.py_spy_executable() if options.pyspy else None
     if options.pyspy and py_spy is None:
         warnings.append("py-spy is not installed: no Python samples were recorded")
     elif py_spy is not None:
-        recorder = pyspy.PySpyRecorder(out / bundle.PYSPY_DIR, options.interval_ms, py_spy)
+        recorder = pyspy_recorder.PySpyRecorder(out / bundle.PYSPY_DIR, options.interval_ms, py_spy)
 
     started = bundle.now_ms()
     interrupted: list[int] = []
@@ -325,7 +325,7 @@ def record(
 def _track(
     tree: list[psutil.Process],
     jvms: dict[int, psutil.Process],
-    recorder: pyspy.PySpyRecorder | None,
+    recorder: pyspy_recorder.PySpyRecorder | None,
 ) -> None:
     """Remember the command's JVMs (to wait for their recordings) and sample new Pythons.
 
