@@ -153,7 +153,11 @@ def test_python_samples_reach_workers_and_stages(attributed) -> None:
     profile, samples, sp = attributed
     workers = samples.filter(pc.equal(samples.column("process"), "python worker"))
     frames = {f for stack in workers.column("frames").to_pylist() for f in stack}
-    assert any(f.startswith("bucket_name (") and f.endswith("job.py)") for f in frames)
+    # The job's own Python functions (the word count's lambdas, the UDF `bucket_name`) are a
+    # small part of a worker's time, serialization the rest: ~9 of ~700 worker samples a run,
+    # `bucket_name` alone 1-5 (missing about one run in twenty), so any of them is asserted.
+    user_code = [f for f in frames if f.endswith("job.py)")]
+    assert any(f.startswith(("bucket_name (", "main.<locals>.<lambda> (")) for f in user_code)
     (count_stage,) = _stage_named(profile, "reduceByKey at")
     assert sp.stage(count_stage.key).by_kind["python"] > 0
     assert sp.attribution["plugin"] > 0
