@@ -113,10 +113,6 @@ def parts(
             )
 
 
-def _median_ratio(a: list[float], b: list[float]) -> float:
-    return statistics.median(y / x for x, y in zip(a, b, strict=True))
-
-
 def median_interval(values: list[float], level: float = 0.95) -> tuple[float, float] | None:
     """Distribution-free confidence interval of the median: the k-th smallest and k-th
     largest value, k the largest with P(Binomial(n, 1/2) < k) <= (1 - level) / 2. None when
@@ -228,10 +224,11 @@ def main() -> None:
         ci = f"  95% CI {interval[0]:+.1%} .. {interval[1]:+.1%}" if interval else ""
         print(f"overhead, {what:34s} {statistics.median(ratios):+.1%}{ci}")
     print(f"plain application spread (max-min)/median: {spread:.1%} (noise floor)")
-    shares = [c["share_of_machine"] for c in costs if "share_of_machine" in c]
-    if shares:
+    counted = [c for c in costs if "share_of_machine" in c]  # a perfmodel without the key
+    if counted:
+        shares = [c["share_of_machine"] for c in counted]
         keys = ("pyspy_cpu_s", "jvm_recording_cpu_s", "perfmodel_cpu_s", "cpu_s")
-        medians = ", ".join(f"{k} {statistics.median(c[k] for c in costs):.2f}" for k in keys)
+        medians = ", ".join(f"{k} {statistics.median(c[k] for c in counted):.2f}" for k in keys)
         print(
             f"samplers' CPU (manifest recording_cost), median: {medians}; share of the machine "
             f"over the command {statistics.median(shares):.2%} "

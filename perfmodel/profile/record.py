@@ -282,15 +282,17 @@ def record(
         # most of perfmodel's own CPU while the job runs (docs/recording-overhead.md).
         walker = ProcessTree(child.pid)
         exit_signal = _pidfd(child.pid)
-        while child.poll() is None:
-            tree = walker.processes()
-            _track(tree, jvms, recorder)
-            jvm_threads.poll(jvms)
-            if monitor is not None:
-                monitor.sample(tree)
-            _sleep_unless_exit(exit_signal, options.poll_s)
-        if exit_signal is not None:
-            os.close(exit_signal)
+        try:
+            while child.poll() is None:
+                tree = walker.processes()
+                _track(tree, jvms, recorder)
+                jvm_threads.poll(jvms)
+                if monitor is not None:
+                    monitor.sample(tree)
+                _sleep_unless_exit(exit_signal, options.poll_s)
+        finally:
+            if exit_signal is not None:
+                os.close(exit_signal)
         exit_code = _exit_status(child.returncode)
         command_ended = bundle.now_ms()
         own_cpu = own_cpu_s() - own_cpu_before
