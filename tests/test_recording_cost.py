@@ -38,6 +38,7 @@ def test_cost_totals_share_and_line() -> None:
     assert data["share_of_machine"] == pytest.approx(0.02) and data["cpu_s"] == 0.8
     assert "2.0% of 2 cores over 20.0 s" in cost.describe()
     assert RecordingCost(command_s=0.0, cores=2).share == 0.0
+    assert "% of" not in RecordingCost(command_s=0.2, cores=2, perfmodel_cpu_s=0.1).describe()
 
 
 def test_recording_threads_are_found_by_name_and_outlive_their_jvm(tmp_path: Path) -> None:

@@ -67,11 +67,13 @@ class RecordingCost:
         }
 
     def describe(self) -> str:
-        """One line for the terminal."""
+        """One line for the terminal (no share for a command shorter than a second, where
+        perfmodel's own start of the samplers would make it a meaningless large figure)."""
+        share = f", {self.share:.1%} of {self.cores} cores" if self.command_s >= 1.0 else ""
         return (
-            f"recording cost {self.cpu_s:.2f} s of CPU, {self.share:.1%} of {self.cores} cores "
-            f"over {self.command_s:.1f} s (py-spy {self.pyspy_cpu_s:.2f} s, JFR and plugin "
-            f"threads {self.jvm_recording_cpu_s:.2f} s, perfmodel {self.perfmodel_cpu_s:.2f} s)"
+            f"recording cost {self.cpu_s:.2f} s of CPU{share} over {self.command_s:.1f} s "
+            f"(py-spy {self.pyspy_cpu_s:.2f} s, JFR and plugin threads "
+            f"{self.jvm_recording_cpu_s:.2f} s, perfmodel {self.perfmodel_cpu_s:.2f} s)"
         )
 
 
