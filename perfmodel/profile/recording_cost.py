@@ -67,8 +67,8 @@ class RecordingCost:
         }
 
     def describe(self) -> str:
-        """One line for the terminal (no share for a command shorter than a second, where
-        perfmodel's own start of the samplers would make it a meaningless large figure)."""
+        """One line for the terminal; no share for a command shorter than a second, where a
+        few milliseconds of perfmodel's own work over so short a run make a meaningless one."""
         share = f", {self.share:.1%} of {self.cores} cores" if self.command_s >= 1.0 else ""
         return (
             f"recording cost {self.cpu_s:.2f} s of CPU{share} over {self.command_s:.1f} s "
