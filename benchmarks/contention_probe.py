@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from record_overhead import JOB, app_seconds, run
+from record_overhead import JOB, app_seconds, environments, print_round, rotation, run
 
 LOAD = """
 import sys, time
@@ -71,15 +71,7 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=3.0)
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="perfmodel-probe-"))
-    events = tmp / "events"
-    conf = tmp / "conf"
-    conf.mkdir()
-    (conf / "spark-defaults.conf").write_text(
-        f"spark.eventLog.enabled true\nspark.eventLog.dir {events.as_uri()}\n"
-    )
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
-    env["SPARK_CONF_DIR"] = str(conf)
-    env.pop("JOB_FAIL", None)
+    _, env, events = environments(tmp)  # plain runs, each with its event log
     job = [sys.executable, str(JOB), str(tmp / "work"), str(args.scale)]
     names = ["plain", *VARIANTS]
     apps: dict[str, list[float]] = {name: [] for name in names}
@@ -88,8 +80,7 @@ def main() -> None:
         events.mkdir()
         run(job, env)  # warm-up: page cache, the input file
         for i in range(args.rounds):
-            order = names[i % len(names) :] + names[: i % len(names)]
-            for name in order if i % 2 == 0 else order[::-1]:
+            for name in rotation(names, i):
                 shutil.rmtree(events, ignore_errors=True)
                 events.mkdir()
                 if name == "plain":
@@ -98,16 +89,8 @@ def main() -> None:
                 else:
                     cpu[name].append(loaded_run(job, env, VARIANTS[name], args.cpu_ms_per_s))
                 apps[name].append(app_seconds(events))
-            base = statistics.median(apps["plain"])
-            print(f"after round {i + 1}, load average {os.getloadavg()[0]:.2f}:", flush=True)
-            for name in names:
-                median = statistics.median(apps[name])
-                print(
-                    f"  {name:6s} application median {median:6.2f} s {median / base - 1:+6.1%}  "
-                    f"load CPU {statistics.median(cpu[name]):.2f} s  "
-                    f"{[round(x, 2) for x in apps[name]]}",
-                    flush=True,
-                )
+            notes = {n: f"load CPU {statistics.median(cpu[n]):.2f} s  " for n in names}
+            print_round(i, apps, notes)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

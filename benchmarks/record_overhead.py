@@ -63,6 +63,46 @@ def app_seconds(log_dir: Path) -> float:
     return build_profile(log).profile.duration_ms / 1000.0
 
 
+def environments(tmp: Path) -> tuple[dict[str, str], dict[str, str], Path]:
+    """The job's environment (no event log of its own: `record` adds one), the plain runs'
+    (their event log goes to the returned directory through a ``SPARK_CONF_DIR``, as on a
+    cluster with a history server) and that directory."""
+    conf = tmp / "conf"
+    conf.mkdir()
+    events = tmp / "events"
+    (conf / "spark-defaults.conf").write_text(
+        f"spark.eventLog.enabled true\nspark.eventLog.dir {events.as_uri()}\n"
+    )
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    env.pop("JOB_FAIL", None)
+    env.pop("SPARK_CONF_DIR", None)
+    return env, {**env, "SPARK_CONF_DIR": str(conf)}, events
+
+
+def rotation(names: list[str], round_index: int) -> list[str]:
+    """The order of one round: rotated by the round's number and reversed every other round,
+    so drifts of the machine hit every variant alike."""
+    k = round_index % len(names)
+    order = names[k:] + names[:k]
+    return order if round_index % 2 == 0 else order[::-1]
+
+
+def print_round(
+    round_index: int, apps: dict[str, list[float]], notes: dict[str, str] | None = None
+) -> None:
+    """Each variant's median application runtime against the plain median, so far."""
+    base = statistics.median(apps["plain"])
+    print(f"after round {round_index + 1}, load average {os.getloadavg()[0]:.2f}:", flush=True)
+    for name, values in apps.items():
+        median = statistics.median(values)
+        note = (notes or {}).get(name, "")
+        print(
+            f"  {name:10s} application median {median:6.2f} s {median / base - 1:+6.1%}  "
+            f"{note}{[round(x, 2) for x in values]}",
+            flush=True,
+        )
+
+
 PARTS = {
     "plugin": ["--no-jfr", "--no-pyspy"],
     "jfr": ["--no-pyspy"],
@@ -89,8 +129,7 @@ def parts(
     perfmodel = str(Path(sys.executable).parent / "perfmodel")
     events = tmp / "events"
     for i in range(args.runs):
-        order = names[i % len(names) :] + names[: i % len(names)]
-        for name in order if i % 2 == 0 else order[::-1]:
+        for name in rotation(names, i):
             if name == "plain":
                 shutil.rmtree(events, ignore_errors=True)
                 events.mkdir()
@@ -102,15 +141,7 @@ def parts(
             rec = [perfmodel, "record", "--out", str(out), "--interval-ms", str(args.interval_ms)]
             run([*rec, *args.record_option, *variants[name], "--", *job], env)
             apps[name].append(app_seconds(out / "eventlog"))
-        base = statistics.median(apps["plain"])
-        print(f"after round {i + 1}, load average {os.getloadavg()[0]:.2f}:", flush=True)
-        for name in names:
-            median = statistics.median(apps[name])
-            print(
-                f"  {name:10s} application median {median:6.2f} s {median / base - 1:+6.1%}  "
-                f"{[round(x, 2) for x in apps[name]]}",
-                flush=True,
-            )
+        print_round(i, apps)
 
 
 def median_interval(values: list[float], level: float = 0.95) -> tuple[float, float] | None:
@@ -156,16 +187,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="perfmodel-overhead-"))
-    conf = tmp / "conf"
-    conf.mkdir()
-    events = tmp / "events"
-    (conf / "spark-defaults.conf").write_text(
-        f"spark.eventLog.enabled true\nspark.eventLog.dir {events.as_uri()}\n"
-    )
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
-    env.pop("JOB_FAIL", None)
-    env.pop("SPARK_CONF_DIR", None)
-    plain_env = {**env, "SPARK_CONF_DIR": str(conf)}
+    env, plain_env, events = environments(tmp)
     perfmodel = str(Path(sys.executable).parent / "perfmodel")
     figures: dict[str, list[float]] = {
         k: [] for k in ("plain app", "plain command", "app", "command", "total")

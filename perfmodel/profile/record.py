@@ -186,7 +186,7 @@ def _sleep_unless_exit(pidfd: int | None, seconds: float) -> None:
         select.select([pidfd], [], [], seconds)
 
 
-def _has_exited(proc: psutil.Process, proc_dir: Path = Path("/proc")) -> bool:
+def _has_exited(proc: psutil.Process) -> bool:
     """Gone, or a zombie none of whose threads runs any more.
 
     A JVM orphaned by the command's exit is reparented to init, and a container's init may reap
@@ -200,7 +200,7 @@ def _has_exited(proc: psutil.Process, proc_dir: Path = Path("/proc")) -> bool:
             return True
         if proc.status() != psutil.STATUS_ZOMBIE:
             return False
-        return len(os.listdir(proc_dir / str(proc.pid) / "task")) <= 1
+        return len(os.listdir(f"/proc/{proc.pid}/task")) <= 1
     except (psutil.NoSuchProcess, FileNotFoundError):
         return True
 
