@@ -20,11 +20,14 @@ machine is printed too.
 ``--parts`` instead splits the application figure by component: each round runs the job
 plain, with the plugin and process monitor only, with JFR only, with py-spy only and with
 everything (plus any ``--variant NAME=OPTIONS``), in an order rotated and reversed from round
-to round, and prints each one's median against the plain median after every round.
+to round, and prints each one's median against the plain median after every round. A
+variant's ``VAR=value`` words set its runs' environment; ``--plain-variant`` adds plain runs
+with an environment of their own (e.g. another JDK: ``plain25="JAVA_HOME=/usr/lib/jvm/..."``
+next to ``--variant full25="JAVA_HOME=/usr/lib/jvm/..."``).
 
     python benchmarks/record_overhead.py [--runs 5] [--scale 3] [--interval-ms 20]
     python benchmarks/record_overhead.py --parts [--runs 8] [--variant "jfr20=--no-pyspy
-        --native-interval-ms 20"] [--only plugin,full]
+        --native-interval-ms 20"] [--only plugin,full] [--plain-variant "NAME=VAR=value"]
 """
 
 from __future__ import annotations
@@ -112,6 +115,21 @@ PARTS = {
 """`--parts`: what each variant adds to the default `perfmodel record` options."""
 
 
+def variant_options(text: str) -> tuple[str, tuple[list[str], dict[str, str]]]:
+    """``NAME=words`` as (name, (record options, environment)): a word ``VAR=value`` whose
+    ``VAR`` is an upper-case name goes to the environment, any other word is an option."""
+    name, _, words = text.partition("=")
+    options: list[str] = []
+    env: dict[str, str] = {}
+    for word in words.split():
+        var, eq, value = word.partition("=")
+        if eq and var.isidentifier() and var.isupper():
+            env[var] = value
+        else:
+            options.append(word)
+    return name.strip(), (options, env)
+
+
 def parts(
     args: argparse.Namespace,
     tmp: Path,
@@ -120,26 +138,28 @@ def parts(
     plain_env: dict[str, str],
 ) -> None:
     """Rounds over plain and the record variants, each round in a rotated order."""
-    variants = {k: v for k, v in PARTS.items() if not args.only or k in args.only.split(",")}
-    for text in args.variant:
-        name, _, options = text.partition("=")
-        variants[name.strip()] = options.split()
-    names = ["plain", *variants]
+    chosen = [k for k in PARTS if not args.only or k in args.only.split(",")]
+    variants: dict[str, tuple[list[str], dict[str, str]]] = {k: (PARTS[k], {}) for k in chosen}
+    variants |= dict(variant_options(text) for text in args.variant)
+    plains: dict[str, dict[str, str]] = {"plain": {}}
+    plains |= {name: env for name, (_, env) in map(variant_options, args.plain_variant)}
+    names = [*plains, *variants]
     apps: dict[str, list[float]] = {name: [] for name in names}
     perfmodel = str(Path(sys.executable).parent / "perfmodel")
     events = tmp / "events"
     for i in range(args.runs):
         for name in rotation(names, i):
-            if name == "plain":
+            if name in plains:
                 shutil.rmtree(events, ignore_errors=True)
                 events.mkdir()
-                run(job, plain_env)
+                run(job, {**plain_env, **plains[name]})
                 apps[name].append(app_seconds(events))
                 continue
             out = tmp / "bundle"
             shutil.rmtree(out, ignore_errors=True)
+            options, extra_env = variants[name]
             rec = [perfmodel, "record", "--out", str(out), "--interval-ms", str(args.interval_ms)]
-            run([*rec, *args.record_option, *variants[name], "--", *job], env)
+            run([*rec, *args.record_option, *options, "--", *job], {**env, **extra_env})
             apps[name].append(app_seconds(out / "eventlog"))
         print_round(i, apps)
 
@@ -183,7 +203,13 @@ def main() -> None:
         "--variant",
         action="append",
         default=[],
-        help='With --parts: one more variant, NAME="record options" (repeatable).',
+        help='With --parts: one more variant, NAME="[VAR=value ...] record options" (repeatable).',
+    )
+    parser.add_argument(
+        "--plain-variant",
+        action="append",
+        default=[],
+        help='With --parts: more plain runs, NAME="VAR=value ..." (repeatable).',
     )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="perfmodel-overhead-"))
