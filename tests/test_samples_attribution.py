@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from perfmodel.dag.model import ApplicationProfile, OperationNode, StageNode, TaskRun
-from perfmodel.dag.samples import attribute_samples
+from perfmodel.dag.samples import CallProfile, attribute_samples
 from perfmodel.profile import sampletable
 from perfmodel.profile.sampletable import StackDictionary
 
@@ -97,3 +97,18 @@ def test_python_worker_samples_find_their_operation_by_call_site() -> None:
     sp = attribute_samples(_profile(), _table(rows))
     assert sp.operations[((0, 0), 1)].samples == 1
     assert sp.outside.by_kind["idle"] == 1  # a worker parked between tasks is nobody's work
+
+
+def test_top_functions_rank_by_thread_time_not_sample_count() -> None:
+    # Three Java samples of 20 ms against one py-spy stack that lasted 500 ms: the Python
+    # function had more of the thread's time though fewer samples.
+    profile = CallProfile()
+    for _ in range(3):
+        profile.add(("Executor.run", "java.util.zip.Inflater.inflate"), "java", 1, 20.0)
+    profile.add(("main (worker.py)", "parse (app.py)"), "python", 1, 500.0)
+    profile.add(("main (worker.py)", "emit (app.py)"), "python", 1, 70.0)
+    top = profile.top(2, by="self")
+    assert [f.name for f in top] == ["parse (app.py)", "emit (app.py)"]
+    assert top[0].self_samples == 1 and top[0].self_ms == 500.0
+    assert [f.name for f in profile.top(1, by="total")] == ["main (worker.py)"]
+    assert profile.top(10, by="self")[-1].name == "java.util.zip.Inflater.inflate"

@@ -72,8 +72,18 @@ class CallProfile:
             self.total_ms[name] += weight_ms
 
     def top(self, n: int = 10, by: str = "self") -> list[FunctionStat]:
-        """The ``n`` functions with the most samples as leaf (``by="self"``) or anywhere."""
-        source = self.self_samples if by == "self" else self.total_samples
+        """The ``n`` functions with the most thread time as leaf (``by="self"``) or anywhere.
+
+        Ranked by time, not by sample count: a sample stands for as much thread time as its
+        kind says (a JFR native sample for the native period times the threads in native code,
+        a py-spy sample for as long as its stack lasted), so counts of different kinds do not
+        compare. Equal times are ranked by samples, then by name.
+        """
+        if by == "self":
+            ms, count = self.self_ms, self.self_samples
+        else:
+            ms, count = self.total_ms, self.total_samples
+        ranked = sorted(count, key=lambda name: (-ms.get(name, 0.0), -count[name], name))
         return [
             FunctionStat(
                 name,
@@ -82,7 +92,7 @@ class CallProfile:
                 self.self_ms.get(name, 0.0),
                 self.total_ms.get(name, 0.0),
             )
-            for name, _ in source.most_common(n)
+            for name in ranked[:n]
         ]
 
 
