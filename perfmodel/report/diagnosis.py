@@ -281,6 +281,21 @@ def short_name(name: str, width: int = 30) -> str:
     return name if len(name) <= width else name[: width - 1] + "…"
 
 
+def short_function(name: str, width: int = 90) -> str:
+    """A sampled function with only the last two parts of its file's path.
+
+    Python frames are named ``function (path)``, and the path of an installed package starts
+    with the virtual environment's, so a table column cut at its width showed the same prefix
+    for every PySpark function and lost the file name. JVM frames (no path) stay as they are.
+    """
+    function, sep, path = name.partition(" (")
+    if sep and path.endswith(")") and path.startswith("/"):
+        parts = path[:-1].split("/")
+        if len(parts) > 3:
+            name = f"{function} (…/{'/'.join(parts[-2:])})"
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
 def _stage_sentence(s: StageDiagnosis) -> str:
     label = short_name(s.name, 60) if s.name else "(unnamed)"
     if s.task_time_s <= 0 or s.dominant is None:

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from perfmodel.dag.decomposition import COMPONENTS
-from perfmodel.report.diagnosis import Diagnosis, StageDiagnosis, short_name
+from perfmodel.report.diagnosis import Diagnosis, StageDiagnosis, short_function, short_name
 
 MAX_STAGE_ROWS = 25
 
@@ -112,7 +112,11 @@ def _top_functions(d: Diagnosis, console: Console) -> None:
         table.add_column("self", justify="right")
         table.add_column("share", justify="right")
         for f in s.top_functions:
-            table.add_row(f["function"], f"{f['self_ms'] / 1000:.2f}s", f"{f['self_share']:.0%}")
+            table.add_row(
+                short_function(f["function"]),
+                f"{f['self_ms'] / 1000:.2f}s",
+                f"{f['self_share']:.0%}",
+            )
         console.print(table)
     console.print()
 
