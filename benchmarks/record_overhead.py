@@ -130,6 +130,27 @@ def variant_options(text: str) -> tuple[str, tuple[list[str], dict[str, str]]]:
     return name.strip(), (options, env)
 
 
+Variants = dict[str, tuple[list[str], dict[str, str]]]
+"""`--parts` record variants: name → (record options, environment)."""
+
+
+def part_variants(args: argparse.Namespace) -> tuple[dict[str, dict[str, str]], Variants]:
+    """The plain runs (name → environment) and record variants `--parts` rotates over; exits
+    with a message on an unknown ``--only`` part or a ``--plain-variant`` with options."""
+    only = [k for k in args.only.split(",") if k]
+    if unknown := sorted(set(only) - set(PARTS)):
+        sys.exit(f"--only: unknown part(s) {', '.join(unknown)}; the parts are {', '.join(PARTS)}")
+    variants: Variants = {k: (v, {}) for k, v in PARTS.items() if not only or k in only}
+    variants |= dict(variant_options(text) for text in args.variant)
+    plains: dict[str, dict[str, str]] = {"plain": {}}
+    for text in args.plain_variant:
+        name, (options, extra_env) = variant_options(text)
+        if options:
+            sys.exit(f"--plain-variant {name}: only VAR=value words, not {' '.join(options)}")
+        plains[name] = extra_env
+    return plains, variants
+
+
 def parts(
     args: argparse.Namespace,
     tmp: Path,
@@ -138,11 +159,7 @@ def parts(
     plain_env: dict[str, str],
 ) -> None:
     """Rounds over plain and the record variants, each round in a rotated order."""
-    chosen = [k for k in PARTS if not args.only or k in args.only.split(",")]
-    variants: dict[str, tuple[list[str], dict[str, str]]] = {k: (PARTS[k], {}) for k in chosen}
-    variants |= dict(variant_options(text) for text in args.variant)
-    plains: dict[str, dict[str, str]] = {"plain": {}}
-    plains |= {name: env for name, (_, env) in map(variant_options, args.plain_variant)}
+    plains, variants = part_variants(args)
     names = [*plains, *variants]
     apps: dict[str, list[float]] = {name: [] for name in names}
     perfmodel = str(Path(sys.executable).parent / "perfmodel")
@@ -212,6 +229,8 @@ def main() -> None:
         help='With --parts: more plain runs, NAME="VAR=value ..." (repeatable).',
     )
     args = parser.parse_args()
+    if args.parts:
+        part_variants(args)  # bad options end the run before the warm-up, not after it
     tmp = Path(tempfile.mkdtemp(prefix="perfmodel-overhead-"))
     env, plain_env, events = environments(tmp)
     perfmodel = str(Path(sys.executable).parent / "perfmodel")

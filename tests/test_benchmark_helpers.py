@@ -3,6 +3,7 @@ they take minutes and measure, they do not check)."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import sys
 from pathlib import Path
@@ -47,3 +48,18 @@ def test_median_interval_is_order_statistics(bench: ModuleType) -> None:
     values = [float(v) for v in range(1, 25)]  # 24 pairs, as in docs/recording-overhead.md
     low, high = bench.median_interval(values)
     assert (low, high) == (7.0, 18.0)  # k = 7: P(Bin(24, 1/2) < 7) = 0.0113 <= 0.025
+
+
+def test_part_variants_reject_unknown_parts_and_plain_options(bench: ModuleType) -> None:
+    def args(**given: object) -> argparse.Namespace:
+        return argparse.Namespace(**({"only": "", "variant": [], "plain_variant": []} | given))
+
+    plains, variants = bench.part_variants(
+        args(only="full", variant=["v=X=1 --no-jfr"], plain_variant=["p=X=1"])
+    )
+    assert plains == {"plain": {}, "p": {"X": "1"}}
+    assert variants == {"full": ([], {}), "v": (["--no-jfr"], {"X": "1"})}
+    with pytest.raises(SystemExit, match="unknown part"):
+        bench.part_variants(args(only="fulll"))
+    with pytest.raises(SystemExit, match="only VAR=value"):
+        bench.part_variants(args(plain_variant=["p=--no-jfr"]))
