@@ -23,11 +23,14 @@ everything (plus any ``--variant NAME=OPTIONS``), in an order rotated and revers
 to round, and prints each one's median against the plain median after every round. A
 variant's ``VAR=value`` words set its runs' environment; ``--plain-variant`` adds plain runs
 with an environment of their own (e.g. another JDK: ``plain25="JAVA_HOME=/usr/lib/jvm/..."``
-next to ``--variant full25="JAVA_HOME=/usr/lib/jvm/..."``).
+next to ``--variant full25="JAVA_HOME=/usr/lib/jvm/..."``). ``--cpu`` adds, per variant, the
+CPU time the job's own JVM threads (by kind: JIT compilers, GC, task threads, py4j, JFR) and
+Python workers took inside the application's window: far less noisy than the runtimes, it
+shows whether recording makes the job itself work more or only adds the samplers' time.
 
     python benchmarks/record_overhead.py [--runs 5] [--scale 3] [--interval-ms 20]
     python benchmarks/record_overhead.py --parts [--runs 8] [--variant "jfr20=--no-pyspy
-        --native-interval-ms 20"] [--only plugin,full] [--plain-variant "NAME=VAR=value"]
+        --native-interval-ms 20"] [--only plugin,full] [--plain-variant "NAME=VAR=value"] [--cpu]
 """
 
 from __future__ import annotations
@@ -58,12 +61,22 @@ def run(cmd: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def app_seconds(log_dir: Path) -> float:
-    """Runtime of the one application whose event log is in ``log_dir``."""
+def app_window(log_dir: Path) -> tuple[float, float]:
+    """Start and end (epoch milliseconds) of the one application whose event log is in
+    ``log_dir``."""
     from perfmodel.dag.spark import build_profile
 
     (log,) = [p for p in log_dir.iterdir() if not p.name.startswith(".")]
-    return build_profile(log).profile.duration_ms / 1000.0
+    profile = build_profile(log).profile
+    if profile.start_ms is None or profile.end_ms is None:
+        sys.exit(f"{log}: the application has no start or no end event")
+    return profile.start_ms, profile.end_ms
+
+
+def app_seconds(log_dir: Path) -> float:
+    """Runtime of the one application whose event log is in ``log_dir``."""
+    start, end = app_window(log_dir)
+    return (end - start) / 1000.0
 
 
 def environments(tmp: Path) -> tuple[dict[str, str], dict[str, str], Path]:
@@ -159,9 +172,13 @@ def parts(
     plain_env: dict[str, str],
 ) -> None:
     """Rounds over plain and the record variants, each round in a rotated order."""
+    from job_cpu import JobCpuWatcher
+
     plains, variants = part_variants(args)
     names = [*plains, *variants]
     apps: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    cpu_run: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     perfmodel = str(Path(sys.executable).parent / "perfmodel")
     events = tmp / "events"
     for i in range(args.runs):
@@ -169,16 +186,51 @@ def parts(
             if name in plains:
                 shutil.rmtree(events, ignore_errors=True)
                 events.mkdir()
-                run(job, {**plain_env, **plains[name]})
-                apps[name].append(app_seconds(events))
-                continue
-            out = tmp / "bundle"
-            shutil.rmtree(out, ignore_errors=True)
-            options, extra_env = variants[name]
-            rec = [perfmodel, "record", "--out", str(out), "--interval-ms", str(args.interval_ms)]
-            run([*rec, *args.record_option, *options, "--", *job], {**env, **extra_env})
-            apps[name].append(app_seconds(out / "eventlog"))
+                cmd, cmd_env, log_dir = job, {**plain_env, **plains[name]}, events
+            else:
+                out = tmp / "bundle"
+                shutil.rmtree(out, ignore_errors=True)
+                options, extra_env = variants[name]
+                cmd = [perfmodel, "record", "--out", str(out)]
+                cmd += ["--interval-ms", str(args.interval_ms), *args.record_option, *options]
+                cmd, cmd_env, log_dir = [*cmd, "--", *job], {**env, **extra_env}, out / "eventlog"
+            if args.cpu:
+                with JobCpuWatcher() as watcher:
+                    run(cmd, cmd_env)
+                cpu[name].append(watcher.series.window(*app_window(log_dir)))
+                cpu_run[name].append(watcher.series.at(float("inf")))
+            else:
+                run(cmd, cmd_env)
+            apps[name].append(app_seconds(log_dir))
         print_round(i, apps)
+    if args.cpu:
+        print_cpu(cpu, "in the application's window")
+        print_cpu(cpu_run, "over the whole command (JVM start-up included)")
+
+
+def print_cpu(cpu: dict[str, list[dict[str, float]]], where: str) -> None:
+    """Median CPU seconds of the job's parts, per variant, and each variant's difference from
+    the first (plain) one; ``all`` is the sum of the medians."""
+    from job_cpu import GROUPS
+
+    names = list(cpu)
+    if not cpu[names[0]]:
+        return
+    medians = {
+        n: {g: statistics.median(w.get(g, 0.0) for w in cpu[n]) for g in GROUPS}
+        for n in names
+        if cpu[n]
+    }
+    base = medians[names[0]]
+    print(f"CPU seconds of the job's processes {where}, median:", flush=True)
+    print(f"  {'':16s}" + "".join(f"{n:>16s}" for n in medians))
+    for group in [*GROUPS, "all"]:
+        ref = sum(base.values()) if group == "all" else base[group]
+        cells = []
+        for n, m in medians.items():
+            value = sum(m.values()) if group == "all" else m[group]
+            cells.append(f"{value:.2f}" + ("" if n == names[0] else f" ({value - ref:+.2f})"))
+        print(f"  {group:16s}" + "".join(f"{c:>16s}" for c in cells), flush=True)
 
 
 def median_interval(values: list[float], level: float = 0.95) -> tuple[float, float] | None:
@@ -212,6 +264,12 @@ def main() -> None:
         "--parts", action="store_true", help="Split the overhead by component (see above)."
     )
     parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="With --parts: also the CPU time of the job's JVM threads (by kind) and Python "
+        "workers inside the application's window, per variant (benchmarks/job_cpu.py).",
+    )
+    parser.add_argument(
         "--only",
         default="",
         help="With --parts: only these of plugin,jfr,pyspy,full (comma-separated).",
@@ -229,6 +287,8 @@ def main() -> None:
         help='With --parts: more plain runs, NAME="VAR=value ..." (repeatable).',
     )
     args = parser.parse_args()
+    if args.cpu and not args.parts:
+        sys.exit("--cpu goes with --parts")
     if args.parts:
         part_variants(args)  # bad options end the run before the warm-up, not after it
     tmp = Path(tempfile.mkdtemp(prefix="perfmodel-overhead-"))

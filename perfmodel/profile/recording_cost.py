@@ -91,15 +91,20 @@ def own_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def stat_cpu_s(text: str) -> float:
+    """CPU time (user + system) from a ``/proc/<pid>/stat`` or ``.../task/<tid>/stat`` line."""
+    # The name (field 2) may hold spaces and parentheses: the fields after it are split.
+    fields = text.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
 def thread_cpu_s(pid: int, tid: int, proc: Path = Path("/proc")) -> float | None:
     """CPU time (user + system) of one thread, None once it is gone."""
     try:
         text = (proc / str(pid) / "task" / str(tid) / "stat").read_text()
     except OSError:
         return None
-    # The name (field 2) may hold spaces and parentheses: the fields after it are split.
-    fields = text.rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
+    return stat_cpu_s(text)
 
 
 class JvmRecordingThreads:

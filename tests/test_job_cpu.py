@@ -1,0 +1,137 @@
+"""The overhead benchmark's CPU split (benchmarks/job_cpu.py), on a /proc laid out by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def job_cpu() -> ModuleType:
+    return _load("job_cpu")
+
+
+def _stat(pid: int, comm: str, cpu_s: float, system_s: float = 0.0) -> str:
+    # After the name: state, ppid, pgrp, session, tty, tpgid, flags, 4 fault counters,
+    # then utime and stime in clock ticks.
+    fields = ["S", *(["0"] * 10), str(round(cpu_s * TICKS)), str(round(system_s * TICKS))]
+    return f"{pid} ({comm}) " + " ".join([*fields, "0", "0", "20", "0"]) + "\n"
+
+
+def _process(proc: Path, pid: int, cmdline: list[str], threads: dict[int, tuple[str, float]]):
+    root = proc / str(pid)
+    (root / "task").mkdir(parents=True, exist_ok=True)
+    (root / "cmdline").write_bytes(b"\0".join(a.encode() for a in cmdline) + b"\0")
+    (root / "stat").write_text(_stat(pid, cmdline[0], sum(c for _, c in threads.values())))
+    for tid, (name, cpu) in threads.items():
+        (root / "task" / str(tid)).mkdir(exist_ok=True)
+        (root / "task" / str(tid) / "comm").write_text(name + "\n")
+        (root / "task" / str(tid) / "stat").write_text(_stat(tid, name, cpu))
+
+
+JVM = ["java", "-cp", "jars/*", "org.apache.spark.deploy.SparkSubmit", "pyspark-shell"]
+
+
+def test_thread_names_group_into_parts(job_cpu: ModuleType) -> None:
+    g = job_cpu.thread_group
+    assert g("C2 CompilerThre") == g("C1 CompilerThre") == "jit"
+    assert g("GC Thread#1") == g("G1 Conc#0") == "gc"
+    assert g("Executor task l") == g("Executor task i") == "tasks"
+    assert g("Thread-3") == "py4j"
+    assert g("JFR Thread Samp") == g("perfmodel idle-") == "recording"
+    assert g("dag-scheduler-e") == g("java") == "other jvm"
+
+
+def test_window_takes_the_polls_at_or_before_each_instant(job_cpu: ModuleType) -> None:
+    series = job_cpu.CpuSeries(
+        times_ms=[1000.0, 2000.0, 3000.0],
+        totals=[{"jit": 1.0, "tasks": 0.0}, {"jit": 2.0, "tasks": 1.0}, {"jit": 4.0, "tasks": 3.0}],
+    )
+    window = series.window(2500.0, 3000.0)
+    assert window["jit"] == pytest.approx(2.0) and window["tasks"] == pytest.approx(2.0)
+    assert set(window) == set(job_cpu.GROUPS) and window["gc"] == 0.0
+    # Before the first poll nothing was counted yet.
+    assert series.window(500.0, 1500.0)["jit"] == pytest.approx(1.0)
+
+
+def test_watcher_reads_the_jobs_processes_only(job_cpu: ModuleType, tmp_path: Path) -> None:
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    (proc / "meminfo").write_text("not a process\n")
+    _process(proc, 100, JVM, {100: ("java", 0.5), 101: ("C2 CompilerThre", 3.0)})
+    _process(proc, 102, ["python", "-m", "pyspark.daemon"], {102: ("python", 2.0)})
+    _process(proc, 103, ["python", "job.py"], {103: ("python", 9.0)})  # the driver: not counted
+    _process(proc, 104, ["bash", "spark-submit"], {104: ("bash", 0.1)})
+    watcher = job_cpu.JobCpuWatcher(proc=proc)
+    watcher.poll()
+    first = watcher.series.totals[-1]
+    assert first["jit"] == pytest.approx(3.0)
+    assert first["other jvm"] == pytest.approx(0.5)
+    assert first["python workers"] == pytest.approx(2.0)
+    assert sum(first.values()) == pytest.approx(5.5)
+
+    # The launch script becomes a JVM (same pid), a thread ends, another starts under its
+    # creator's name and then takes its own.
+    _process(proc, 104, JVM, {104: ("java", 0.2), 105: ("Executor task l", 1.0)})
+    _process(proc, 100, JVM, {100: ("java", 0.5), 106: ("java", 0.3)})
+    (proc / "100" / "task" / "101" / "comm").unlink()
+    (proc / "100" / "task" / "101" / "stat").unlink()
+    (proc / "100" / "task" / "101").rmdir()
+    watcher.poll()
+    (proc / "100" / "task" / "106" / "comm").write_text("JFR Thread Samp\n")
+    watcher.poll()
+    last = watcher.series.totals[-1]
+    assert last["jit"] == pytest.approx(3.0)  # the ended thread's last value is kept
+    assert last["tasks"] == pytest.approx(1.0)
+    assert last["recording"] == pytest.approx(0.3)
+    assert last["other jvm"] == pytest.approx(0.7)
+    assert len(watcher.series.times_ms) == 3
+
+
+def test_watcher_polls_on_its_own_thread_until_the_block_ends(
+    job_cpu: ModuleType, tmp_path: Path
+) -> None:
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    _process(proc, 100, JVM, {100: ("java", 0.5)})
+    with job_cpu.JobCpuWatcher(period_s=0.01, proc=proc) as watcher:
+        pass
+    assert len(watcher.series.times_ms) >= 2  # a first poll and a last one at the end
+    assert watcher.series.totals[-1]["other jvm"] == pytest.approx(0.5)
+
+
+def test_cpu_table_shows_each_variants_difference_from_plain(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    bench = _load("record_overhead")
+    job_cpu = _load("job_cpu")
+    zero = dict.fromkeys(job_cpu.GROUPS, 0.0)
+    cpu = {
+        "plain": [{**zero, "jit": 8.0}, {**zero, "jit": 10.0}, {**zero, "jit": 9.0}],
+        "full": [{**zero, "jit": 9.5, "recording": 0.2}, {**zero, "jit": 9.0, "recording": 0.3}],
+    }
+    bench.print_cpu(cpu, "in the window")
+    out = capsys.readouterr().out
+    assert out.startswith("CPU seconds of the job's processes in the window, median:")
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[1:]}
+    assert rows["jit"] == ["9.00", "9.25", "(+0.25)"]
+    assert rows["recording"] == ["0.00", "0.25", "(+0.25)"]
+    assert rows["all"] == ["9.00", "9.50", "(+0.50)"]
