@@ -27,14 +27,19 @@ public class Parked {
   }
 
   public static void main(String[] args) throws Exception {
-    ServerSocket a = new ServerSocket(0), b = new ServerSocket(0), c = new ServerSocket(0);
-    blocked("process reaper", a);
+    ServerSocket b = new ServerSocket(0), c = new ServerSocket(0);
+    // The JDK's own reaper, as in Spark: pooled (parked) after a first short process, then
+    // waiting in native code for a long one, under a name that may carry the pid.
+    new ProcessBuilder("true").start().waitFor();
     blocked("rpc-boss-3-1", b);
     blocked("worker", c);
     Socket toWorker = new Socket("127.0.0.1", c.getLocalPort());  // worker blocks in read()
     Thread.sleep(200);
     perfmodel.spark.IdleThreadExcluder.startOnce();
+    Thread.sleep(700);
+    Process sleeper = new ProcessBuilder("sleep", "30").start();
     Thread.sleep(2500);
+    sleeper.destroy();
     toWorker.close();
   }
 }
@@ -81,10 +86,12 @@ def test_parked_threads_are_excluded_and_the_worker_gets_the_native_samples(
     workdir: Path,
 ) -> None:
     rec = _record(workdir, jfr.ADD_EXPORTS)
-    assert sorted(rec.excluded_threads) == ["process reaper", "rpc-boss-3-1"]
+    # The reaper's name carries the pid of the process it waits for on recent JDK 17 updates.
+    excluded = sorted(name.split(" (pid ")[0] for name in rec.excluded_threads)
+    assert excluded == ["process reaper", "rpc-boss-3-1"]
     assert not rec.warnings
-    counts = _native_by_thread(rec)
-    # ~125 native periods of 20 ms after the exclusion; before it (0.2 s) three threads share.
+    counts = _native_by_thread(rec)  # JFR keeps the name a thread started with
+    # ~150 native periods of 20 ms; the worker shares them only until each exclusion.
     assert counts["worker"] >= 60, counts
     assert counts["worker"] > 5 * max(counts["process reaper"], counts["rpc-boss-3-1"]), counts
 

@@ -113,7 +113,10 @@ public final class IdleThreadExcluder implements Runnable {
   /** Why a thread only ever waits in native code, or null if it may do work worth sampling. */
   static String reason(Thread thread) {
     String name = thread.getName();
-    if (name.equals("process reaper")) {
+    // Recent JDK 17 updates rename the reaper "process reaper (pid N)" while it waits for a
+    // process (JFR's samples keep the name it started with); idle in its pool it has the plain
+    // name and is parked, not in native code.
+    if (name.equals("process reaper") || name.startsWith("process reaper (")) {
       return "JDK process reaper: waits for child processes to exit";
     }
     if (name.startsWith("stdout reader for ") || name.startsWith("stderr reader for ")) {
