@@ -272,13 +272,18 @@ def critical_path(profile: ApplicationProfile) -> CriticalPath:
     return CriticalPath([s.stage_id for s in chain], stage_ms / 1000.0, gaps_ms / 1000.0)
 
 
+def _cut(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, an ellipsis marking the cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def short_name(name: str, width: int = 30) -> str:
     """A stage name without directories: "reduceByKey at job.py:61" reads better than a path."""
     head, sep, where = name.partition(" at ")
     if sep:
         where = where.rsplit("/", 1)[-1]
         name = f"{head} at {where}"
-    return name if len(name) <= width else name[: width - 1] + "…"
+    return _cut(name, width)
 
 
 def short_function(name: str, width: int = 90) -> str:
@@ -293,7 +298,7 @@ def short_function(name: str, width: int = 90) -> str:
         parts = path[:-1].split("/")
         if len(parts) > 3:
             name = f"{function} (…/{'/'.join(parts[-2:])})"
-    return name if len(name) <= width else name[: width - 1] + "…"
+    return _cut(name, width)
 
 
 def _stage_sentence(s: StageDiagnosis) -> str:
