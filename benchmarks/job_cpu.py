@@ -74,11 +74,26 @@ def _job_role(cmdline: bytes) -> str | None:
 
 
 class JobCpuWatcher:
-    """Polls the job's processes on a thread of its own while a ``with`` block runs."""
+    """Polls the job's processes on a thread of its own while a ``with`` block runs.
 
-    def __init__(self, period_s: float = 0.2, proc: Path = Path("/proc")) -> None:
+    ``recording_cpus``: move every JVM recording thread (JFR's, the plugin's) onto these CPUs
+    as soon as it carries its name, so that with the job confined to the other CPUs
+    (``record_overhead.py --spare-core``) the samplers run beside the job rather than on its
+    cores. A thread is moved once; one that could not be moved is tried again at the next
+    poll while it is listed.
+    """
+
+    def __init__(
+        self,
+        period_s: float = 0.2,
+        proc: Path = Path("/proc"),
+        recording_cpus: set[int] | None = None,
+    ) -> None:
         self.period_s = period_s
         self.series = CpuSeries()
+        self.recording_cpus = recording_cpus
+        self.moved: set[tuple[int, int]] = set()
+        """The recording threads put on ``recording_cpus`` so far, as (pid, tid)."""
         self._proc = proc
         self._roles: dict[int, str] = {}
         self._cpu: dict[tuple[int, int], tuple[str, float]] = {}
@@ -134,6 +149,15 @@ class JobCpuWatcher:
                 continue
             yield (pid, tid), group, task / "stat"
 
+    def _move(self, key: tuple[int, int]) -> None:
+        if self.recording_cpus is None or key in self.moved:
+            return
+        try:
+            os.sched_setaffinity(key[1], self.recording_cpus)
+        except OSError:
+            return  # ended, or not ours to move
+        self.moved.add(key)
+
     def poll(self) -> None:
         """Reads every job process (and every thread of its JVMs) once."""
         for entry in os.listdir(self._proc):
@@ -147,6 +171,8 @@ class JobCpuWatcher:
                     self._cpu[(pid, 0)] = ("python workers", cpu)
             elif role == "jvm":
                 for key, group, stat in self._jvm_threads(pid):
+                    if group == "recording":
+                        self._move(key)
                     cpu = self._read(stat)
                     if cpu is not None:
                         self._cpu[key] = (group, cpu)

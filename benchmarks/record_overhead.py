@@ -28,9 +28,16 @@ CPU time the job's own JVM threads (by kind: JIT compilers, GC, task threads, py
 Python workers took inside the application's window: far less noisy than the runtimes, it
 shows whether recording makes the job itself work more or only adds the samplers' time.
 
+``--spare-core`` (either mode) measures what recording would cost on a machine with a core
+to spare: every job, plain or recorded, is confined to all CPUs but the last (``taskset``),
+and `perfmodel record`, its py-spy processes and the JVM's JFR and plugin threads to the last
+one, so the samplers take no CPU from the job and only their other effects (threads stopped
+for stack walks, the job's own extra work) remain. On 2 cores that makes the job a 1-core job.
+
     python benchmarks/record_overhead.py [--runs 5] [--scale 3] [--interval-ms 20]
     python benchmarks/record_overhead.py --parts [--runs 8] [--variant "jfr20=--no-pyspy
         --native-interval-ms 20"] [--only plugin,full] [--plain-variant "NAME=VAR=value"] [--cpu]
+    python benchmarks/record_overhead.py --spare-core [--parts ...]
 """
 
 from __future__ import annotations
@@ -45,11 +52,67 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from job_cpu import JobCpuWatcher
 
 REPO = Path(__file__).resolve().parents[1]
 JOB = REPO / "tests" / "data" / "record" / "job.py"
 sys.path.insert(0, str(REPO))
+
+
+@dataclass(frozen=True, slots=True)
+class Cores:
+    """Where jobs and samplers run: ``job`` None means anywhere (the default)."""
+
+    job: list[int] | None = None
+    samplers: list[int] | None = None
+
+    @classmethod
+    def split(cls, spare: bool) -> Cores:
+        """All usable CPUs but the last for the job, the last for the samplers."""
+        if not spare:
+            return cls()
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            sys.exit("--spare-core needs at least 2 usable CPUs")
+        return cls(cpus[:-1], cpus[-1:])
+
+    def job_command(self, cmd: list[str]) -> list[str]:
+        return cmd if self.job is None else ["taskset", "-c", _cpu_list(self.job), *cmd]
+
+    def record_command(self, cmd: list[str]) -> list[str]:
+        """`perfmodel record` on the samplers' CPUs (its py-spy processes inherit them)."""
+        return cmd if self.samplers is None else ["taskset", "-c", _cpu_list(self.samplers), *cmd]
+
+    def watcher(self) -> JobCpuWatcher:
+        """A watcher that moves the JVM's recording threads onto the samplers' CPUs."""
+        from job_cpu import JobCpuWatcher
+
+        return JobCpuWatcher(recording_cpus=set(self.samplers) if self.samplers else None)
+
+
+def _cpu_list(cpus: list[int]) -> str:
+    return ",".join(str(c) for c in cpus)
+
+
+def run_watched(
+    cmd: list[str], env: dict[str, str], cores: Cores, *, cpu: bool = False, jfr: bool = False
+) -> tuple[float, JobCpuWatcher | None]:
+    """`run`, with a watcher of the job's CPU when ``cpu`` is asked for or the samplers have
+    a core of their own (the watcher moves the JVM's recording threads there). A recorded run
+    with JFR whose recording threads could not be moved says so: its figure would be that of
+    a shared machine."""
+    if not cpu and cores.job is None:
+        return run(cmd, env), None
+    with cores.watcher() as watcher:
+        seconds = run(cmd, env)
+    if jfr and cores.job is not None and not watcher.moved:
+        print("warning: no JFR thread was moved to the spare core in this run", file=sys.stderr)
+    return seconds, watcher
 
 
 def run(cmd: list[str], env: dict[str, str]) -> float:
@@ -170,10 +233,9 @@ def parts(
     job: list[str],
     env: dict[str, str],
     plain_env: dict[str, str],
+    cores: Cores,
 ) -> None:
     """Rounds over plain and the record variants, each round in a rotated order."""
-    from job_cpu import JobCpuWatcher
-
     plains, variants = part_variants(args)
     names = [*plains, *variants]
     apps: dict[str, list[float]] = {name: [] for name in names}
@@ -186,21 +248,21 @@ def parts(
             if name in plains:
                 shutil.rmtree(events, ignore_errors=True)
                 events.mkdir()
-                cmd, cmd_env, log_dir = job, {**plain_env, **plains[name]}, events
+                cmd, cmd_env = cores.job_command(job), {**plain_env, **plains[name]}
+                log_dir, jfr = events, False
             else:
                 out = tmp / "bundle"
                 shutil.rmtree(out, ignore_errors=True)
                 options, extra_env = variants[name]
                 cmd = [perfmodel, "record", "--out", str(out)]
                 cmd += ["--interval-ms", str(args.interval_ms), *args.record_option, *options]
-                cmd, cmd_env, log_dir = [*cmd, "--", *job], {**env, **extra_env}, out / "eventlog"
-            if args.cpu:
-                with JobCpuWatcher() as watcher:
-                    run(cmd, cmd_env)
+                cmd = cores.record_command([*cmd, "--", *cores.job_command(job)])
+                cmd_env, log_dir = {**env, **extra_env}, out / "eventlog"
+                jfr = "--no-jfr" not in [*args.record_option, *options]
+            _, watcher = run_watched(cmd, cmd_env, cores, cpu=args.cpu, jfr=jfr)
+            if watcher is not None and args.cpu:
                 cpu[name].append(watcher.series.window(*app_window(log_dir)))
                 cpu_run[name].append(watcher.series.at(float("inf")))
-            else:
-                run(cmd, cmd_env)
             apps[name].append(app_seconds(log_dir))
         print_round(i, apps)
     if args.cpu:
@@ -270,6 +332,13 @@ def main() -> None:
         "workers inside the application's window, per variant (benchmarks/job_cpu.py).",
     )
     parser.add_argument(
+        "--spare-core",
+        action="store_true",
+        help="Confine every job to all CPUs but the last and the samplers (perfmodel, py-spy, "
+        "the JVM's JFR and plugin threads) to the last one: the cost on a machine with a core "
+        "to spare (see above).",
+    )
+    parser.add_argument(
         "--only",
         default="",
         help="With --parts: only these of plugin,jfr,pyspy,full (comma-separated).",
@@ -291,6 +360,9 @@ def main() -> None:
         sys.exit("--cpu goes with --parts")
     if args.parts:
         part_variants(args)  # bad options end the run before the warm-up, not after it
+    cores = Cores.split(args.spare_core)
+    if cores.samplers is not None:
+        os.sched_setaffinity(0, cores.samplers)  # this script's own polling stays off the job
     tmp = Path(tempfile.mkdtemp(prefix="perfmodel-overhead-"))
     env, plain_env, events = environments(tmp)
     perfmodel = str(Path(sys.executable).parent / "perfmodel")
@@ -300,19 +372,21 @@ def main() -> None:
     costs: list[dict[str, float]] = []
     try:
         job = [sys.executable, str(JOB), str(tmp / "work"), str(args.scale)]
-        run(job, env)  # warm-up: page cache, the input file
+        run(cores.job_command(job), env)  # warm-up: page cache, the input file
         if args.parts:
-            parts(args, tmp, job, env, plain_env)
+            parts(args, tmp, job, env, plain_env, cores)
             return
         for i in range(args.runs):
             out = tmp / f"bundle-{i}"
             rec = [perfmodel, "record", "--out", str(out)]
-            rec += ["--interval-ms", str(args.interval_ms), *args.record_option, "--", *job]
+            rec += ["--interval-ms", str(args.interval_ms), *args.record_option]
+            rec = cores.record_command([*rec, "--", *cores.job_command(job)])
             shutil.rmtree(events, ignore_errors=True)
             events.mkdir()
-            pair = [("plain", job, plain_env), ("recorded", rec, env)]
+            pair = [("plain", cores.job_command(job), plain_env), ("recorded", rec, env)]
             for name, cmd, e in pair if i % 2 == 0 else pair[::-1]:
-                seconds = run(cmd, e)
+                jfr = name == "recorded" and "--no-jfr" not in args.record_option
+                seconds, _ = run_watched(cmd, e, cores, jfr=jfr)
                 if name == "plain":
                     figures["plain command"].append(seconds)
                     figures["plain app"].append(app_seconds(events))

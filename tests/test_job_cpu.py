@@ -135,3 +135,85 @@ def test_cpu_table_shows_each_variants_difference_from_plain(
     assert rows["jit"] == ["9.00", "9.25", "(+0.25)"]
     assert rows["recording"] == ["0.00", "0.25", "(+0.25)"]
     assert rows["all"] == ["9.00", "9.50", "(+0.50)"]
+
+
+def test_watcher_moves_recording_threads_once_they_carry_their_name(
+    job_cpu: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    _process(proc, 100, JVM, {100: ("java", 0.5), 101: ("java", 0.0), 102: ("JFR Thread Samp", 0)})
+    _process(proc, 103, ["python", "-m", "pyspark.daemon"], {103: ("python", 2.0)})
+    moves: list[tuple[int, set[int]]] = []
+    gone = {104}
+
+    def setaffinity(tid: int, cpus: set[int]) -> None:
+        if tid in gone:
+            raise ProcessLookupError(tid)
+        moves.append((tid, set(cpus)))
+
+    monkeypatch.setattr(job_cpu.os, "sched_setaffinity", setaffinity)
+    watcher = job_cpu.JobCpuWatcher(proc=proc, recording_cpus={1})
+    watcher.poll()
+    assert moves == [(102, {1})]
+    # A thread that takes a recording name later is moved then; one moved stays moved; one
+    # that cannot be moved (ended) is not counted as moved.
+    (proc / "100" / "task" / "101" / "comm").write_text("perfmodel idle-\n")
+    _process(proc, 100, JVM, {104: ("JFR Recorder Th", 0.0)})
+    watcher.poll()
+    assert moves == [(102, {1}), (101, {1})]
+    assert watcher.moved == {(100, 102), (100, 101)}
+
+
+def test_watcher_moves_nothing_unless_asked(
+    job_cpu: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    _process(proc, 100, JVM, {100: ("java", 0.5), 102: ("JFR Thread Samp", 0.1)})
+    monkeypatch.setattr(job_cpu.os, "sched_setaffinity", lambda *a: pytest.fail("moved"))
+    watcher = job_cpu.JobCpuWatcher(proc=proc)
+    watcher.poll()
+    assert watcher.series.totals[-1]["recording"] == pytest.approx(0.1)
+
+
+def test_spare_core_confines_jobs_and_samplers_to_separate_cpus(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    bench = _load("record_overhead")
+    job = ["python", "job.py"]
+    default = bench.Cores.split(False)
+    assert default.job_command(job) == job and default.record_command(["perfmodel"]) == [
+        "perfmodel"
+    ]
+    assert default.watcher().recording_cpus is None
+    monkeypatch.setattr(bench.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    cores = bench.Cores.split(True)
+    assert cores.job_command(job) == ["taskset", "-c", "0,1,2", "python", "job.py"]
+    assert cores.record_command(["perfmodel", "record"]) == [
+        "taskset",
+        "-c",
+        "3",
+        "perfmodel",
+        "record",
+    ]
+    assert cores.watcher().recording_cpus == {3}
+    monkeypatch.setattr(bench.os, "sched_getaffinity", lambda pid: {5})
+    with pytest.raises(SystemExit, match="at least 2"):
+        bench.Cores.split(True)
+
+
+def test_a_spare_core_run_says_when_no_jfr_thread_was_moved(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    bench = _load("record_overhead")
+    cores = bench.Cores(job=[0], samplers=[1])
+    seconds, watcher = bench.run_watched(["true"], dict(os.environ), cores, jfr=True)
+    assert seconds > 0 and watcher is not None and not watcher.moved
+    assert "no JFR thread was moved" in capsys.readouterr().err
+    # Plain runs have nothing to move, and without a spare core nothing is watched.
+    assert bench.run_watched(["true"], dict(os.environ), cores)[1] is not None
+    assert "moved" not in capsys.readouterr().err
+    assert bench.run_watched(["true"], dict(os.environ), bench.Cores())[1] is None
