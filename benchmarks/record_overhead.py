@@ -33,11 +33,14 @@ to spare: every job, plain or recorded, is confined to all CPUs but the last (``
 and `perfmodel record`, its py-spy processes and the JVM's JFR and plugin threads to the last
 one, so the samplers take no CPU from the job and only their other effects (threads stopped
 for stack walks, the job's own extra work) remain. On 2 cores that makes the job a 1-core job.
+``--parts --also-spare-core`` runs every variant both ways in one rotation (``NAME:spare``
+against ``plain:spare``), so the two settings are compared under the same machine drift.
 
     python benchmarks/record_overhead.py [--runs 5] [--scale 3] [--interval-ms 20]
     python benchmarks/record_overhead.py --parts [--runs 8] [--variant "jfr20=--no-pyspy
         --native-interval-ms 20"] [--only plugin,full] [--plain-variant "NAME=VAR=value"] [--cpu]
     python benchmarks/record_overhead.py --spare-core [--parts ...]
+    python benchmarks/record_overhead.py --parts --also-spare-core [--only full] [--cpu]
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -169,17 +173,28 @@ def rotation(names: list[str], round_index: int) -> list[str]:
 def print_round(
     round_index: int, apps: dict[str, list[float]], notes: dict[str, str] | None = None
 ) -> None:
-    """Each variant's median application runtime against the plain median, so far."""
-    base = statistics.median(apps["plain"])
+    """Each variant's median application runtime against the plain median, so far (a
+    ``…:spare`` variant against ``plain:spare``)."""
     print(f"after round {round_index + 1}, load average {os.getloadavg()[0]:.2f}:", flush=True)
     for name, values in apps.items():
+        base = statistics.median(apps[plain_of(name, apps)])
         median = statistics.median(values)
         note = (notes or {}).get(name, "")
         print(
-            f"  {name:10s} application median {median:6.2f} s {median / base - 1:+6.1%}  "
+            f"  {name:12s} application median {median:6.2f} s {median / base - 1:+6.1%}  "
             f"{note}{[round(x, 2) for x in values]}",
             flush=True,
         )
+
+
+SPARE = ":spare"
+"""`--parts --also-spare-core`: the suffix of the variants run with a core to spare."""
+
+
+def plain_of(name: str, names: Collection[str]) -> str:
+    """The plain runs a variant is compared with: those with the same cores."""
+    spare = "plain" + SPARE
+    return spare if name.endswith(SPARE) and spare in names else "plain"
 
 
 PARTS = {
@@ -238,6 +253,14 @@ def parts(
     """Rounds over plain and the record variants, each round in a rotated order."""
     plains, variants = part_variants(args)
     names = [*plains, *variants]
+    cores_of = dict.fromkeys(names, cores)
+    if args.also_spare_core:
+        spare = Cores.split(True)
+        cores_of |= {name + SPARE: spare for name in names}
+        plains |= {name + SPARE: extra for name, extra in plains.items()}
+        variants |= {name + SPARE: v for name, v in variants.items()}
+        names = list(cores_of)
+    everywhere = os.sched_getaffinity(0)
     apps: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     cpu_run: dict[str, list[dict[str, float]]] = {name: [] for name in names}
@@ -245,6 +268,9 @@ def parts(
     events = tmp / "events"
     for i in range(args.runs):
         for name in rotation(names, i):
+            cores = cores_of[name]
+            # This script's watcher runs beside the samplers: its thread inherits this one's CPUs.
+            os.sched_setaffinity(0, cores.samplers or everywhere)
             if name in plains:
                 shutil.rmtree(events, ignore_errors=True)
                 events.mkdir()
@@ -265,9 +291,14 @@ def parts(
                 cpu_run[name].append(watcher.series.at(float("inf")))
             apps[name].append(app_seconds(log_dir))
         print_round(i, apps)
-    if args.cpu:
-        print_cpu(cpu, "in the application's window")
-        print_cpu(cpu_run, "over the whole command (JVM start-up included)")
+    if not args.cpu:
+        return
+    where = ("in the application's window", "over the whole command (JVM start-up included)")
+    for text, table in zip(where, (cpu, cpu_run), strict=True):
+        for base in ("plain", "plain" + SPARE):  # each table against plain runs on its cores
+            group = {n: c for n, c in table.items() if plain_of(n, table) == base}
+            if group:
+                print_cpu(group, text)
 
 
 def print_cpu(cpu: dict[str, list[dict[str, float]]], where: str) -> None:
@@ -339,6 +370,12 @@ def main() -> None:
         "to spare (see above).",
     )
     parser.add_argument(
+        "--also-spare-core",
+        action="store_true",
+        help="With --parts: run every variant both ways, on all CPUs and with a core to spare "
+        "(NAME:spare, compared with plain:spare), in the same rotation.",
+    )
+    parser.add_argument(
         "--only",
         default="",
         help="With --parts: only these of plugin,jfr,pyspy,full (comma-separated).",
@@ -356,8 +393,10 @@ def main() -> None:
         help='With --parts: more plain runs, NAME="VAR=value ..." (repeatable).',
     )
     args = parser.parse_args()
-    if args.cpu and not args.parts:
-        sys.exit("--cpu goes with --parts")
+    if (args.cpu or args.also_spare_core) and not args.parts:
+        sys.exit("--cpu and --also-spare-core go with --parts")
+    if args.also_spare_core and args.spare_core:
+        sys.exit("--also-spare-core already runs every variant with a core to spare")
     if args.parts:
         part_variants(args)  # bad options end the run before the warm-up, not after it
     cores = Cores.split(args.spare_core)

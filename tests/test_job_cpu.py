@@ -217,3 +217,18 @@ def test_a_spare_core_run_says_when_no_jfr_thread_was_moved(
     assert bench.run_watched(["true"], dict(os.environ), cores)[1] is not None
     assert "moved" not in capsys.readouterr().err
     assert bench.run_watched(["true"], dict(os.environ), bench.Cores())[1] is None
+
+
+def test_spare_core_variants_are_compared_with_plain_runs_on_the_same_cores(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    bench = _load("record_overhead")
+    apps = {"plain": [10.0], "full": [10.5], "plain:spare": [20.0], "full:spare": [20.2]}
+    assert bench.plain_of("full:spare", apps) == "plain:spare"
+    assert bench.plain_of("full", apps) == "plain"
+    assert bench.plain_of("full:spare", {"plain": [1.0]}) == "plain"
+    bench.print_round(0, apps)
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    assert "+5.0%" in rows["full"] and "+1.0%" in rows["full:spare"]
+    assert "+0.0%" in rows["plain:spare"]
