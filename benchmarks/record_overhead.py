@@ -268,13 +268,13 @@ def parts(
     events = tmp / "events"
     for i in range(args.runs):
         for name in rotation(names, i):
-            cores = cores_of[name]
+            placed = cores_of[name]
             # This script's watcher runs beside the samplers: its thread inherits this one's CPUs.
-            os.sched_setaffinity(0, cores.samplers or everywhere)
+            os.sched_setaffinity(0, placed.samplers or everywhere)
             if name in plains:
                 shutil.rmtree(events, ignore_errors=True)
                 events.mkdir()
-                cmd, cmd_env = cores.job_command(job), {**plain_env, **plains[name]}
+                cmd, cmd_env = placed.job_command(job), {**plain_env, **plains[name]}
                 log_dir, jfr = events, False
             else:
                 out = tmp / "bundle"
@@ -282,10 +282,10 @@ def parts(
                 options, extra_env = variants[name]
                 cmd = [perfmodel, "record", "--out", str(out)]
                 cmd += ["--interval-ms", str(args.interval_ms), *args.record_option, *options]
-                cmd = cores.record_command([*cmd, "--", *cores.job_command(job)])
+                cmd = placed.record_command([*cmd, "--", *placed.job_command(job)])
                 cmd_env, log_dir = {**env, **extra_env}, out / "eventlog"
                 jfr = "--no-jfr" not in [*args.record_option, *options]
-            _, watcher = run_watched(cmd, cmd_env, cores, cpu=args.cpu, jfr=jfr)
+            _, watcher = run_watched(cmd, cmd_env, placed, cpu=args.cpu, jfr=jfr)
             if watcher is not None and args.cpu:
                 cpu[name].append(watcher.series.window(*app_window(log_dir)))
                 cpu_run[name].append(watcher.series.at(float("inf")))
