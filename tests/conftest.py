@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -13,6 +15,7 @@ SHARED = REPO.parent / "shared"
 SHARED_EVENTLOGS = SHARED / "data" / "eventlogs"
 TEST_DATA = REPO / "tests" / "data"
 EXAMPLE_LOG = REPO / "examples" / "eventlogs" / "etl-local2.zstd"
+BENCHMARKS = REPO / "benchmarks"
 
 
 @pytest.fixture(autouse=True)
@@ -39,3 +42,26 @@ def shared_entries() -> list[str]:
 
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def _load_benchmark(name: str) -> ModuleType:
+    """A script of benchmarks/ as a module, registered under its name (the scripts import each
+    other by name, as when run from that directory)."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def job_cpu() -> ModuleType:
+    """benchmarks/job_cpu.py."""
+    return _load_benchmark("job_cpu")
+
+
+@pytest.fixture(scope="module")
+def bench(job_cpu: ModuleType) -> ModuleType:
+    """benchmarks/record_overhead.py; its imports of job_cpu find the one loaded here."""
+    return _load_benchmark("record_overhead")

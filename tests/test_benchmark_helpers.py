@@ -1,27 +1,13 @@
-"""The overhead benchmark's statistics and option parsing (the runs themselves are not tested:
-they take minutes and measure, they do not check)."""
+"""The overhead benchmark's statistics, option parsing and CPU placement (the runs themselves
+are not tested: they take minutes and measure, they do not check)."""
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
-from pathlib import Path
+import os
 from types import ModuleType
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "record_overhead.py"
-
-
-@pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("record_overhead", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["record_overhead"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_variant_words_split_into_options_and_environment(bench: ModuleType) -> None:
@@ -63,3 +49,71 @@ def test_part_variants_reject_unknown_parts_and_plain_options(bench: ModuleType)
         bench.part_variants(args(only="fulll"))
     with pytest.raises(SystemExit, match="only VAR=value"):
         bench.part_variants(args(plain_variant=["p=--no-jfr"]))
+
+
+def test_cpu_table_shows_each_variants_difference_from_plain(
+    bench: ModuleType, job_cpu: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    zero = dict.fromkeys(job_cpu.GROUPS, 0.0)
+    cpu = {
+        "plain": [{**zero, "jit": 8.0}, {**zero, "jit": 10.0}, {**zero, "jit": 9.0}],
+        "full": [{**zero, "jit": 9.5, "recording": 0.2}, {**zero, "jit": 9.0, "recording": 0.3}],
+    }
+    bench.print_cpu(cpu, "in the window")
+    out = capsys.readouterr().out
+    assert out.startswith("CPU seconds of the job's processes in the window, median:")
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[1:]}
+    assert rows["jit"] == ["9.00", "9.25", "(+0.25)"]
+    assert rows["recording"] == ["0.00", "0.25", "(+0.25)"]
+    assert rows["all"] == ["9.00", "9.50", "(+0.50)"]
+
+
+def test_spare_core_confines_jobs_and_samplers_to_separate_cpus(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = ["python", "job.py"]
+    default = bench.Cores.split(False)
+    assert default.job_command(job) == job and default.record_command(["perfmodel"]) == [
+        "perfmodel"
+    ]
+    assert default.watcher().recording_cpus is None
+    monkeypatch.setattr(bench.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    cores = bench.Cores.split(True)
+    assert cores.job_command(job) == ["taskset", "-c", "0,1,2", "python", "job.py"]
+    assert cores.record_command(["perfmodel", "record"]) == [
+        "taskset",
+        "-c",
+        "3",
+        "perfmodel",
+        "record",
+    ]
+    assert cores.watcher().recording_cpus == {3}
+    monkeypatch.setattr(bench.os, "sched_getaffinity", lambda pid: {5})
+    with pytest.raises(SystemExit, match="at least 2"):
+        bench.Cores.split(True)
+
+
+def test_a_spare_core_run_says_when_no_jfr_thread_was_moved(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cores = bench.Cores(job=[0], samplers=[1])
+    seconds, watcher = bench.run_watched(["true"], dict(os.environ), cores, jfr=True)
+    assert seconds > 0 and watcher is not None and not watcher.moved
+    assert "no JFR thread was moved" in capsys.readouterr().err
+    # Plain runs have nothing to move, and without a spare core nothing is watched.
+    assert bench.run_watched(["true"], dict(os.environ), cores)[1] is not None
+    assert "moved" not in capsys.readouterr().err
+    assert bench.run_watched(["true"], dict(os.environ), bench.Cores())[1] is None
+
+
+def test_spare_core_variants_are_compared_with_plain_runs_on_the_same_cores(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    apps = {"plain": [10.0], "full": [10.5], "plain:spare": [20.0], "full:spare": [20.2]}
+    assert bench.plain_of("full:spare", apps) == "plain:spare"
+    assert bench.plain_of("full", apps) == "plain"
+    assert bench.plain_of("full:spare", {"plain": [1.0]}) == "plain"
+    bench.print_round(0, apps)
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    assert "+5.0%" in rows["full"] and "+1.0%" in rows["full:spare"]
+    assert "+0.0%" in rows["plain:spare"]
