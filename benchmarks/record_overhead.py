@@ -36,7 +36,11 @@ for stack walks, the job's own extra work) remain. On 2 cores that makes the job
 ``--parts --also-spare-core`` runs every variant both ways in one rotation (``NAME:spare``
 against ``plain:spare``), so the two settings are compared under the same machine drift.
 
+``--job dataframe`` (either mode) runs tests/data/record/dataframe_job.py instead: DataFrame
+operations only, no Python workers, so py-spy samples only the driver.
+
     python benchmarks/record_overhead.py [--runs 5] [--scale 3] [--interval-ms 20]
+        [--job mixed|dataframe]
     python benchmarks/record_overhead.py --parts [--runs 8] [--variant "jfr20=--no-pyspy
         --native-interval-ms 20"] [--only plugin,full] [--plain-variant "NAME=VAR=value"] [--cpu]
     python benchmarks/record_overhead.py --spare-core [--parts ...]
@@ -65,6 +69,9 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parents[1]
 JOB = REPO / "tests" / "data" / "record" / "job.py"
+JOBS = {"mixed": JOB, "dataframe": JOB.with_name("dataframe_job.py")}
+"""``--job``: the mixed job (RDD lambdas and a Python UDF: py-spy samples every worker) and
+one with no Python on the executors (DataFrame operations only, as most SQL jobs)."""
 sys.path.insert(0, str(REPO))
 
 
@@ -348,6 +355,13 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=3.0)
     parser.add_argument("--interval-ms", type=int, default=20)
     parser.add_argument(
+        "--job",
+        choices=sorted(JOBS),
+        default="mixed",
+        help="The job: mixed (RDD lambdas and a Python UDF, the default) or dataframe "
+        "(DataFrame operations only: no Python workers).",
+    )
+    parser.add_argument(
         "--record-option",
         action="append",
         default=[],
@@ -410,7 +424,7 @@ def main() -> None:
     }
     costs: list[dict[str, float]] = []
     try:
-        job = [sys.executable, str(JOB), str(tmp / "work"), str(args.scale)]
+        job = [sys.executable, str(JOBS[args.job]), str(tmp / "work"), str(args.scale)]
         run(cores.job_command(job), env)  # warm-up: page cache, the input file
         if args.parts:
             parts(args, tmp, job, env, plain_env, cores)

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
+
+from perfmodel.dag.model import ApplicationProfile
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -16,6 +21,12 @@ SHARED_EVENTLOGS = SHARED / "data" / "eventlogs"
 TEST_DATA = REPO / "tests" / "data"
 EXAMPLE_LOG = REPO / "examples" / "eventlogs" / "etl-local2.zstd"
 BENCHMARKS = REPO / "benchmarks"
+RECORD_JOBS = TEST_DATA / "record"
+"""PySpark applications for `perfmodel record`: job.py (mixed), dataframe_job.py (JVM only)."""
+_RECORD_CLI = (
+    "import sys, typer; from perfmodel.cli.record import register; "
+    "app = typer.Typer(); register(app); app()"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -65,3 +76,33 @@ def job_cpu() -> ModuleType:
 def bench(job_cpu: ModuleType) -> ModuleType:
     """benchmarks/record_overhead.py; its imports of job_cpu find the one loaded here."""
     return _load_benchmark("record_overhead")
+
+
+def record_job(
+    tmp: Path, job: str, scale: str, **env: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Run ``tests/data/record/<job>`` under `perfmodel record` through the real CLI in a
+    subprocess (so output and exit code pass through as a user sees them); the bundle and
+    how the command ended."""
+    out = tmp / "bundle"
+    full_env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    full_env.update(env)
+    full_env.pop("SPARK_CONF_DIR", None)
+    cmd = [sys.executable, "-c", _RECORD_CLI, "record", "--out", str(out), "--"]
+    cmd += [sys.executable, str(RECORD_JOBS / job), str(tmp / "work"), scale]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=600)
+    return proc, out
+
+
+def assert_long_tasks_have_jvm_samples(profile: ApplicationProfile, samples: pa.Table) -> None:
+    """Every task of ≥ 300 ms, and all but a tenth of those of ≥ 100 ms, has JVM samples tied
+    to it by task id (the recording's coverage; why not all: test_record_spark.py)."""
+    jvm = samples.filter(pc.equal(samples.column("source"), "jfr"))
+    sampled = set(pc.drop_null(jvm.column("task_id")).to_pylist())
+    long_tasks = [t for t in profile.tasks() if t.metrics.run_ms >= 100]
+    assert long_tasks
+    missing = [t for t in long_tasks if t.task_id not in sampled]
+    assert not [(t.task_id, t.metrics.run_ms) for t in missing if t.metrics.run_ms >= 300]
+    assert len(missing) <= max(1, len(long_tasks) // 10), [
+        (t.task_id, t.stage_id, t.metrics.run_ms) for t in missing
+    ]

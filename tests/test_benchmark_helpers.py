@@ -117,3 +117,8 @@ def test_spare_core_variants_are_compared_with_plain_runs_on_the_same_cores(
     rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
     assert "+5.0%" in rows["full"] and "+1.0%" in rows["full:spare"]
     assert "+0.0%" in rows["plain:spare"]
+
+
+def test_both_jobs_of_the_overhead_benchmark_exist(bench: ModuleType) -> None:
+    assert bench.JOBS["mixed"] == bench.JOB
+    assert all(path.is_file() for path in bench.JOBS.values()), bench.JOBS

@@ -9,9 +9,7 @@ that a failing command still yields a complete bundle.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -23,31 +21,14 @@ from perfmodel.cli.record import register
 from perfmodel.dag.samples import attribute_samples
 from perfmodel.dag.spark import build_profile
 from perfmodel.profile import bundle
+from tests.conftest import assert_long_tasks_have_jvm_samples, record_job
 
 pytestmark = pytest.mark.slow
-
-JOB = Path(__file__).parent / "data" / "record" / "job.py"
-CLI = (
-    "import sys, typer; from perfmodel.cli.record import register; "
-    "app = typer.Typer(); register(app); app()"
-)
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
-    tmp = tmp_path_factory.mktemp("record")
-    out = tmp / "bundle"
-    env = {
-        **os.environ,
-        "PYSPARK_PYTHON": sys.executable,
-        "SPARK_LOCAL_IP": "127.0.0.1",
-        "JOB_FAIL": "1",
-    }
-    env.pop("SPARK_CONF_DIR", None)
-    cmd = [sys.executable, "-c", CLI, "record", "--out", str(out), "--"]
-    cmd += [sys.executable, str(JOB), str(tmp / "work"), "0.5"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-    return proc, out
+    return record_job(tmp_path_factory.mktemp("record"), "job.py", "0.5", JOB_FAIL="1")
 
 
 @pytest.fixture(scope="module")
@@ -120,15 +101,7 @@ def test_every_task_of_100ms_has_jvm_samples_by_task_id(recorded, attributed) ->
     period, not certainty.
     """
     profile, samples, _ = attributed
-    jvm = samples.filter(pc.equal(samples.column("source"), "jfr"))
-    sampled = set(pc.drop_null(jvm.column("task_id")).to_pylist())
-    long_tasks = [t for t in profile.tasks() if t.metrics.run_ms >= 100]
-    assert long_tasks
-    missing = [t for t in long_tasks if t.task_id not in sampled]
-    assert not [(t.task_id, t.metrics.run_ms) for t in missing if t.metrics.run_ms >= 300]
-    assert len(missing) <= max(1, len(long_tasks) // 10), [
-        (t.task_id, t.stage_id, t.metrics.run_ms) for t in missing
-    ]
+    assert_long_tasks_have_jvm_samples(profile, samples)
 
 
 def _stage_named(profile, text: str) -> list:

@@ -1,0 +1,73 @@
+"""`perfmodel record` on a PySpark application with no Python on the executors.
+
+tests/data/record/dataframe_job.py runs DataFrame operations only (Parquet write and read, an
+aggregation, a broadcast join, a sort, SHA-512): what most SQL jobs look like, and the second
+job of `benchmarks/record_overhead.py --job dataframe`. Its task threads run Java rather than
+wait on Python workers, so the checks here are the JVM side on its own: tasks tied to samples
+by id, and the frames of writing and reading Parquet and of hashing where they belong.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from perfmodel.dag.model import StageNode
+from perfmodel.dag.samples import attribute_samples
+from perfmodel.dag.spark import build_profile
+from perfmodel.profile import bundle
+from tests.conftest import assert_long_tasks_have_jvm_samples, record_job
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
+    return record_job(tmp_path_factory.mktemp("record-df"), "dataframe_job.py", "0.5")
+
+
+@pytest.fixture(scope="module")
+def attributed(recorded):
+    _, out = recorded
+    profile = build_profile(bundle.find_event_log(out)).profile
+    samples = bundle.load_samples(out)
+    return profile, samples, attribute_samples(profile, samples)
+
+
+def test_job_runs_and_no_python_worker_starts(recorded, attributed) -> None:
+    proc, out = recorded
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "keys: 997" in proc.stdout and "first hash: " in proc.stdout
+    _, samples, _ = attributed
+    processes = set(samples.column("process").to_pylist())
+    assert processes == {"jvm driver", "python driver"}, processes
+    roles = {r.process for r in bundle.read_manifest(out).recordings if r.source == "pyspy"}
+    assert roles == {"python driver"}, roles
+
+
+def test_every_task_of_100ms_has_jvm_samples_by_task_id(attributed) -> None:
+    profile, samples, _ = attributed
+    assert_long_tasks_have_jvm_samples(profile, samples)
+
+
+def _sum(stage: StageNode, metric: str) -> float:
+    return sum(getattr(t.metrics, metric) for t in stage.tasks)
+
+
+def test_parquet_write_read_and_hashing_frames_in_their_stages(attributed) -> None:
+    profile, _, sp = attributed
+    stages = [s for s in profile.stages.values() if s.tasks]
+    (write,) = [s for s in stages if _sum(s, "output_bytes") > 0]
+    written = sp.stage(write.key).total_samples
+    assert any("ParquetOutputWriter.write" in f for f in written), sorted(written)[:40]
+    # The stages that read the files back show Parquet's reader (Spark's vectorized one, or
+    # parquet-mr's file reader below it), in one of them at least.
+    reads = [sp.stage(s.key) for s in stages if _sum(s, "input_bytes") > 0]
+    assert reads
+    parquet_reads = ("VectorizedParquetRecordReader", "ParquetFileReader")
+    assert any(any(k in f for f in r.total_samples for k in parquet_reads) for r in reads), [
+        r.top(15, by="total") for r in reads
+    ]
+    assert any(any("SHA5" in f for f in sp.stage(s.key).total_samples) for s in stages)
