@@ -71,7 +71,7 @@ REPO = Path(__file__).resolve().parents[1]
 JOB = REPO / "tests" / "data" / "record" / "job.py"
 JOBS = {"mixed": JOB, "dataframe": JOB.with_name("dataframe_job.py")}
 """``--job``: the mixed job (RDD lambdas and a Python UDF: py-spy samples every worker) and
-one with no Python on the executors (DataFrame operations only, as most SQL jobs)."""
+one with no Python on the executors (DataFrame operations only, like most SQL jobs)."""
 sys.path.insert(0, str(REPO))
 
 

@@ -82,8 +82,8 @@ def record_job(
     tmp: Path, job: str, scale: str, **env: str
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """Run ``tests/data/record/<job>`` under `perfmodel record` through the real CLI in a
-    subprocess (so output and exit code pass through as a user sees them); the bundle and
-    how the command ended."""
+    subprocess (so output and exit code pass through as a user sees them); how the command
+    ended, and the bundle."""
     out = tmp / "bundle"
     full_env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
     full_env.update(env)
