@@ -1,7 +1,7 @@
 """A PySpark application with no Python on the executors: DataFrame operations only.
 
 Written for this repository (no external source), for `benchmarks/record_overhead.py --job
-dataframe`. Most Spark jobs in production are SQL/DataFrame jobs whose executors never start
+dataframe`. Many Spark jobs are SQL/DataFrame jobs whose executors never start
 a Python worker; recording them costs JFR's sampling and py-spy on the driver only, so their
 overhead may differ from the mixed job in tests/data/record/job.py (RDD lambdas and a Python
 UDF, sampled by py-spy in every worker). It generates its own input:
