@@ -126,6 +126,17 @@ def run_watched(
     return seconds, watcher
 
 
+def record_command(
+    args: argparse.Namespace, out: Path, options: list[str], cores: Cores, job: list[str]
+) -> tuple[list[str], bool]:
+    """`perfmodel record` of ``job`` into ``out`` with the run's and the variant's options, on
+    the given cores; and whether it records with JFR."""
+    perfmodel = str(Path(sys.executable).parent / "perfmodel")
+    cmd = [perfmodel, "record", "--out", str(out), "--interval-ms", str(args.interval_ms)]
+    cmd += [*args.record_option, *options, "--", *cores.job_command(job)]
+    return cores.record_command(cmd), "--no-jfr" not in [*args.record_option, *options]
+
+
 def run(cmd: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -271,7 +282,6 @@ def parts(
     apps: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     cpu_run: dict[str, list[dict[str, float]]] = {name: [] for name in names}
-    perfmodel = str(Path(sys.executable).parent / "perfmodel")
     events = tmp / "events"
     for i in range(args.runs):
         for name in rotation(names, i):
@@ -287,16 +297,14 @@ def parts(
                 out = tmp / "bundle"
                 shutil.rmtree(out, ignore_errors=True)
                 options, extra_env = variants[name]
-                cmd = [perfmodel, "record", "--out", str(out)]
-                cmd += ["--interval-ms", str(args.interval_ms), *args.record_option, *options]
-                cmd = placed.record_command([*cmd, "--", *placed.job_command(job)])
+                cmd, jfr = record_command(args, out, options, placed, job)
                 cmd_env, log_dir = {**env, **extra_env}, out / "eventlog"
-                jfr = "--no-jfr" not in [*args.record_option, *options]
             _, watcher = run_watched(cmd, cmd_env, placed, cpu=args.cpu, jfr=jfr)
+            start, end = app_window(log_dir)  # one reading of the event log serves both
             if watcher is not None and args.cpu:
-                cpu[name].append(watcher.series.window(*app_window(log_dir)))
+                cpu[name].append(watcher.series.window(start, end))
                 cpu_run[name].append(watcher.series.at(float("inf")))
-            apps[name].append(app_seconds(log_dir))
+            apps[name].append((end - start) / 1000.0)
         print_round(i, apps)
     if not args.cpu:
         return
@@ -418,7 +426,6 @@ def main() -> None:
         os.sched_setaffinity(0, cores.samplers)  # this script's own polling stays off the job
     tmp = Path(tempfile.mkdtemp(prefix="perfmodel-overhead-"))
     env, plain_env, events = environments(tmp)
-    perfmodel = str(Path(sys.executable).parent / "perfmodel")
     figures: dict[str, list[float]] = {
         k: [] for k in ("plain app", "plain command", "app", "command", "total")
     }
@@ -431,15 +438,12 @@ def main() -> None:
             return
         for i in range(args.runs):
             out = tmp / f"bundle-{i}"
-            rec = [perfmodel, "record", "--out", str(out)]
-            rec += ["--interval-ms", str(args.interval_ms), *args.record_option]
-            rec = cores.record_command([*rec, "--", *cores.job_command(job)])
+            rec, rec_jfr = record_command(args, out, [], cores, job)
             shutil.rmtree(events, ignore_errors=True)
             events.mkdir()
             pair = [("plain", cores.job_command(job), plain_env), ("recorded", rec, env)]
             for name, cmd, e in pair if i % 2 == 0 else pair[::-1]:
-                jfr = name == "recorded" and "--no-jfr" not in args.record_option
-                seconds, _ = run_watched(cmd, e, cores, jfr=jfr)
+                seconds, _ = run_watched(cmd, e, cores, jfr=name == "recorded" and rec_jfr)
                 if name == "plain":
                     figures["plain command"].append(seconds)
                     figures["plain app"].append(app_seconds(events))

@@ -14,6 +14,9 @@ import pyarrow.compute as pc
 import pytest
 
 from perfmodel.dag.model import ApplicationProfile
+from perfmodel.dag.samples import SampleProfile, attribute_samples
+from perfmodel.dag.spark import build_profile
+from perfmodel.profile import bundle
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -92,6 +95,13 @@ def record_job(
     cmd += [sys.executable, str(RECORD_JOBS / job), str(tmp / "work"), scale]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=600)
     return proc, out
+
+
+def attribute_bundle(out: Path) -> tuple[ApplicationProfile, pa.Table, SampleProfile]:
+    """A recorded bundle's profile, its samples, and the samples attributed to it."""
+    profile = build_profile(bundle.find_event_log(out)).profile
+    samples = bundle.load_samples(out)
+    return profile, samples, attribute_samples(profile, samples)
 
 
 def assert_long_tasks_have_jvm_samples(profile: ApplicationProfile, samples: pa.Table) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -91,6 +92,26 @@ def test_spare_core_confines_jobs_and_samplers_to_separate_cpus(
     monkeypatch.setattr(bench.os, "sched_getaffinity", lambda pid: {5})
     with pytest.raises(SystemExit, match="at least 2"):
         bench.Cores.split(True)
+
+
+def test_record_command_puts_record_and_job_on_their_cores(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(bench.os, "sched_getaffinity", lambda pid: {0, 1})
+    args = argparse.Namespace(interval_ms=20, record_option=["--no-pyspy"])
+    cmd, jfr = bench.record_command(args, tmp_path, ["--x"], bench.Cores.split(True), ["job"])
+    assert cmd[:3] == ["taskset", "-c", "1"] and Path(cmd[3]).name == "perfmodel"
+    assert cmd[4:] == ["record", "--out", str(tmp_path), "--interval-ms", "20", "--no-pyspy"] + [
+        "--x",
+        "--",
+        "taskset",
+        "-c",
+        "0",
+        "job",
+    ]
+    assert jfr
+    _, jfr = bench.record_command(args, tmp_path, ["--no-jfr"], bench.Cores(), ["job"])
+    assert not jfr
 
 
 def test_a_spare_core_run_says_when_no_jfr_thread_was_moved(

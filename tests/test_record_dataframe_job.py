@@ -15,10 +15,8 @@ from pathlib import Path
 import pytest
 
 from perfmodel.dag.model import StageNode
-from perfmodel.dag.samples import attribute_samples
-from perfmodel.dag.spark import build_profile
 from perfmodel.profile import bundle
-from tests.conftest import assert_long_tasks_have_jvm_samples, record_job
+from tests.conftest import assert_long_tasks_have_jvm_samples, attribute_bundle, record_job
 
 pytestmark = pytest.mark.slow
 
@@ -30,10 +28,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
 
 @pytest.fixture(scope="module")
 def attributed(recorded):
-    _, out = recorded
-    profile = build_profile(bundle.find_event_log(out)).profile
-    samples = bundle.load_samples(out)
-    return profile, samples, attribute_samples(profile, samples)
+    return attribute_bundle(recorded[1])
 
 
 def test_job_runs_and_no_python_worker_starts(recorded, attributed) -> None:
