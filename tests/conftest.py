@@ -104,15 +104,23 @@ def attribute_bundle(out: Path) -> tuple[ApplicationProfile, pa.Table, SamplePro
     return profile, samples, attribute_samples(profile, samples)
 
 
-def assert_long_tasks_have_jvm_samples(profile: ApplicationProfile, samples: pa.Table) -> None:
-    """Every task of ≥ 300 ms, and all but a tenth of those of ≥ 100 ms, has JVM samples tied
-    to it by task id (the recording's coverage; why not all: test_record_spark.py)."""
+def assert_long_tasks_have_jvm_samples(
+    profile: ApplicationProfile,
+    samples: pa.Table,
+    *,
+    always_ms: float = 300.0,
+    may_miss: float = 0.1,
+) -> None:
+    """Every task of ≥ ``always_ms``, and all but a ``may_miss`` share of those of ≥ 100 ms (at
+    least one may miss), has JVM samples tied to it by task id: the recording's coverage. Why not
+    all: sampling misses a short task now and then (test_record_spark.py,
+    test_record_dataframe_job.py say how often for their jobs)."""
     jvm = samples.filter(pc.equal(samples.column("source"), "jfr"))
     sampled = set(pc.drop_null(jvm.column("task_id")).to_pylist())
     long_tasks = [t for t in profile.tasks() if t.metrics.run_ms >= 100]
     assert long_tasks
     missing = [t for t in long_tasks if t.task_id not in sampled]
-    assert not [(t.task_id, t.metrics.run_ms) for t in missing if t.metrics.run_ms >= 300]
-    assert len(missing) <= max(1, len(long_tasks) // 10), [
+    assert not [(t.task_id, t.metrics.run_ms) for t in missing if t.metrics.run_ms >= always_ms]
+    assert len(missing) <= max(1, int(len(long_tasks) * may_miss)), [
         (t.task_id, t.stage_id, t.metrics.run_ms) for t in missing
     ]

@@ -42,9 +42,18 @@ def test_job_runs_and_no_python_worker_starts(recorded, attributed) -> None:
     assert roles == {"python driver"}, roles
 
 
-def test_every_task_of_100ms_has_jvm_samples_by_task_id(attributed) -> None:
+def test_tasks_of_100ms_have_jvm_samples_by_task_id(attributed) -> None:
+    """Tasks of ≥ 500 ms always carry JVM samples; of ≥ 100 ms, all but a quarter.
+
+    Looser than the mixed job's check, because here a task thread runs Java rather than wait in
+    native code, and JFR samples a thread running Java only when it can walk its stack: 0.4 to
+    0.8 Java samples per 20 ms of a task's CPU time, by stage. In 13 recordings of this job
+    (scale 0.5, 2026-11-24) 3 of 27 tasks of 100-200 ms had no JVM sample, every task of
+    200-500 ms had at least one and every task of ≥ 500 ms at least three (68 tasks); one CI
+    run had two of its 13 tasks of ≥ 100 ms without, of 166 and 247 ms.
+    """
     profile, samples, _ = attributed
-    assert_long_tasks_have_jvm_samples(profile, samples)
+    assert_long_tasks_have_jvm_samples(profile, samples, always_ms=500, may_miss=0.25)
 
 
 def _sum(stage: StageNode, metric: str) -> float:
