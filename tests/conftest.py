@@ -113,8 +113,8 @@ def assert_long_tasks_have_jvm_samples(
 ) -> None:
     """Every task of ≥ ``always_ms``, and all but a ``may_miss`` share of those of ≥ 100 ms (at
     least one may miss), has JVM samples tied to it by task id: the recording's coverage. Why not
-    all: sampling misses a short task now and then (test_record_spark.py,
-    test_record_dataframe_job.py say how often for their jobs)."""
+    all: sampling misses a short task now and then (test_record_spark.py and
+    test_record_dataframe_job.py say why for their jobs)."""
     jvm = samples.filter(pc.equal(samples.column("source"), "jfr"))
     sampled = set(pc.drop_null(jvm.column("task_id")).to_pylist())
     long_tasks = [t for t in profile.tasks() if t.metrics.run_ms >= 100]
