@@ -75,8 +75,8 @@ def test_parquet_write_read_and_hashing_frames_in_their_stages(attributed) -> No
 
     In 16 recordings at this scale (2026-11-24) the write stage had 24-43 samples in Parquet's
     writer, the read stages together 7-16 in the scan and the hashing stage 6-40 in the digest.
-    At scale 0.5 (25 recordings) they had as few as 1 in Parquet's code, and one had none in
-    the two reader classes an earlier form of this check named.
+    At scale 0.5 (25 recordings) they had as few as 1 in Parquet's code, and 3 recordings had
+    none in the two reader classes an earlier form of this check named.
     """
     profile, _, sp = attributed
     stages = [s for s in profile.stages.values() if s.tasks]
