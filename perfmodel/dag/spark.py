@@ -45,6 +45,7 @@ from perfmodel.profile.eventlog import (
     iter_blocks,
     resolve_event_log,
 )
+from perfmodel.profile.quality import DataQuality
 
 SNIFF_LINES = 200
 """Lines read before a file with no Spark event in them is declared not an event log."""
@@ -69,6 +70,8 @@ class LoadedProfile:
     task_end_events: int = 0
     task_end_reasons: dict[str, int] = field(default_factory=dict)
     header_lines_skipped: int = 0
+    quality: DataQuality = field(default_factory=DataQuality)
+    """Damage met while reading, counted by kind (see `perfmodel.profile.quality`)."""
 
 
 def build_profile(
