@@ -345,7 +345,7 @@ def _launch(
     log = state.directory / f"{node.namespace}.log"
     node.log = str(log)
     group, controllers = node.namespace, list(node.cgroups)
-    with open(log, "ab") as out:
+    with open(log, "wb") as out:  # a log of an earlier cluster would read as ready
         proc = subprocess.Popen(
             ["ip", "netns", "exec", node.namespace, str(home / "bin" / "spark-class"), *main]
             + args,
