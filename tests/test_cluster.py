@@ -171,3 +171,57 @@ def _is_ours(pid: int) -> bool:
         return "spark" in " ".join(psutil.Process(pid).cmdline())
     except psutil.Error:
         return False
+
+
+# Specs with master = "cluster" (the study's runs): parsed without root.
+
+
+def _cluster_spec(tmp_path: Path, grid: str) -> Path:
+    script = tmp_path / "job.py"
+    script.write_text("print('hi')\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'name = "c"\nscript = "job.py"\n[grid]\n{grid}\n')
+    return spec
+
+
+def test_cluster_grid_keeps_shapes_together_and_counts_worker_slots(tmp_path: Path) -> None:
+    from perfmodel.experiment.spec import load_spec
+
+    path = _cluster_spec(
+        tmp_path,
+        'master = ["cluster"]\nworkers = [2, 3]\nrate_mbit = [50, 1000]\n'
+        'executor_memory = ["512m", "2g"]',
+    )
+    configs = load_spec(path).configs
+    shapes = [(c.workers, c.rate_mbit) for c in configs]
+    assert shapes == [(2, 50.0)] * 2 + [(2, 1000.0)] * 2 + [(3, 50.0)] * 2 + [(3, 1000.0)] * 2
+    first = configs[0]
+    assert first.name == "cluster workers=2 rate=50mbit executor=512m"
+    assert first.cores == 2 and first.memory_bytes == 512 << 20
+    assert "--master" not in first.submit_options()  # the cluster's conf dir names it
+    assert first.as_dict()["workers"] == 2 and first.as_dict()["rate_mbit"] == 50.0
+
+
+def test_local_configs_keep_their_settings(tmp_path: Path) -> None:
+    from perfmodel.experiment.spec import load_spec
+
+    config = load_spec(_cluster_spec(tmp_path, 'master = ["local[2]"]')).configs[0]
+    assert config.submit_options()[:2] == ["--master", "local[2]"]
+    assert "workers" not in config.as_dict()
+
+
+@pytest.mark.parametrize(
+    "grid",
+    [
+        'master = ["local[2]"]\nworkers = [2]',
+        'master = ["local[2]"]\nrate_mbit = [100]',
+        'master = ["cluster"]\nworkers = [0]',
+        'master = ["cluster"]\nrate_mbit = [-5]',
+        'master = ["spark://10.0.0.1:7077"]',
+    ],
+)
+def test_bad_cluster_grids_are_refused(tmp_path: Path, grid: str) -> None:
+    from perfmodel.experiment.spec import SpecError, load_spec
+
+    with pytest.raises(SpecError):
+        load_spec(_cluster_spec(tmp_path, grid))

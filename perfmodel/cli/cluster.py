@@ -136,8 +136,10 @@ def record_command(
         True, "--pyspy/--no-pyspy", help="Record Python samples with py-spy."
     ),
 ) -> None:
-    """`perfmodel record` with the driver in the master's namespace and every executor the
-    workers start recorded too (JFR with the plugin, py-spy), all into one bundle.
+    """Record a driver command on the cluster, executors included, into one bundle.
+
+    `perfmodel record` with the driver in the master's namespace; every executor the
+    workers start is recorded too (JFR with the plugin, py-spy for its Python workers).
 
     Example: perfmodel cluster record -o run1 -- spark-submit app.py
     """
