@@ -225,3 +225,20 @@ def test_bad_cluster_grids_are_refused(tmp_path: Path, grid: str) -> None:
 
     with pytest.raises(SpecError):
         load_spec(_cluster_spec(tmp_path, grid))
+
+
+# The CLI commands (registered as `perfmodel cluster`), on a cluster that does not exist.
+
+
+def test_cli_on_a_missing_cluster() -> None:
+    from typer.testing import CliRunner
+
+    from perfmodel.cli.cluster import cluster_app
+
+    runner = CliRunner()
+    shown = runner.invoke(cluster_app, ["status", "--name", "zz9"])
+    assert shown.exit_code == 0 and "nothing exists" in shown.output
+    as_json = runner.invoke(cluster_app, ["status", "--name", "zz9", "--json"])
+    assert '"state_file": false' in as_json.output
+    ran = runner.invoke(cluster_app, ["exec", "--name", "zz9", "--", "true"])
+    assert isinstance(ran.exception, ClusterError) and "no cluster 'zz9'" in str(ran.exception)
