@@ -35,6 +35,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from replicate_log import read_lines  # noqa: E402
@@ -188,24 +189,32 @@ def alternate(
     names = list(commands)
     for i in range(runs):
         for name in names if i % 2 == 0 else names[::-1]:
+            if any(m.timed_out for m in results[name]):
+                continue  # one timeout says enough; the next would time out too
             m = measure(commands[name], timeout_s)
             results[name].append(m)
-            shown = f"> {timeout_s:.0f} s (timeout)" if m.timed_out else f"{m.wall_s:7.2f} s"
+            shown = f"> {timeout_s:g} s (timeout)" if m.timed_out else f"{m.wall_s:7.2f} s"
             print(
                 f"  {label} run {i + 1} {name:10s} {shown}  cpu {m.cpu_s:7.2f} s  "
                 f"peak RSS {m.max_rss_mb:6.0f} MB",
                 flush=True,
             )
-            if m.timed_out:
-                return results  # one timeout says enough; the next would too
     return results
 
 
-def summary(ms: list[Measurement], raw_bytes: int) -> dict[str, float | bool | int]:
+def summary(ms: list[Measurement], raw_bytes: int) -> dict[str, Any]:
     ok = [m for m in ms if m.rc == 0 and not m.timed_out]
     if not ok:
         worst = max((m.wall_s for m in ms), default=math.nan)
-        return {"ok": False, "runs": len(ms), "wall_s_at_least": worst}
+        timed_out = any(m.timed_out for m in ms)
+        codes = sorted({m.rc for m in ms if not m.timed_out})
+        return {
+            "ok": False,
+            "runs": len(ms),
+            "timed_out": timed_out,
+            "wall_s_at_least": worst,
+            "exit_codes": codes,
+        }
     wall = statistics.median(m.wall_s for m in ok)
     return {
         "ok": True,
@@ -245,9 +254,11 @@ def conditions() -> dict[str, object]:
     }
 
 
-def _fmt(s: dict[str, float | bool | int], timeout_s: float) -> str:
+def _fmt(s: dict[str, Any], timeout_s: float) -> str:
     if not s["ok"]:
-        return f"> {timeout_s:.0f} s (timed out or failed)"
+        if s.get("timed_out"):
+            return f"> {timeout_s:g} s (timed out)"
+        return f"failed (exit {s.get('exit_codes')})"
     return (
         f"{s['wall_s']:8.2f} s  cpu {s['cpu_s']:8.2f} s  {s['max_rss_mb']:6.0f} MB  "
         f"{s['raw_mb_per_s']:7.1f} MB/s"
@@ -279,8 +290,10 @@ def bench_log(args: argparse.Namespace, name: str, log: Path) -> dict[str, objec
     loop, diag = result["loop"], result["diagnose"]
     if loop["ok"] and diag["ok"]:  # type: ignore[index]
         speed = loop["wall_s"] / diag["wall_s"]  # type: ignore[index]
+        cpu = loop["cpu_s"] / diag["cpu_s"]  # type: ignore[index]
         result["speedup_vs_loop"] = speed
-        print(f"  diagnose speed vs loop: {speed:.2f}x (target >= 3x)")
+        result["speedup_vs_loop_cpu"] = cpu
+        print(f"  diagnose speed vs loop: {speed:.2f}x wall, {cpu:.2f}x cpu (target >= 3x)")
     return result
 
 
@@ -288,8 +301,21 @@ def bench_series(args: argparse.Namespace, logs: list[Path]) -> dict[str, object
     """Diagnose on the replicated series: time per stage should stay flat."""
     rows = []
     print("\nseries (c): diagnose time per stage", flush=True)
+    timed_out_on: str | None = None
     for log in logs:
         found = survey(log)
+        if timed_out_on is not None:  # the logs grow: this one would take longer still
+            print(f"  {log.name}: not run, {timed_out_on} already took > timeout", flush=True)
+            skipped = {"ok": False, "runs": 0, "not_run_after_timeout_on": timed_out_on}
+            rows.append(
+                {
+                    "log": str(log),
+                    "survey": asdict(found),
+                    "diagnose": skipped,
+                    "ms_per_stage": math.nan,
+                }
+            )
+            continue
         ms = alternate(
             {"diagnose": diagnose_argv(args.perfmodel, log)},
             args.series_runs,
@@ -297,6 +323,8 @@ def bench_series(args: argparse.Namespace, logs: list[Path]) -> dict[str, object
             log.name,
         )["diagnose"]
         s = summary(ms, found.raw_bytes)
+        if any(m.timed_out for m in ms) and not args.series_run_all:
+            timed_out_on = log.name
         per_stage = s["wall_s"] / found.stages * 1e3 if s["ok"] and found.stages else math.nan
         rows.append(
             {"log": str(log), "survey": asdict(found), "diagnose": s, "ms_per_stage": per_stage}
@@ -308,7 +336,11 @@ def bench_series(args: argparse.Namespace, logs: list[Path]) -> dict[str, object
     )
     for row in rows:
         sv, s = row["survey"], row["diagnose"]
-        wall = f"{s['wall_s']:10.2f} s" if s["ok"] else f"> {args.series_timeout:.0f} s"
+        wall = f"{s['wall_s']:10.2f} s" if s["ok"] else f"> {args.series_timeout:g} s"
+        if s.get("not_run_after_timeout_on"):
+            wall = "not run"
+        elif not s["ok"] and not s.get("timed_out"):
+            wall = "failed"
         row["per_stage_vs_first"] = row["ms_per_stage"] / base if base == base else math.nan
         print(
             f"  {Path(row['log']).name:22s} {sv['jobs']:7d} {sv['stages']:7d} {sv['tasks']:8d} "
@@ -400,6 +432,17 @@ def suite(args: argparse.Namespace) -> dict[str, object]:
     return out
 
 
+def _strict(node: object) -> object:
+    """NaN (a figure that could not be measured) as null: the file is strict JSON."""
+    if isinstance(node, float) and not math.isfinite(node):
+        return None
+    if isinstance(node, dict):
+        return {k: _strict(v) for k, v in node.items()}
+    if isinstance(node, list | tuple):
+        return [_strict(v) for v in node]
+    return node
+
+
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "_loop":
         loop_child(sys.argv[2])
@@ -418,6 +461,11 @@ def main() -> None:
     s.add_argument("--series", type=Path, nargs="+", help="logs c, smallest first")
     s.add_argument("--series-runs", type=int, default=1)
     s.add_argument("--series-timeout", type=float, default=600)
+    s.add_argument(
+        "--series-run-all",
+        action="store_true",
+        help="run every log of the series even after a smaller one timed out",
+    )
     s.add_argument("--sweep-runs", type=int, default=1)
     s.add_argument("--pipe", action="store_true", help="also time `zstd -dc | json.loads`")
     s.add_argument("--skip", nargs="*", default=[], choices=("a", "b", "c", "sweep"))
@@ -428,7 +476,7 @@ def main() -> None:
     result = suite(args) if args.mode == "suite" else compare(args)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2, default=str, allow_nan=False))
+        args.json.write_text(json.dumps(_strict(result), indent=2, default=str, allow_nan=False))
         print(f"\nwrote {args.json}")
 
 
