@@ -14,7 +14,7 @@ executors and block managers, resource profiles) appear once, from the original,
 application end comes last, shifted to the end of the last replica.
 
 Reads plain JSON lines or zstd (Spark's framing: ordinary frames, read across frame ends);
-writes zstd at Spark's default level (1) unless the output name ends in ``.json``.
+writes zstd as Spark does (level 1, one frame per event) unless the name ends in ``.json``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import zstandard
 
@@ -228,22 +228,19 @@ def replicate(path: Path, times: int) -> Iterator[dict[str, Any]]:
 
 
 def write_events(events: Iterable[dict[str, Any]], out: Path) -> int:
-    """Writes JSON lines (zstd unless ``out`` ends in .json); returns the raw byte count."""
+    """Writes JSON lines (zstd unless ``out`` ends in .json); returns the raw byte count.
+
+    zstd is framed as Spark writes it: Spark's event log writer flushes after every event and
+    zstd-jni closes the frame at each flush, so every event is its own frame (level 1, no
+    content size). Same framing, same decompression cost (and a file ~4x a one-frame one)."""
     raw_bytes = 0
+    compressor = zstandard.ZstdCompressor(level=1, write_content_size=False)
+    plain = out.suffix == ".json"
     with out.open("wb") as fh:
-        sink: BinaryIO
-        if out.suffix == ".json":
-            sink = fh
-            writer = None
-        else:
-            writer = zstandard.ZstdCompressor(level=1).stream_writer(fh, closefd=False)
-            sink = writer  # type: ignore[assignment]
         for event in events:
             line = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
             raw_bytes += len(line)
-            sink.write(line)
-        if writer is not None:
-            writer.close()
+            fh.write(line if plain else compressor.compress(line))
     return raw_bytes
 
 

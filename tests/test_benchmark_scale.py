@@ -196,3 +196,19 @@ def test_paired_ratio(scale: ModuleType):
     assert math.isclose(r["ci_low"], 1.1) and math.isclose(r["ci_high"], 1.1)
     noisy = scale.paired_ratio([1.0, 1.2, 0.9, 1.1], [1.0, 1.0, 1.0, 1.0])
     assert noisy["ci_low"] < noisy["ratio"] < noisy["ci_high"]
+
+
+def test_zstd_framed_as_spark_writes_it(replicate_log: ModuleType, source_events, tmp_path: Path):
+    """One zstd frame per event, as Spark's writer (flush per event) leaves them."""
+    import zstandard
+
+    out = tmp_path / "three.zstd"
+    replicate_log.write_events(source_events[:3], out)
+    data, lines = out.read_bytes(), []
+    while data:
+        frame = zstandard.ZstdDecompressor().decompressobj()
+        lines.append(frame.decompress(data))
+        assert frame.eof
+        data = frame.unused_data
+    assert [json.loads(line) for line in lines] == source_events[:3]
+    assert all(line.endswith(b"\n") and line.count(b"\n") == 1 for line in lines)
