@@ -199,16 +199,22 @@ def test_paired_ratio(scale: ModuleType):
 
 
 def test_zstd_framed_as_spark_writes_it(replicate_log: ModuleType, source_events, tmp_path: Path):
-    """One zstd frame per event, as Spark's writer (flush per event) leaves them."""
+    """A frame ends after each event Spark's writer flushes (jobs, completed stages, SQL...);
+    task events and stage submissions run on in the frame, as in Spark's own zstd logs."""
     import zstandard
 
-    out = tmp_path / "three.zstd"
-    replicate_log.write_events(source_events[:3], out)
-    data, lines = out.read_bytes(), []
+    events = source_events[:60]
+    out = tmp_path / "part.zstd"
+    replicate_log.write_events(events, out)
+    data, frames = out.read_bytes(), []
     while data:
         frame = zstandard.ZstdDecompressor().decompressobj()
-        lines.append(frame.decompress(data))
+        frames.append([json.loads(line) for line in frame.decompress(data).splitlines()])
         assert frame.eof
         data = frame.unused_data
-    assert [json.loads(line) for line in lines] == source_events[:3]
-    assert all(line.endswith(b"\n") and line.count(b"\n") == 1 for line in lines)
+    assert [e for f in frames for e in f] == events
+    unflushed = replicate_log._UNFLUSHED
+    assert any(len(f) > 1 for f in frames)  # task events shared a frame
+    for f in frames[:-1]:
+        assert f[-1]["Event"] not in unflushed
+        assert all(e["Event"] in unflushed for e in f[:-1])
