@@ -70,13 +70,14 @@ class Survey:
     sql_executions: int
 
 
-def measure(argv: list[str], timeout_s: float, stdout_path: Path | None = None) -> Measurement:
-    """Runs ``argv`` in its own session; past ``timeout_s`` its whole group is killed."""
+def measure(argv: list[str], timeout_s: float) -> Measurement:
+    """Runs ``argv`` in its own session, output discarded; past ``timeout_s`` its whole group
+    is killed. ``wait4`` gives this child's own usage (with what it reaped), so peak RSS is
+    this run's, not the largest of every child the benchmark ever ran."""
     env = {**os.environ, "PERFMODEL_STATE_DIR": tempfile.gettempdir() + "/perfmodel-bench-state"}
-    out = stdout_path.open("wb") if stdout_path else subprocess.DEVNULL
     start = time.perf_counter()
     proc = subprocess.Popen(
-        argv, stdout=out, stderr=subprocess.PIPE, env=env, start_new_session=True
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True
     )
     fired = threading.Event()
 
@@ -94,8 +95,6 @@ def measure(argv: list[str], timeout_s: float, stdout_path: Path | None = None) 
     wall = time.perf_counter() - start
     timer.cancel()
     proc.returncode = os.waitstatus_to_exitcode(status)
-    if stdout_path:
-        out.close()  # type: ignore[union-attr]
     if proc.returncode != 0 and not fired.is_set():
         print(f"  ! {' '.join(argv[-3:])} exited {proc.returncode}: {err[-400:]!r}", flush=True)
     return Measurement(
@@ -313,6 +312,7 @@ def bench_series(args: argparse.Namespace, logs: list[Path]) -> dict[str, object
                     "survey": asdict(found),
                     "diagnose": skipped,
                     "ms_per_stage": math.nan,
+                    "cpu_ms_per_stage": math.nan,
                 }
             )
             continue
@@ -325,14 +325,22 @@ def bench_series(args: argparse.Namespace, logs: list[Path]) -> dict[str, object
         s = summary(ms, found.raw_bytes)
         if any(m.timed_out for m in ms) and not args.series_run_all:
             timed_out_on = log.name
-        per_stage = s["wall_s"] / found.stages * 1e3 if s["ok"] and found.stages else math.nan
+        ok = s["ok"] and found.stages
+        per_stage = s["wall_s"] / found.stages * 1e3 if ok else math.nan
+        cpu_per_stage = s["cpu_s"] / found.stages * 1e3 if ok else math.nan
         rows.append(
-            {"log": str(log), "survey": asdict(found), "diagnose": s, "ms_per_stage": per_stage}
+            {
+                "log": str(log),
+                "survey": asdict(found),
+                "diagnose": s,
+                "ms_per_stage": per_stage,
+                "cpu_ms_per_stage": cpu_per_stage,
+            }
         )
     base = rows[0]["ms_per_stage"] if rows else math.nan
     print(
         f"  {'log':22s} {'jobs':>7s} {'stages':>7s} {'tasks':>8s} {'raw MB':>7s}  "
-        f"{'diagnose':>12s} {'ms/stage':>9s} {'vs 1x':>6s}"
+        f"{'diagnose':>12s} {'ms/stage':>9s} {'vs 1x':>6s} {'cpu ms/st':>9s}"
     )
     for row in rows:
         sv, s = row["survey"], row["diagnose"]
@@ -345,9 +353,9 @@ def bench_series(args: argparse.Namespace, logs: list[Path]) -> dict[str, object
         print(
             f"  {Path(row['log']).name:22s} {sv['jobs']:7d} {sv['stages']:7d} {sv['tasks']:8d} "
             f"{sv['raw_bytes'] / 1e6:7.0f}  {wall:>12s} {row['ms_per_stage']:9.2f} "
-            f"{row['per_stage_vs_first']:6.2f}"
+            f"{row['per_stage_vs_first']:6.2f} {row['cpu_ms_per_stage']:9.2f}"
         )
-    print("  target: ms/stage within 1.5x of the 1x log across the series")
+    print("  target: ms/stage flat within 1.5x (max/min) across the series")
     return {"rows": rows, "conditions": conditions()}
 
 
@@ -429,7 +437,42 @@ def suite(args: argparse.Namespace) -> dict[str, object]:
         out["c"] = bench_series(args, series)
     if "sweep" not in skip:
         out["sweep"] = bench_sweep(args, large)
+    out["targets"] = targets(out)
     return out
+
+
+def targets(out: dict[str, Any]) -> dict[str, str]:
+    """Issue 19's targets, each PASS, FAIL or not measured, with the figure behind it."""
+    verdicts: dict[str, str] = {}
+
+    def check(name: str, value: float | None, ok: bool, shown: str) -> None:
+        verdicts[name] = "not measured" if value is None else f"{'PASS' if ok else 'FAIL'} {shown}"
+
+    for key in ("a", "b"):
+        speed = out.get(key, {}).get("speedup_vs_loop")
+        cpu = out.get(key, {}).get("speedup_vs_loop_cpu")
+        shown = f"{speed:.2f}x wall, {cpu:.2f}x cpu" if speed else ""
+        check(f"diagnose >= 3x loop on {key}", speed, bool(speed and speed >= 3), shown)
+        if out.get(key, {}).get("diagnose", {}).get("timed_out"):
+            verdicts[f"diagnose >= 3x loop on {key}"] = "FAIL (diagnose timed out)"
+    rows = out.get("c", {}).get("rows", [])
+    per_stage = [r["ms_per_stage"] for r in rows]
+    measured = rows and all(v == v for v in per_stage)  # NaN where a log timed out
+    worst = max(per_stage) / min(per_stage) if measured else None  # flat either way
+    cpu = [r["cpu_ms_per_stage"] for r in rows]
+    cpu_spread = max(cpu) / min(cpu) if measured else 0
+    shown = f"max/min {worst or 0:.2f}x wall, {cpu_spread:.2f}x cpu"
+    check("ms/stage within 1.5x over c", worst, bool(worst and worst <= 1.5), shown)
+    if rows and not measured:
+        verdicts["ms/stage within 1.5x over c"] = "FAIL (a log timed out or failed)"
+    rss = out.get("a", {}).get("diagnose", {}).get("max_rss_mb")
+    check("peak RSS <= 300 MB on a", rss, bool(rss and rss <= 300), f"{rss or 0:.0f} MB")
+    sweep = out.get("sweep", {}).get("sweep_vs_diagnose")
+    check("50-point sweep <= 5x diagnose", sweep, bool(sweep and sweep <= 5), f"{sweep or 0:.2f}x")
+    print("\ntargets:")
+    for name, verdict in verdicts.items():
+        print(f"  {name:32s} {verdict}")
+    return verdicts
 
 
 def _strict(node: object) -> object:
