@@ -416,6 +416,17 @@ def compare(args: argparse.Namespace) -> dict[str, object]:
     rss = {k: max((m.max_rss_mb for m in v), default=math.nan) for k, v in ms.items()}
     result["max_rss_mb"] = rss
     print(f"  peak RSS: A {rss['A']:.0f} MB, B {rss['B']:.0f} MB")
+    limit = 1 + args.max_overhead
+    for kind in ("wall_s", "cpu_s"):
+        r = result[kind]
+        if r["ci_high"] <= limit:  # type: ignore[index]
+            verdict = "PASS (the whole interval is within it)"
+        elif r["ci_low"] > limit:  # type: ignore[index]
+            verdict = "FAIL (the whole interval is above it)"
+        else:
+            verdict = "INCONCLUSIVE (the interval straddles it: more --runs)"
+        result[f"verdict_{kind}"] = verdict
+        print(f"  A costs <= {100 * args.max_overhead:g}% more {kind[:-2]}: {verdict}")
     return result
 
 
@@ -515,6 +526,9 @@ def main() -> None:
     c = sub.add_parser("compare", parents=[common], help="two perfmodel commands on one log")
     c.add_argument("log", type=Path)
     c.add_argument("--baseline-perfmodel", required=True, help="command line of B")
+    c.add_argument(
+        "--max-overhead", type=float, default=0.03, help="allowed A/B - 1 (issue 20: 0.03)"
+    )
     args = parser.parse_args()
     result = suite(args) if args.mode == "suite" else compare(args)
     if args.json:
