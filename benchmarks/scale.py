@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from replicate_log import read_lines  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_PERFMODEL = f"{sys.executable} -m perfmodel.cli"
+DEFAULT_PERFMODEL = str(Path(sys.executable).parent / "perfmodel")  # this venv's entry point
 SWEEP = ["--sweep", "cores=1,2,3,4,6,8,12,16,24,32", "mem=1g,2g,4g,8g,16g"]  # 10 × 5 = 50
 LARGE, MANY = "large-eventlog.zstd", "many-jobs-eventlog.zstd"
 SERIES = ("many-jobs-x1.zstd", "many-jobs-x4.zstd", "many-jobs-x16.zstd")
@@ -70,14 +70,15 @@ class Survey:
     sql_executions: int
 
 
-def measure(argv: list[str], timeout_s: float) -> Measurement:
-    """Runs ``argv`` in its own session, output discarded; past ``timeout_s`` its whole group
-    is killed. ``wait4`` gives this child's own usage (with what it reaped), so peak RSS is
-    this run's, not the largest of every child the benchmark ever ran."""
+def measure(argv: list[str], timeout_s: float, expect_json: bool = True) -> Measurement:
+    """Runs ``argv`` in its own session; past ``timeout_s`` its whole group is killed.
+    ``wait4`` gives this child's own usage (with what it reaped), so peak RSS is this run's,
+    not the largest of every child the benchmark ever ran. A run that exits 0 without JSON on
+    stdout counts as failed: a wrong ``--perfmodel`` must not time a no-op."""
     env = {**os.environ, "PERFMODEL_STATE_DIR": tempfile.gettempdir() + "/perfmodel-bench-state"}
     start = time.perf_counter()
     proc = subprocess.Popen(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True
     )
     fired = threading.Event()
 
@@ -90,18 +91,27 @@ def measure(argv: list[str], timeout_s: float) -> Measurement:
 
     timer = threading.Timer(timeout_s, kill)
     timer.start()
+    stdout: list[bytes] = []
+    reader = threading.Thread(target=lambda: stdout.append(proc.stdout.read()))  # type: ignore[union-attr]
+    reader.start()
     err = proc.stderr.read() if proc.stderr else b""
-    _, status, usage = os.wait4(proc.pid, 0)
+    reader.join()
+    _, status, usage = os.wait4(proc.pid, 0)  # not proc.wait(): that would reap it unseen
     wall = time.perf_counter() - start
     timer.cancel()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0 and not fired.is_set():
-        print(f"  ! {' '.join(argv[-3:])} exited {proc.returncode}: {err[-400:]!r}", flush=True)
+    proc.returncode = rc = os.waitstatus_to_exitcode(status)
+    if rc == 0 and expect_json:
+        try:
+            json.loads(b"".join(stdout))
+        except ValueError:
+            rc, err = -1, b"exit 0 but no JSON on stdout: " + b"".join(stdout)[:200]
+    if rc != 0 and not fired.is_set():
+        print(f"  ! {' '.join(argv[-3:])} exited {rc}: {err[-400:]!r}", flush=True)
     return Measurement(
         wall_s=wall,
         cpu_s=usage.ru_utime + usage.ru_stime,
         max_rss_mb=usage.ru_maxrss / 1024,
-        rc=proc.returncode,
+        rc=rc,
         timed_out=fired.is_set(),
     )
 
@@ -190,7 +200,7 @@ def alternate(
         for name in names if i % 2 == 0 else names[::-1]:
             if any(m.timed_out for m in results[name]):
                 continue  # one timeout says enough; the next would time out too
-            m = measure(commands[name], timeout_s)
+            m = measure(commands[name], timeout_s, expect_json=name != "pipe")
             results[name].append(m)
             shown = f"> {timeout_s:g} s (timeout)" if m.timed_out else f"{m.wall_s:7.2f} s"
             print(

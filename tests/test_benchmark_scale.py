@@ -183,11 +183,19 @@ def test_survey_counts(scale: ModuleType, tripled, source_events):
 
 
 def test_measure_a_process(scale: ModuleType):
-    m = scale.measure([sys.executable, "-c", "b = bytearray(80 * 2**20)"], timeout_s=60)
+    grow = "b = bytearray(80 * 2**20); print('{}')"
+    m = scale.measure([sys.executable, "-c", grow], timeout_s=60)
     assert m.rc == 0 and not m.timed_out
     assert m.max_rss_mb >= 80  # the child's own peak, not the benchmark's
     slow = scale.measure([sys.executable, "-c", "import time; time.sleep(30)"], timeout_s=0.5)
     assert slow.timed_out and slow.wall_s < 10
+
+
+def test_measure_counts_a_silent_success_as_failed(scale: ModuleType):
+    """A wrong --perfmodel (say, a module that imports and exits) must not be timed as a run."""
+    silent = scale.measure([sys.executable, "-c", "pass"], timeout_s=60)
+    assert silent.rc != 0 and not silent.timed_out
+    assert scale.measure([sys.executable, "-c", "pass"], 60, expect_json=False).rc == 0
 
 
 def test_paired_ratio(scale: ModuleType):
