@@ -514,7 +514,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="mode", required=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--perfmodel", default=DEFAULT_PERFMODEL, help="command line to run")
+    common.add_argument(
+        "--perfmodel",
+        default=DEFAULT_PERFMODEL,
+        help='perfmodel command line, e.g. "env PYTHONPATH=/work/wt-x .venv/bin/perfmodel"',
+    )
     common.add_argument("--runs", type=int, default=3, help="rounds per alternation")
     common.add_argument("--timeout", type=float, default=600, help="seconds per process")
     common.add_argument("--json", type=Path, help="also write the results here")
@@ -523,22 +527,25 @@ def main() -> None:
     s.add_argument("--large", type=Path, help=f"log a (default LOGS_DIR/{LARGE})")
     s.add_argument("--many", type=Path, help=f"log b (default LOGS_DIR/{MANY})")
     s.add_argument("--series", type=Path, nargs="+", help="logs c, smallest first")
-    s.add_argument("--series-runs", type=int, default=1)
-    s.add_argument("--series-timeout", type=float, default=600)
+    s.add_argument("--series-runs", type=int, default=1, help="diagnose runs per series log")
+    s.add_argument(
+        "--series-timeout", type=float, default=600, help="seconds per series or sweep process"
+    )
     s.add_argument(
         "--series-run-all",
         action="store_true",
         help="run every log of the series even after a smaller one timed out",
     )
-    s.add_argument("--sweep-runs", type=int, default=1)
+    s.add_argument("--sweep-runs", type=int, default=1, help="sweep/diagnose rounds on log a")
     s.add_argument("--pipe", action="store_true", help="also time `zstd -dc | json.loads`")
     s.add_argument("--skip", nargs="*", default=[], choices=("a", "b", "c", "sweep"))
     c = sub.add_parser("compare", parents=[common], help="two perfmodel commands on one log")
-    c.add_argument("log", type=Path)
+    c.add_argument("log", type=Path, help="the log both commands diagnose (issue 20: log a)")
     c.add_argument("--baseline-perfmodel", required=True, help="command line of B")
     c.add_argument(
         "--max-overhead", type=float, default=0.03, help="allowed A/B - 1 (issue 20: 0.03)"
     )
+    c.set_defaults(runs=10)  # pairs: a 3% bound needs a CI narrower than the noise of one run
     args = parser.parse_args()
     result = suite(args) if args.mode == "suite" else compare(args)
     if args.json:
