@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -72,7 +73,7 @@ class BundleManifest:
     created: str = ""
     perfmodel_version: str = __version__
     host: str = ""
-    host_cores: int | None = None
+    host_cores: Annotated[int, msgspec.Meta(ge=1, le=100_000)] | None = None
     """Logical cores of the host `record` ran on (None for recordings made elsewhere)."""
     platform: str = ""
     python: str = ""
@@ -101,15 +102,23 @@ class BundleManifest:
         return json.dumps(asdict(self), indent=2, sort_keys=False) + "\n"
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BundleManifest:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        known["recordings"] = [
-            RecordingEntry(
-                **{k: v for k, v in r.items() if k in RecordingEntry.__dataclass_fields__}
-            )
-            for r in data.get("recordings", [])
-        ]
-        return cls(**known)
+    def from_dict(cls, data: Any, where: str = MANIFEST) -> BundleManifest:
+        """The manifest in ``data``, every field's type checked (msgspec, against this class);
+        unknown fields are ignored, so newer minor versions still read."""
+        try:
+            return msgspec.convert(data, cls, strict=True)
+        except msgspec.ValidationError as exc:
+            raise BundleError(f"{where} is damaged: {_field_error(exc)}") from None
+
+
+def _field_error(exc: msgspec.ValidationError) -> str:
+    """msgspec's "Expected `array`, got `int` - at `$.event_logs`" as "field event_logs: …"."""
+    text = str(exc)
+    problem, sep, at = text.rpartition(" - at ")
+    if not sep:
+        return text
+    field_path = at.strip("`").removeprefix("$").lstrip(".") or "(the top level)"
+    return f"field {field_path}: {problem[:1].lower()}{problem[1:]}".replace("`", "")
 
 
 def is_bundle(path: str | Path) -> bool:
@@ -118,9 +127,10 @@ def is_bundle(path: str | Path) -> bool:
     if not manifest.is_file():
         return False
     try:
-        return json.loads(manifest.read_text(encoding="utf-8")).get("format") == FORMAT
-    except (OSError, ValueError):
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return False
+    return isinstance(data, dict) and data.get("format") == FORMAT
 
 
 def read_manifest(bundle: str | Path) -> BundleManifest:
@@ -129,16 +139,19 @@ def read_manifest(bundle: str | Path) -> BundleManifest:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BundleError(f"{bundle} is not a perfmodel bundle (no {MANIFEST})") from None
-    except (OSError, ValueError) as exc:
-        raise BundleError(f"{path} is unreadable: {exc}") from None
-    if data.get("format") != FORMAT:
+    except (OSError, ValueError, RecursionError) as exc:
+        raise BundleError(f"{path} is unreadable: {str(exc)[:300]}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BundleError(f"{path} is not a perfmodel bundle manifest")
-    if int(data.get("format_version", 0)) > FORMAT_VERSION:
+    version = data.get("format_version", 0)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise BundleError(f"{path} is damaged: field format_version: expected int")
+    if version > FORMAT_VERSION:
         raise BundleError(
             f"{bundle} was written by a newer perfmodel (bundle format "
-            f"{data.get('format_version')}); upgrade perfmodel to read it"
+            f"{version}); upgrade perfmodel to read it"
         )
-    return BundleManifest.from_dict(data)
+    return BundleManifest.from_dict(data, str(path))
 
 
 def event_logs_in(bundle: str | Path) -> list[Path]:
