@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -11,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from perfmodel import strict_json
 
 # The corpus builder and source locator (tree-sitter grammars) are imported by the commands:
 # every `perfmodel` invocation imports this module to build the CLI.
@@ -130,7 +131,7 @@ def build_command(
     except ValueError as e:  # a malformed split file
         raise _fail(str(e)) from None
     if as_json:
-        typer.echo(json.dumps(result.stats, indent=1))
+        typer.echo(strict_json.dumps(result.stats, indent=1))
         return
     console.print(stats_markdown(result.stats), markup=False, highlight=False)
     if result.new_packages:
@@ -215,7 +216,7 @@ def locate_command(
             if not ast:
                 d.pop("ast")
             out.append(d)
-        typer.echo(json.dumps(out, indent=1))
+        typer.echo(strict_json.dumps(out, indent=1))
         return
     console = Console()
     for r in results:

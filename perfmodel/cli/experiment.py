@@ -7,7 +7,6 @@ every `PerfmodelError` into one ``error:`` line and exit status 2.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
+from perfmodel import strict_json
 from perfmodel.errors import PerfmodelError
 from perfmodel.experiment.store import RunRow, RunStore, default_store_path
 
@@ -95,11 +95,14 @@ def experiment_run(
     """Run every configuration of SPEC, recording each run into the store."""
     from perfmodel.experiment.runner import RunReport, run_experiment
     from perfmodel.experiment.spec import load_spec
+    from perfmodel.profile.children import find_orphans
 
     with _user_errors():
         spec = load_spec(spec_path).with_overrides(
             _params(param), repetitions=repetitions, warmups=warmups, only=only
         )
+        for orphan in find_orphans():
+            typer.echo(f"warning: {orphan.describe()}", err=True)
         with _open(store) as db:
             root = bundles if bundles is not None else db.path.parent / "bundles"
 
@@ -117,7 +120,7 @@ def experiment_run(
             reports = run_experiment(spec, db, root, progress=show, capture_output=not show_output)
     if as_json:
         typer.echo(
-            json.dumps(
+            strict_json.dumps(
                 [
                     {
                         "run_id": r.run_id,
@@ -234,7 +237,7 @@ def runs_list(
         with _open(store) as db:
             rows = db.runs(experiment=experiment, status=status, limit=last)
     if as_json:
-        typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
+        typer.echo(strict_json.dumps([r.as_dict() for r in rows], indent=2))
         return
     typer.echo(
         f"{'id':>5}  {'started':<16} {'experiment':<14} {'config':<24} {'rep':>4} "
@@ -265,7 +268,7 @@ def runs_show(
         payload = run.as_dict()
         payload["samples"] = [asdict(s) for s in samples]
         payload["stages"] = [s.as_dict() for s in stages]
-        typer.echo(json.dumps(payload, indent=2))
+        typer.echo(strict_json.dumps(payload, indent=2))
         return
     typer.echo(f"run {run.id}: {run.experiment} [{run.config}] — {run.status}")
     if run.error:
@@ -328,7 +331,7 @@ def runs_compare(
             stages = {i: db.stages(i) for i in run_ids}
     if as_json:
         typer.echo(
-            json.dumps(
+            strict_json.dumps(
                 [{**r.as_dict(), "stages": [s.as_dict() for s in stages[r.id]]} for r in runs],
                 indent=2,
             )

@@ -88,11 +88,12 @@ def register(app: typer.Typer) -> None:
         for path in [eventlog, *jfr_files, *pyspy_files]:
             if not path.exists():
                 raise bundle.BundleError(f"{path} does not exist")
-        bundle.prepare_directory(out)
-        manifest = bundle.assemble(
-            out, event_logs=[eventlog], jfr_files=jfr_files, pyspy_files=pyspy_files
-        )
-        for warning in manifest.warnings:
+        bundle.check_event_log(eventlog)
+        with bundle.staged_directory(out) as stage:
+            manifest = bundle.assemble(
+                stage, event_logs=[eventlog], jfr_files=jfr_files, pyspy_files=pyspy_files
+            )
+        for warning in bundle.read_manifest(out).warnings:
             typer.echo(f"perfmodel: warning: {warning}", err=True)
         typer.echo(_summary(manifest, out), err=True)
 

@@ -10,12 +10,14 @@ is listed with its error and the rest of the bundle is still written.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import shutil
 import socket
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -248,10 +250,130 @@ def load_resources(bundle: str | Path) -> list[ResourceSample]:
 
 def prepare_directory(out: Path) -> None:
     """Create an empty bundle directory; refuse to mix with an existing non-empty one."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise BundleError(f"{out} already exists and is not empty; choose a new --out")
+    check_target(out)
     for sub in (EVENTLOG_DIR, JFR_DIR, PYSPY_DIR, APPS_DIR):
         (out / sub).mkdir(parents=True, exist_ok=True)
+
+
+def check_target(out: Path) -> None:
+    """Refuse an ``--out`` that holds something: a bundle is never mixed with other files."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise BundleError(f"{out} already exists and is not empty; choose a new --out")
+
+
+_STAGE_MARK = ".partial-"
+
+
+def _stage_path(out: Path, pid: int) -> Path:
+    return out.parent / f".{out.name}{_STAGE_MARK}{pid}"
+
+
+@contextmanager
+def staged_directory(out: Path) -> Iterator[Path]:
+    """A fresh bundle directory beside ``out`` that becomes ``out`` only when the block ends
+    without an exception (one rename), so a failure leaves no half-written bundle behind and a
+    retry with the same ``--out`` works.
+
+    The stage is a hidden sibling named after this process; stages of processes that no longer
+    run (killed with ``kill -9``) are removed first.
+    """
+    out = Path(out).absolute()
+    check_target(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _remove_dead_stages(out)
+    stage = _stage_path(out, os.getpid())
+    if stage.exists():
+        shutil.rmtree(stage)
+    prepare_directory(stage)
+    try:
+        yield stage
+        _name_final_place(stage, out)
+        check_target(out)
+        if out.is_dir():
+            out.rmdir()  # an empty directory the user made for the bundle
+        os.rename(stage, out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+
+
+def _name_final_place(stage: Path, out: Path) -> None:
+    """Messages in the manifest that name files by the stage's path name them by the final one."""
+    manifest = stage / MANIFEST
+    if manifest.is_file():
+        text = manifest.read_text(encoding="utf-8")
+        if str(stage) in text:
+            write_atomically(manifest, text.replace(str(stage), str(out)))
+
+
+def _remove_dead_stages(out: Path) -> None:
+    prefix = f".{out.name}{_STAGE_MARK}"
+    try:
+        entries = list(out.parent.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        pid_text = entry.name.removeprefix(prefix)
+        if entry.name.startswith(prefix) and pid_text.isdigit() and not _pid_alive(int(pid_text)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Write ``path`` through a temporary sibling and a rename: readers see the old file or
+    the whole new one, never a part, and a failure leaves no partial file."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        if isinstance(data, str):
+            tmp.write_text(data, encoding="utf-8")
+        else:
+            tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+CHECKED_LINES = 200
+"""Lines of an event log `check_event_log` reads before it gives up finding an event."""
+
+
+def check_event_log(path: Path) -> None:
+    """Refuse, before anything is copied, an "event log" that holds no Spark event.
+
+    Reads lines until the first Spark listener event (the first line, for a real log), so it
+    costs nothing next to the copy; damage further in is the analysis's to count.
+    """
+    from perfmodel.errors import NotAnEventLogError
+    from perfmodel.profile.eventlog import iter_lines, resolve_event_log
+    from perfmodel.profile.spark_events import event_name, is_known_event
+
+    source = resolve_event_log(path)
+    problems: list[Any] = []
+    seen = 0
+    for raw in iter_lines(source, problems):
+        try:
+            if is_known_event(event_name(raw.data).decode("utf-8", "replace")):
+                return
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            pass
+        seen += 1
+        if seen >= CHECKED_LINES:
+            break
+    raise NotAnEventLogError(
+        f"{path} is not a Spark event log: no Spark listener event in its first {seen} "
+        "line(s); point `perfmodel profile` at a file from spark.eventLog.dir or a rolling "
+        "eventlog_v2_* directory"
+    )
 
 
 def _copy_into(src: Path, directory: Path) -> Path:
@@ -411,9 +533,7 @@ def _summary(samples: pa.Table) -> dict[str, Any]:
 
 
 def _write_manifest(out: Path, manifest: BundleManifest) -> None:
-    tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(manifest.to_json(), encoding="utf-8")
-    tmp.replace(out / MANIFEST)
+    write_atomically(out / MANIFEST, manifest.to_json())
 
 
 def now_ms() -> float:
