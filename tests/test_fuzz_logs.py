@@ -137,7 +137,7 @@ def damaged_lines(draw: st.DrawFn, base: bytes) -> tuple[bytes, dict[str, int]]:
     elif kind == "huge_number":
         tasks = [i for i in body if lines[i].startswith(b'{"Event":"SparkListenerTaskEnd"')]
         i = draw(st.sampled_from(tasks))
-        lines[i] = re.sub(rb'"Finish Time":\d+', b'"Finish Time":' + HUGE_NUMBER, lines[i], 1)
+        lines[i] = re.sub(rb'"Finish Time":\d+', b'"Finish Time":' + HUGE_NUMBER, lines[i], count=1)
         expect = {"out_of_range_value": 1}
     elif kind == "huge_string":
         big = b"N" * draw(st.sampled_from([100_000, 1_000_000]))
