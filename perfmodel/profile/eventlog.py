@@ -628,6 +628,8 @@ def _iter_parts(
             problems.extend(_unreadable(f, e) for f, e in failures)
             failures = []
         yield from split(file, itertools.chain((first,), chunks), problems, max_line_bytes, state)
+    if not state.lines_out and not failures:
+        _refuse_if_cut_before_any_line(source, problems)
     if failures:
         if read_any:
             problems.extend(_unreadable(f, e) for f, e in failures)
@@ -638,6 +640,16 @@ def _iter_parts(
                 f"None of the {len(failures)} parts of {source.path} could be read:\n"
                 + "\n".join(f"  {e}" for _, e in failures)
             )
+
+
+def _refuse_if_cut_before_any_line(source: EventLogSource, problems: list[LogProblem]) -> None:
+    """A log whose data ends or breaks before its first whole line is cut off, not empty."""
+    cut = [p for p in problems if p.kind in ("truncated_tail", "corrupt_stream")]
+    if cut:
+        raise NotAnEventLogError(
+            f"{source.path} holds no complete event: its data is cut off or damaged before "
+            f"the first line ends ({cut[0].message})."
+        )
 
 
 def _unreadable(file: str, error: PerfmodelError) -> LogProblem:
