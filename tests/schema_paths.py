@@ -71,6 +71,8 @@ def wrong_value(value: Any) -> Any:
         return "seven"
     if isinstance(value, list):
         return {"not": "a list"}
+    if value is None:  # a null optional value: an object is wrong for all but objects
+        return {"not": "expected"}
     return ["not", "an object"]
 
 

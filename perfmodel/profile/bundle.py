@@ -191,14 +191,31 @@ def load_samples(bundle: str | Path) -> pa.Table:
     path = Path(bundle) / SAMPLES
     if not path.is_file():
         return sampletable.empty_table()
-    return pq.read_table(path)
+    return _read_table(path, sampletable.SAMPLE_SCHEMA)
 
 
 def load_task_spans(bundle: str | Path) -> pa.Table:
     path = Path(bundle) / TASK_SPANS
+    empty = jfr.spans_table([])
     if not path.is_file():
-        return jfr.spans_table([])
-    return pq.read_table(path)
+        return empty
+    return _read_table(path, empty.schema)
+
+
+def _read_table(path: Path, schema: pa.Schema) -> pa.Table:
+    """A bundle's Parquet table with exactly ``schema``; a damaged file is a `BundleError`.
+
+    Checked where it enters, so no reader further on meets a missing column or a column of
+    another type (Parquet's own checksums catch most damage to the data itself).
+    """
+    try:
+        table = pq.read_table(path)
+        missing = [name for name in schema.names if name not in table.column_names]
+        if missing:
+            raise BundleError(f"{path} is damaged: it lacks the columns {', '.join(missing)}")
+        return table.select(schema.names).cast(schema)
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        raise BundleError(f"{path} is damaged or not a Parquet table: {str(exc)[:300]}") from None
 
 
 _RESOURCE_SCHEMA = pa.schema(
