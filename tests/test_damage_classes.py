@@ -18,7 +18,6 @@ from typer.testing import CliRunner
 from perfmodel.cli import build_app
 from perfmodel.dag.spark import build_profile
 from perfmodel.errors import DecompressionLimitError, NotAnEventLogError
-from perfmodel.profile.bundle import check_event_log
 from perfmodel.profile.quality import DAMAGE_KINDS
 from perfmodel.report.pipeline import diagnose_path
 from perfmodel.report.render import render_diagnosis
@@ -195,9 +194,10 @@ def test_zeros_after_real_events_are_one_undecodable_line(tmp_path: Path) -> Non
 def test_profile_refuses_a_file_that_is_no_event_log(tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.json"
     garbage.write_text('{"hello": "world"}\n' * 300)
-    with pytest.raises(NotAnEventLogError):
-        check_event_log(garbage)
-    check_event_log(shared_log(PLAIN_LOG))
+    out = tmp_path / "bundle"
+    result = CliRunner().invoke(build_app(), ["profile", str(garbage), "--out", str(out)])
+    assert result.exit_code == 2 and "not a Spark event log" in result.output
+    assert not out.exists()
 
 
 # -- the builder's kinds: counted while the DAG is built (dag/spark.py) -------------------

@@ -360,39 +360,6 @@ def write_atomically(path: Path, data: str | bytes) -> None:
         raise
 
 
-CHECKED_LINES = 200
-"""Lines of an event log `check_event_log` reads before it gives up finding an event."""
-
-
-def check_event_log(path: Path) -> None:
-    """Refuse, before anything is copied, an "event log" that holds no Spark event.
-
-    Reads lines until the first Spark listener event (the first line, for a real log), so it
-    costs nothing next to the copy; damage further in is the analysis's to count.
-    """
-    from perfmodel.errors import NotAnEventLogError
-    from perfmodel.profile.eventlog import iter_lines, resolve_event_log
-    from perfmodel.profile.spark_events import event_name, is_known_event
-
-    source = resolve_event_log(path)
-    problems: list[Any] = []
-    seen = 0
-    for raw in iter_lines(source, problems):
-        try:
-            if is_known_event(event_name(raw.data).decode("utf-8", "replace")):
-                return
-        except (msgspec.DecodeError, UnicodeDecodeError):
-            pass
-        seen += 1
-        if seen >= CHECKED_LINES:
-            break
-    raise NotAnEventLogError(
-        f"{path} is not a Spark event log: no Spark listener event in its first {seen} "
-        "line(s); point `perfmodel profile` at a file from spark.eventLog.dir or a rolling "
-        "eventlog_v2_* directory"
-    )
-
-
 def _copy_into(src: Path, directory: Path) -> Path:
     """Copy a file or directory into ``directory`` unless it already lives there."""
     src = src.resolve()

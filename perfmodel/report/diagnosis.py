@@ -9,16 +9,14 @@ flow, never mixed in silently.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from perfmodel.dag.decomposition import TimeDecomposition, decompose_task
-from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode
-from perfmodel.dag.resources import ResourceVector
+from perfmodel.dag.model import ApplicationProfile, StageNode
 from perfmodel.dag.spark import LoadedProfile
-from perfmodel.errors import PerfmodelError
-from perfmodel.simulate import advise, replay
+from perfmodel.simulate.replay import Prediction
 
 SCHEMA_VERSION = 1
 IMPORTANT_SHARE = 0.05
@@ -149,6 +147,8 @@ class Diagnosis:
     problems: list[dict[str, Any]]
     extra: dict[str, Any] = field(default_factory=dict)
     """Sections added by later analyses (code-inferred vectors, samples, advice)."""
+    data_quality: dict[str, Any] = field(default_factory=dict)
+    """Damage met while reading the log, counted by kind (`perfmodel.profile.quality`)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -336,30 +336,24 @@ def _bytes(n: int) -> str:
 
 def diagnose(
     loaded: LoadedProfile,
-    vectors: Mapping[StageKey, ResourceVector] | None = None,
     *,
-    with_advice: bool = True,
+    baseline: Prediction | None = None,
+    advice: Sequence[Mapping[str, Any]] = (),
     has_samples: bool = False,
 ) -> Diagnosis:
     """Everything `perfmodel diagnose` reports about one loaded profile.
 
-    ``vectors`` are code-inferred resource vectors per stage attempt (from stack samples
-    and the code models) when available; without them the simulator's advice rests on
-    the measured decomposition alone. ``has_samples`` says the profile came with stack
-    samples, so the findings point at them instead of asking for a recording.
+    The what-if parts come from the caller (the facade, `perfmodel.analysis`), which
+    compiles the workload once: ``baseline`` is the replay of the observed configuration
+    (the bottleneck and the model's self-check error), ``advice`` the quantified advice
+    lines. Without them the diagnosis is the measured part alone. ``has_samples`` says
+    the profile came with stack samples, so the findings point at them instead of asking
+    for a recording.
     """
     p = loaded.profile
     warnings = list(p.warnings)
-    bottleneck: str | None = None
-    model_error: float | None = None
-    advice: list[dict[str, Any]] = []
-    if with_advice and p.stages:
-        try:
-            base = replay(p, None, vectors)
-            bottleneck, model_error = base.bottleneck, base.model_error
-            advice = [asdict(a) for a in advise(p, vectors)]
-        except PerfmodelError as exc:
-            warnings.append(f"no what-if advice for this log: {exc}")
+    bottleneck = baseline.bottleneck if baseline is not None else None
+    model_error = baseline.model_error if baseline is not None else None
     app_ms = p.duration_ms
     stages = [_stage_diagnosis(s, app_ms) for s in sorted(p.stages.values(), key=lambda s: s.key)]
     ranked = sorted(
@@ -444,11 +438,12 @@ def diagnose(
         findings=findings,
         bottleneck=bottleneck,
         model_error=model_error,
-        advice=advice,
+        advice=[dict(a) for a in advice],
         warnings=warnings,
         problems=[
             {"file": pr.file, "line": pr.line, "message": pr.message} for pr in loaded.problems
         ],
+        data_quality=loaded.quality.as_dict(),
     )
 
 
