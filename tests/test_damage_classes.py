@@ -15,11 +15,11 @@ import zstandard
 from rich.console import Console
 from typer.testing import CliRunner
 
+import perfmodel
 from perfmodel.cli import build_app
 from perfmodel.dag.spark import build_profile
 from perfmodel.errors import DecompressionLimitError, NotAnEventLogError
 from perfmodel.profile.quality import DAMAGE_KINDS
-from perfmodel.report.pipeline import diagnose_path
 from perfmodel.report.render import render_diagnosis
 from tests.fuzz_support import PLAIN_LOG, ROLLING_LOG, ZSTD_LOG, shared_log
 
@@ -245,17 +245,6 @@ def test_a_task_that_ends_before_it_starts_is_kept_and_counted(tmp_path: Path) -
 # -- what the user sees --------------------------------------------------------------------
 
 
-class _WithQuality:
-    """A diagnosis with a data-quality section, as the report pipeline will attach it."""
-
-    def __init__(self, diagnosis: Any, quality: dict[str, Any]) -> None:
-        self._diagnosis = diagnosis
-        self.data_quality = quality
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._diagnosis, name)
-
-
 def _render(diagnosis: Any) -> str:
     buffer = io.StringIO()
     render_diagnosis(diagnosis, Console(file=buffer, width=120))
@@ -265,8 +254,7 @@ def _render(diagnosis: Any) -> str:
 def test_damage_that_changes_the_answer_is_said_at_the_top(tmp_path: Path) -> None:
     rolling = _rolling(tmp_path)
     (rolling / "events_2_wordcount-rolling.zstd").unlink()
-    loaded_quality = build_profile(rolling).quality.as_dict()
-    text = _render(_WithQuality(diagnose_path(rolling), loaded_quality))
+    text = _render(perfmodel.load(rolling).diagnose())
     first = text.splitlines()[0]
     assert first.startswith("warning: damaged log") and "missing rolling part" in first
     assert "Data quality" in text and "parts missing from a rolling log" in text
@@ -276,7 +264,7 @@ def test_a_megabyte_long_name_is_cut_for_display_and_never_markup(tmp_path: Path
     lines = _lines()
     name = b"[bold]" + b"A" * 1_000_000
     lines = [line.replace(b'"App Name":"', b'"App Name":"' + name, 1) for line in lines]
-    text = _render(diagnose_path(_write(tmp_path, lines)))
+    text = _render(perfmodel.load(_write(tmp_path, lines)).diagnose())
     assert text.startswith("[bold]AAA")
     head = text.split(" · Spark")[0]
     assert len(head) < 400 and re.search(r"\(1,000,0\d\d characters\)", head)

@@ -136,10 +136,7 @@ def render_diagnosis(d: Diagnosis, console: Console, *, all_stages: bool = False
 
 
 def _quality(d: Diagnosis) -> dict[str, Any] | None:
-    # `data_quality` (`DataQuality.as_dict()`) joins the Diagnosis in the lead's rewrite of
-    # the report pipeline; a Diagnosis built without it renders without the section.
-    quality = getattr(d, "data_quality", None)
-    return quality if isinstance(quality, dict) else None
+    return d.data_quality or None
 
 
 def render_data_quality(quality: dict[str, Any], console: Console) -> None:
