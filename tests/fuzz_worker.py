@@ -30,9 +30,6 @@ MAX_OUTPUT = 20_000
 def run_cli(argv: list[str]) -> dict[str, Any]:
     result = CliRunner().invoke(build_app(), argv)
     exc = result.exception
-    if isinstance(exc, PerfmodelError) and os.environ.get("FUZZ_EMULATE_ERROR_BOUNDARY"):
-        # Local runs on a branch without the CLI's error boundary: what it will print.
-        return {"exit_code": 2, "output": f"error: {exc}", "crash": None, "json": None}
     crashed = exc is not None and not isinstance(exc, SystemExit)
     trace = ""
     if crashed and result.exc_info is not None:
