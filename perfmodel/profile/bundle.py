@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from perfmodel import __version__
+from perfmodel.atomic import write_atomically
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile import jfr, pyspy, sampletable
 from perfmodel.profile.monitor import ResourceSample, ResourceSummary
@@ -343,21 +344,6 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def write_atomically(path: Path, data: str | bytes) -> None:
-    """Write ``path`` through a temporary sibling and a rename: readers see the old file or
-    the whole new one, never a part, and a failure leaves no partial file."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        if isinstance(data, str):
-            tmp.write_text(data, encoding="utf-8")
-        else:
-            tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _copy_into(src: Path, directory: Path) -> Path:

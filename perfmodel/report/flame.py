@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from perfmodel import __version__
-from perfmodel.profile.bundle import write_atomically
+from perfmodel.atomic import write_atomically
 
 Stacks = Mapping[tuple[str, ...], int]
 
