@@ -55,6 +55,10 @@ def run_every_command(w: Worker, log: Path, scratch: Path) -> list[dict[str, Any
         answer = w.cli(*argv)
         check_calm(answer, argv)
         answers.append(answer)
+    as_json = answers[1]
+    if as_json["exit_code"] == 0:  # what diagnose --json reports is what reading counted
+        counted = counts(w.quality(log))
+        assert as_json["json"]["data_quality"]["counts"] == counted
     if answers[-1]["exit_code"] == 0:  # a bundle came out: the bundle readers too
         for argv in (("diagnose", bundle), ("flame", bundle), ("predict", bundle, "--cores", "1")):
             check_calm(w.cli(*argv), argv)
