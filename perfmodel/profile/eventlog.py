@@ -20,7 +20,6 @@ from the part of a log that survived.
 
 from __future__ import annotations
 
-import codecs
 import difflib
 import itertools
 import os
@@ -31,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-import msgspec
 import numpy as np
 
 from perfmodel.errors import (
@@ -52,6 +50,7 @@ from perfmodel.profile.codecs import (
     iter_decompressed,
     sniff_codec,
 )
+from perfmodel.profile.linecheck import is_cut_event, repair_utf8
 
 __all__ = [
     "DEFAULT_MAX_DECOMPRESSED",
@@ -748,7 +747,7 @@ def _split_blocks(
         ended_early = True
     if pending and not skipping:
         tail = b"".join(pending)
-        if _is_cut_event(tail):
+        if is_cut_event(tail):
             if not ended_early:  # a stream that ended early is counted once, above
                 problems.append(
                     LogProblem(
@@ -764,68 +763,19 @@ def _split_blocks(
             state.lines_out = True
 
 
-def _is_cut_event(line: bytes) -> bool:
-    """Whether a last line without a newline is JSON that stops in the middle.
-
-    One decode per part, of one line: cheap, and it tells a cut-off event (the normal end of
-    a log whose writer died) from a damaged line, which the event decoder counts as such.
-    """
-    if not line.strip():
-        return False
-    try:
-        msgspec.json.decode(line)
-    except msgspec.DecodeError as e:
-        return "truncated" in str(e)
-    except ValueError:  # invalid UTF-8 and the like: damage, not a cut
-        return False
-    return False
-
-
 def _utf8_only(block: TextBlock, is_ascii: bool, problems: list[LogProblem]) -> TextBlock:
-    """``block`` with the bytes that are not UTF-8 replaced by U+FFFD (each line counted).
-
-    A bad byte sits inside a string value in practice (an application name, an error message
-    written by a patched build), so the event around it is kept rather than dropped. Each bad
-    line costs one decode from the previous bad byte to the next, so a block full of damage is
-    still read in linear time.
-    """
+    """``block`` with the bytes that are not UTF-8 replaced (`linecheck.repair_utf8`), each
+    damaged line counted; an ASCII block is passed through untouched."""
     if is_ascii:
         return block
-    data = block.data
-    try:
-        codecs.utf_8_decode(data, "strict", True)
+    repaired, damaged = repair_utf8(block.data)
+    if repaired is None:
         return block
-    except UnicodeDecodeError as e:
-        bad_at = e.start
-    buf = bytes(data)
-    kept: list[bytes] = []
-    pos = 0
-    line_no = block.first_line
-    while True:
-        line_start = buf.rfind(b"\n", pos, bad_at) + 1 or pos
-        line_end = buf.find(b"\n", bad_at)
-        if line_end < 0:
-            line_end = len(buf)
-        line_no += buf.count(b"\n", pos, line_start)
-        kept.append(buf[pos:line_start])
-        kept.append(buf[line_start:line_end].decode("utf-8", "replace").encode())
+    for index, message in damaged:
         problems.append(
-            LogProblem(
-                block.file,
-                line_no,
-                f"not valid UTF-8 (byte 0x{buf[bad_at]:02x} at column {bad_at - line_start + 1}); "
-                "replaced the bad bytes by U+FFFD",
-                "undecodable_line",
-            )
+            LogProblem(block.file, block.first_line + index, message, "undecodable_line")
         )
-        pos = line_end
-        try:
-            codecs.utf_8_decode(memoryview(buf)[pos:], "strict", True)
-            break
-        except UnicodeDecodeError as e:
-            bad_at = pos + e.start
-    kept.append(buf[pos:])
-    return TextBlock(block.file, block.first_line, b"".join(kept), block.lines)
+    return TextBlock(block.file, block.first_line, repaired, block.lines)
 
 
 def _count_newlines(chunk: bytes, start: int, end: int) -> int:
