@@ -108,6 +108,11 @@ _WhatIfSchema = _schema("WhatIfSchema", _WHAT_IF_FIELDS)
 _BaselineSchema = _schema("BaselineSchema", _BASELINE_FIELDS)
 
 
+_BASELINE_OPTIONS = {"disk_bw": "--baseline-disk-bw", "net_bw": "--baseline-net-bw"}
+"""Options of the profiled run's settings where they differ from the what-if's
+(``--host-cores`` says the profiled host's cores)."""
+
+
 def validate_fields(obj: Any, schema: type[msgspec.Struct], baseline: bool = False) -> None:
     """Check ``obj``'s fields against ``schema``'s types and ranges (msgspec does the work:
     NaN and infinities fail the bounds); a violation becomes a `ConfigError` naming the
@@ -122,7 +127,7 @@ def validate_fields(obj: Any, schema: type[msgspec.Struct], baseline: bool = Fal
             raise ConfigError(f"invalid what-if setting: {e}") from None
         option = allowed.option
         if baseline:
-            option = "--baseline-" + option.removeprefix("--")
+            option = _BASELINE_OPTIONS.get(name, option)
             name = "baseline " + name
         raise ConfigError(
             f"{option} ({name}) must be {allowed.describe()}; got {values.get(name.split()[-1])!r}"
