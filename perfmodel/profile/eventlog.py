@@ -578,13 +578,15 @@ def _iter_parts(
     failures: list[tuple[str, PerfmodelError]] = []
     read_any = False
     last = len(source.parts) - 1
+    legacy = bool(source.parts) and source.parts[0].name.startswith("EVENT_LOG_")
     for n in source.missing_parts:
+        name = f"EVENT_LOG_{n}" if legacy else f"events_{n}_*"
         problems.append(
             LogProblem(
-                str(source.path),
+                str(Path(source.path) / name),
                 None,
-                f"part {n} of the rolling log is missing (no events_{n}_* file); its events "
-                "are not in the analysis",
+                f"part {n} of the log is missing (no {name} file); its events are not in the "
+                "analysis",
                 "missing_rolling_part",
             )
         )
