@@ -7,6 +7,7 @@ that shows what a crash leaves behind.
 from __future__ import annotations
 
 import os
+import pty
 import signal
 import subprocess
 import sys
@@ -64,15 +65,21 @@ def _kill_9(proc: subprocess.Popen[bytes]) -> None:
 
 def test_the_workload_of_record_dies_with_a_killed_perfmodel(tmp_path: Path) -> None:
     marker = "import time; time.sleep(301)"
+    terminal, terminal_side = pty.openpty()  # perfmodel runs from a terminal
     perfmodel = subprocess.Popen(
         [*CLI, "record", "--out", str(tmp_path / "b"), "--no-jfr", "--no-pyspy", "--"]
         + [sys.executable, "-c", marker],
         env=_env(tmp_path / "state"),
+        stdin=terminal_side,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    os.close(terminal_side)
     workload = _find(marker, psutil.Process(perfmodel.pid))
     assert os.getpgid(workload.pid) == workload.pid  # a process group of its own
+    # ... so it must not read the terminal: the kernel would stop it there, unseen.
+    assert os.readlink(f"/proc/{workload.pid}/fd/0") == os.devnull
+    os.close(terminal)
     _kill_9(perfmodel)
     assert _gone(workload), "the workload outlived perfmodel"
     assert not (tmp_path / "b").exists()  # no half-written bundle

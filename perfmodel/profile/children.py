@@ -5,7 +5,8 @@ perfmodel is killed with ``kill -9`` it cannot clean up, and a Spark driver left
 keeps its cores and skews every later measurement. So each workload starts
 
 * in a process group of its own (its descendants can be found and stopped as one, and the
-  terminal's Ctrl-C reaches perfmodel, which forwards it, rather than racing it), and
+  terminal's Ctrl-C reaches perfmodel, which passes it on; not being in the terminal's
+  foreground, it does not read the terminal: see `workload_stdin`), and
 * with a parent-death signal (Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)``): the kernel kills
   the command the moment perfmodel dies, however it dies.
 
@@ -22,6 +23,7 @@ import ctypes
 import json
 import os
 import signal
+import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +61,19 @@ def workload_preexec() -> Callable[[], None]:
             os._exit(137)
 
     return preexec
+
+
+def workload_stdin() -> int | None:
+    """The workload's standard input: inherited, unless it is the terminal.
+
+    A process group of its own is not the terminal's foreground group, and the kernel stops
+    (SIGTTIN) a background process that reads the terminal: an interactive command would hang
+    unseen. Reading nothing, it ends instead; piped input still reaches it.
+    """
+    try:
+        return subprocess.DEVNULL if os.isatty(0) else None
+    except OSError:
+        return None
 
 
 def signal_group(pid: int, signum: int) -> None:

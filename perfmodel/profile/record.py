@@ -293,7 +293,10 @@ def _record_into(
     try:
         try:
             child = subprocess.Popen(
-                list(command), env=run_env, preexec_fn=children.workload_preexec()
+                list(command),
+                env=run_env,
+                stdin=children.workload_stdin(),
+                preexec_fn=children.workload_preexec(),
             )
         except OSError as exc:
             raise bundle.BundleError(f"cannot run {command[0]!r}: {exc}") from None
