@@ -131,6 +131,19 @@ def test_a_later_run_reports_what_a_killed_perfmodel_left_running(tmp_path: Path
         assert later.returncode == 0, later.stderr
         assert f"process {orphan.pid} " in later.stderr and "still running" in later.stderr
         assert f"kill -- -{os.getpgid(orphan.pid)}" in later.stderr
+        spec = tmp_path / "quick.toml"
+        spec.write_text(
+            'name = "quick"\ncommand = ["true"]\n[record]\njfr = false\npyspy = false\n'
+        )
+        study = subprocess.run(
+            [*CLI, "experiment", "run", str(spec), "--store", str(tmp_path / "runs.db")],
+            env=_env(state),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert study.returncode == 0, study.stderr
+        assert f"process {orphan.pid} " in study.stderr and "still running" in study.stderr
     finally:
         orphan.kill()
     assert _gone(orphan)
