@@ -11,12 +11,16 @@ The workload is an unmodified PySpark script: configurations are applied from ou
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import tomllib
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 from perfmodel.errors import PerfmodelError
 from perfmodel.simulate.units import UnitError, parse_size
@@ -262,8 +266,13 @@ def parse_spec(data: Mapping[str, Any], path: Path, text: str = "") -> Experimen
     configs = [] if command else _configs(data, path)
     if command:
         configs = [RunConfig(name="as-is", master="n/a")]
+    if len(configs) > MAX_CONFIGS:
+        raise SpecError(
+            f"{path}: {len(configs):,} configs; a spec may have at most {MAX_CONFIGS:,}"
+        )
     names = [c.name for c in configs]
-    dupes = sorted({n for n in names if names.count(n) > 1})
+    counted = Counter(names)
+    dupes = sorted(n for n, k in counted.items() if k > 1)
     if dupes:
         raise SpecError(f"{path}: config names must be unique; repeated: {', '.join(dupes)}")
     record_raw = data.get("record", {})
@@ -275,8 +284,15 @@ def parse_spec(data: Mapping[str, Any], path: Path, text: str = "") -> Experimen
         interval_ms=_count(record_raw.get("interval_ms", 20), "record.interval_ms", path) or 20,
     )
     timeout = data.get("timeout_s", 600)
-    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
-        raise SpecError(f"{path}: timeout_s must be a positive number of seconds")
+    if (
+        not isinstance(timeout, int | float)
+        or isinstance(timeout, bool)
+        or not 0 < timeout <= MAX_TIMEOUT_S
+    ):
+        raise SpecError(
+            f"{path}: timeout_s must be a number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT_S:,.0f} (a week)"
+        )
     repetitions = _count(data.get("repetitions", 1), "repetitions", path)
     if repetitions < 1:
         raise SpecError(f"{path}: repetitions must be at least 1")
@@ -332,6 +348,11 @@ def _configs(data: Mapping[str, Any], path: Path) -> list[RunConfig]:
                 axes[axis] = values
         conf = _conf(grid.get("conf", {}), path, "grid.conf")
         names = list(axes)
+        size = math.prod(len(axes[n]) for n in names)
+        if size > MAX_CONFIGS:
+            raise SpecError(
+                f"{path}: [grid] makes {size:,} configs; a spec may have at most {MAX_CONFIGS:,}"
+            )
         for combo in itertools.product(*(axes[n] for n in names)):
             settings = dict(zip(names, combo, strict=True))
             out.append(_config(settings, conf, path, "grid"))
@@ -469,7 +490,23 @@ def _bool(data: Mapping[str, Any], key: str, path: Path, default: bool) -> bool:
     return value
 
 
+COUNT_LIMITS: dict[str, int] = {
+    "repetitions": 1_000,
+    "warmups": 100,
+    "record.interval_ms": 60_000,
+}
+"""Most of each count a spec may ask for: a run of a workload takes seconds to hours, so a
+thousand repetitions is already weeks; beyond that the number is a typing mistake."""
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+MAX_CONFIGS = 10_000
+
+
 def _count(value: object, key: str, path: Path) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise SpecError(f"{path}: `{key}` must be a non-negative integer, got {value!r}")
-    return value
+    high = COUNT_LIMITS.get(key, 1_000_000)
+    try:
+        return msgspec.convert(value, Annotated[int, msgspec.Meta(ge=0, le=high)], strict=True)
+    except msgspec.ValidationError:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+        raise SpecError(
+            f"{path}: `{key}` must be a whole number from 0 to {high:,}, got {shown}"
+        ) from None
