@@ -10,7 +10,9 @@ only slows a task component down relative to these floors:
 
 * **work**: the scheduler cannot finish before total task time ÷ slots;
 * **path**: nor before the longest chain of milestones (driver gaps, stage readiness,
-  job ends) in which each stage takes at least its longest task plus its observed tail.
+  job ends) in which each stage takes at least its longest task, and at least its own
+  task time ÷ slots (its tasks fit in its window on at most that many slots), plus its
+  observed tail.
 
 Per component the floor is the baseline time × the resource ratio (base speed ÷ new speed,
 bandwidth ratios, the GC law) divided by the baseline's own contention or stream sharing
@@ -52,6 +54,8 @@ class WorkloadBounds:
     """(5,) floor task-time per factor column, summed over every task (ms)."""
     candidates: list[np.ndarray]
     """Per stage, (5, k) floor components of its few longest-looking tasks (k may be 0)."""
+    stage_totals: np.ndarray
+    """(n_stages, 5) floor task-time per factor column, summed over each stage's tasks."""
     tails: np.ndarray
     order: list[int]
     """Milestones in an order where every prerequisite comes first."""
@@ -67,8 +71,9 @@ class WorkloadBounds:
 def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
     """Reduce the workload to per-stage floors (one pass over the task arrays)."""
     totals = np.zeros(N_FACTORS)
+    stage_totals = np.zeros((len(workload.stages), N_FACTORS))
     candidates: list[np.ndarray] = []
-    for work in workload.stages:
+    for index, work in enumerate(workload.stages):
         c = work.components
         cf0 = float(laws.contention_factor(work.concurrency, work.cpu_demand, base.host_cores))
         n_disk = float(laws.io_streams(work.concurrency, work.disk_share))
@@ -82,7 +87,8 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
                 c[SCHEDULING] + c[OTHER],
             ]
         )
-        totals += floor.sum(axis=1)
+        stage_totals[index] = floor.sum(axis=1)
+        totals += stage_totals[index]
         if floor.shape[1] == 0:
             candidates.append(np.zeros((N_FACTORS, 0)))
             continue
@@ -102,6 +108,7 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
         base=base,
         totals=totals,
         candidates=candidates,
+        stage_totals=stage_totals,
         tails=np.array([s.tail_ms for s in workload.stages], dtype=np.float64),
         order=_topological(prereqs),
         prereqs=prereqs,
@@ -123,15 +130,25 @@ def lower_bounds_s(bounds: WorkloadBounds, targets: Sequence[ClusterConfig]) -> 
     """Seconds no replay of each target can beat (one number per target)."""
     if not targets:
         return np.zeros(0)
-    rows = [factor_row(bounds.base, t) for t in targets]
-    unique = sorted(set(rows))
-    index = {r: i for i, r in enumerate(unique)}
-    factors = np.array(unique, dtype=np.float64)  # (U, 5)
-    path = _path_bound(bounds, factors)  # (U,)
-    work = np.array([float(np.dot(r, bounds.totals)) for r in rows])
-    slots = np.array([_slots(bounds, t) for t in targets], dtype=np.float64)
-    by_path = path[[index[r] for r in rows]]
-    return np.maximum(work / slots, by_path) / 1000.0
+    keys = [(factor_row(bounds.base, t), _slots(bounds, t)) for t in targets]
+    unique = sorted(set(keys))
+    index = {k: i for i, k in enumerate(unique)}
+    factors = np.array([k[0] for k in unique], dtype=np.float64)  # (U, 5)
+    slots = np.array([k[1] for k in unique], dtype=np.float64)  # (U,)
+    path = np.concatenate(
+        [
+            _path_bound(bounds, factors[i : i + CHUNK], slots[i : i + CHUNK])
+            for i in range(0, len(unique), CHUNK)
+        ]
+    )
+    work = factors @ bounds.totals / slots
+    per_key = np.maximum(work, path) / 1000.0
+    return per_key[[index[k] for k in keys]]
+
+
+CHUNK = 1024
+"""Columns (distinct factor rows and slot counts) bounded together: memory stays at
+milestones-alive × CHUNK floats."""
 
 
 def _slots(bounds: WorkloadBounds, target: ClusterConfig) -> int:
@@ -142,25 +159,40 @@ def _slots(bounds: WorkloadBounds, target: ClusterConfig) -> int:
     return target.slots
 
 
-def _path_bound(bounds: WorkloadBounds, factors: np.ndarray) -> np.ndarray:
-    """Longest milestone chain for each factor row (ms), all rows at once."""
-    n_rows = factors.shape[0]
-    times: list[np.ndarray | None] = [None] * len(bounds.prereqs)
-    zero = np.zeros(n_rows)
-    for m in bounds.order:
-        pre = bounds.prereqs[m]
-        start = zero
+def _path_bound(bounds: WorkloadBounds, factors: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Longest milestone chain for each column (ms), all columns at once.
+
+    A milestone's times are dropped once its last dependent has read them, so memory
+    follows the milestones in flight, not all of them.
+    """
+    n_cols = factors.shape[0]
+    n = len(bounds.prereqs)
+    times: list[np.ndarray | None] = [None] * n
+    readers = [0] * n
+    for pre in bounds.prereqs:
         for p in pre:
+            readers[p] += 1
+    readers[bounds.end_milestone] += 1
+    zero = np.zeros(n_cols)
+    span_by_work = (factors @ bounds.stage_totals.T) / slots[:, None]  # (cols, stages)
+    for m in bounds.order:
+        start = zero
+        for p in bounds.prereqs[m]:
             t = times[p]
             if t is not None:
                 start = np.maximum(start, t)
+            readers[p] -= 1
+            if readers[p] == 0:
+                times[p] = None
         stage = bounds.complete_stage.get(m)
         if stage is None:
             times[m] = start + bounds.lags[m]
             continue
         cand = bounds.candidates[stage]
-        longest = (factors @ cand).max(axis=1) if cand.shape[1] else zero
-        times[m] = start + longest + bounds.tails[stage]
+        span = span_by_work[:, stage]
+        if cand.shape[1]:
+            span = np.maximum(span, (factors @ cand).max(axis=1))
+        times[m] = start + span + bounds.tails[stage]
     end = times[bounds.end_milestone]
     return end if end is not None else zero
 
