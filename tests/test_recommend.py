@@ -175,13 +175,26 @@ def test_pruned_search_gives_the_exhaustive_answers() -> None:
             full = search(analysis, machines, Request(max_nodes=10, exhaustive=True))
             if deadline is not None and not any(p.upper_s <= deadline for p in full.points):
                 continue
-            req = Request(max_nodes=10, deadline_s=deadline, top=3)
+            req = Request(max_nodes=10, deadline_s=deadline, top=3, tolerance=0.0)
             pruned = search(analysis, machines, req)
             fullr = search(analysis, machines, Request(**{**_fields(req), "exhaustive": True}))
             assert pruned.replays <= fullr.replays
             assert _key(pruned.recommended) == _key(fullr.recommended)
             assert [_key(p) for p in pruned.pareto] == [_key(p) for p in fullr.pareto]
             assert [_key(p) for p in pruned.top] == [_key(p) for p in fullr.top]
+
+
+def test_tolerance_keeps_the_deadline_and_bounds_the_extra_cost() -> None:
+    analysis = _cpu_bound()
+    machines = catalog(*SMALL_AND_BIG, row("mid", 8, 32, 0.33, cpu_speed=1.2))
+    full = search(analysis, machines, Request(max_nodes=10, exhaustive=True))
+    deadline = sorted(p.upper_s for p in full.points)[len(full.points) // 3]
+    exact = search(analysis, machines, Request(max_nodes=10, deadline_s=deadline, exhaustive=True))
+    for tol in (0.02, 0.1, 0.5):
+        near = search(analysis, machines, Request(max_nodes=10, deadline_s=deadline, tolerance=tol))
+        assert near.recommended.upper_s <= deadline
+        assert near.recommended.cost <= exact.recommended.cost * (1 + tol) + 1e-12
+        assert near.replays <= exact.replays
 
 
 def test_driver_node_is_billed() -> None:

@@ -66,6 +66,13 @@ def recommend(
     exhaustive: Annotated[
         bool, typer.Option(help="Replay every point (no pruning by lower bounds).")
     ] = False,
+    tolerance: Annotated[
+        float,
+        typer.Option(
+            help="Skip points within this fraction of a replayed one (0: exact answers; "
+            "default 0.02: the recommendation costs at most 2% more than the cheapest)."
+        ),
+    ] = 0.02,
     attempt: Annotated[
         str | None, typer.Option(help="Application attempt, when the log holds several.")
     ] = None,
@@ -95,6 +102,7 @@ def recommend(
         driver_node=driver_node,
         local=local,
         exhaustive=exhaustive,
+        tolerance=tolerance,
     )
     progress = None if as_json else _progress()
     try:
