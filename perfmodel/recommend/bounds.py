@@ -5,8 +5,10 @@ thousands of points. Most of them cannot be on the time/cost front, and a bound 
 costs microseconds per point tells which: the search replays a point only when its bound
 leaves it a chance (`perfmodel.recommend.search`).
 
-Two bounds, both valid for the replay in `perfmodel.simulate` because every law there
-only slows a task component down relative to these floors:
+Per stage, every task component except spill is rescaled by the same factors the replay
+uses (`perfmodel.simulate.rescale.stage_times`: CPU speed and host contention at the
+expected concurrency, the GC law, shared disk and network bandwidth); spill is taken as 0
+(it only adds time); scheduling and ``other`` time are unchanged. Then two bounds:
 
 * **work**: the scheduler cannot finish before total task time ÷ slots;
 * **path**: nor before the longest chain of milestones (driver gaps, stage readiness,
@@ -14,10 +16,10 @@ only slows a task component down relative to these floors:
   task time ÷ slots (its tasks fit in its window on at most that many slots), plus its
   observed tail.
 
-Per component the floor is the baseline time × the resource ratio (base speed ÷ new speed,
-bandwidth ratios, the GC law) divided by the baseline's own contention or stream sharing
-(the new configuration's is at least 1); spill is taken as 0; scheduling and ``other``
-time are unchanged. ``tests/test_recommend_bounds.py`` checks bound ≤ replay.
+The expected concurrency is recomputed here from each stage's total and longest baseline
+task (as `perfmodel.simulate.rescale.expected_concurrency` does), so these bounds follow the
+replay's laws; ``tests/test_recommend_parts.py`` checks bound ≤ replay on synthetic and
+real profiles, and fails if the laws change under them.
 """
 
 from __future__ import annotations
@@ -42,7 +44,10 @@ from perfmodel.simulate.workload import (
 )
 
 N_FACTORS = 5
-"""Columns of a factor row: cpu, gc, disk, network, fixed."""
+"""Component groups: cpu-like, gc, disk, network, fixed."""
+CHUNK = 1024
+"""Columns (distinct target parameters) bounded together: memory stays at
+stages × CHUNK floats."""
 
 
 @dataclass(slots=True)
@@ -50,12 +55,16 @@ class WorkloadBounds:
     """What the bounds need from a workload, reduced once (numbers per stage)."""
 
     base: ClusterConfig
-    totals: np.ndarray
-    """(5,) floor task-time per factor column, summed over every task (ms)."""
-    candidates: list[np.ndarray]
-    """Per stage, (5, k) floor components of its few longest-looking tasks (k may be 0)."""
     stage_totals: np.ndarray
-    """(n_stages, 5) floor task-time per factor column, summed over each stage's tasks."""
+    """(n_stages, 5) baseline task-time per component group, summed over the stage."""
+    candidates: list[np.ndarray]
+    """Per stage, (5, k) components of its few longest-looking tasks (k may be 0)."""
+    k0: np.ndarray
+    demand: np.ndarray
+    disk_share: np.ndarray
+    net_share: np.ndarray
+    total_ms: np.ndarray
+    longest_ms: np.ndarray
     tails: np.ndarray
     order: list[int]
     """Milestones in an order where every prerequisite comes first."""
@@ -69,32 +78,26 @@ class WorkloadBounds:
 
 
 def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
-    """Reduce the workload to per-stage floors (one pass over the task arrays)."""
-    totals = np.zeros(N_FACTORS)
-    stage_totals = np.zeros((len(workload.stages), N_FACTORS))
+    """Reduce the workload to per-stage sums (one pass over the task arrays)."""
+    n = len(workload.stages)
+    stage_totals = np.zeros((n, N_FACTORS))
     candidates: list[np.ndarray] = []
+    total_ms, longest_ms = np.zeros(n), np.zeros(n)
     for index, work in enumerate(workload.stages):
         c = work.components
-        cf0 = float(laws.contention_factor(work.concurrency, work.cpu_demand, base.host_cores))
-        n_disk = float(laws.io_streams(work.concurrency, work.disk_share))
-        n_net = float(laws.io_streams(work.concurrency, work.network_share))
-        floor = np.stack(
-            [
-                (c[CPU] + c[CPU_OTHER]) / cf0,
-                c[GC] / cf0,
-                c[DISK] / n_disk,
-                c[NETWORK] / n_net,
-                c[SCHEDULING] + c[OTHER],
-            ]
+        groups = np.stack(
+            [c[CPU] + c[CPU_OTHER], c[GC], c[DISK], c[NETWORK], c[SCHEDULING] + c[OTHER]]
         )
-        stage_totals[index] = floor.sum(axis=1)
-        totals += stage_totals[index]
-        if floor.shape[1] == 0:
+        stage_totals[index] = groups.sum(axis=1)
+        durations = c.sum(axis=0)
+        if durations.size == 0:
             candidates.append(np.zeros((N_FACTORS, 0)))
             continue
-        picks = set(np.argmax(floor, axis=1).tolist())
-        picks.add(int(np.argmax(c.sum(axis=0))))
-        candidates.append(floor[:, sorted(picks)])
+        total_ms[index] = float(durations.sum())
+        longest_ms[index] = float(durations.max())
+        picks = set(np.argmax(groups, axis=1).tolist())
+        picks.add(int(np.argmax(durations)))
+        candidates.append(groups[:, sorted(picks)])
     ms = workload.milestones
     prereqs = [list(m.prereqs) for m in ms]
     complete_stage = {
@@ -104,12 +107,18 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
         prereqs[m_index] = [workload.stages[stage_index].ready_milestone]
     per_task = max(base.task_cpus, 1)
     observed = sum(max(1, cores // per_task) for _, _, cores in workload.executors)
+    stages = workload.stages
     return WorkloadBounds(
         base=base,
-        totals=totals,
-        candidates=candidates,
         stage_totals=stage_totals,
-        tails=np.array([s.tail_ms for s in workload.stages], dtype=np.float64),
+        candidates=candidates,
+        k0=np.array([s.concurrency for s in stages], dtype=np.float64),
+        demand=np.array([s.cpu_demand for s in stages], dtype=np.float64),
+        disk_share=np.array([s.disk_share for s in stages], dtype=np.float64),
+        net_share=np.array([s.network_share for s in stages], dtype=np.float64),
+        total_ms=total_ms,
+        longest_ms=longest_ms,
+        tails=np.array([s.tail_ms for s in stages], dtype=np.float64),
         order=_topological(prereqs),
         prereqs=prereqs,
         lags=np.array([m.lag_ms for m in ms], dtype=np.float64),
@@ -119,39 +128,38 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
     )
 
 
-def factor_row(base: ClusterConfig, target: ClusterConfig) -> tuple[float, ...]:
-    """The floor factors of one target: (cpu, gc, disk, network, fixed)."""
+def target_key(base: ClusterConfig, target: ClusterConfig) -> tuple[float, ...]:
+    """Everything the bound depends on: resource ratios, slots, hosts, host size."""
     cpu = laws.compute_factor(base.cpu_speed, target.cpu_speed)
-    gc = cpu * laws.gc_factor(base.memory_bytes, target.memory_bytes)
-    return (cpu, gc, base.disk_bw / target.disk_bw, base.net_bw / target.net_bw, 1.0)
+    gc = laws.gc_factor(base.memory_bytes, target.memory_bytes)
+    return (
+        cpu,
+        gc,
+        base.disk_bw / target.disk_bw,
+        base.net_bw / target.net_bw,
+        float(target.slots),
+        float(target.hosts),
+        float(target.slots_per_host),
+        float(target.host_cores),
+    )
 
 
 def lower_bounds_s(bounds: WorkloadBounds, targets: Sequence[ClusterConfig]) -> np.ndarray:
     """Seconds no replay of each target can beat (one number per target)."""
     if not targets:
         return np.zeros(0)
-    keys = [(factor_row(bounds.base, t), _slots(bounds, t)) for t in targets]
+    keys = [(*target_key(bounds.base, t), float(_slots(bounds, t))) for t in targets]
     unique = sorted(set(keys))
     index = {k: i for i, k in enumerate(unique)}
-    factors = np.array([k[0] for k in unique], dtype=np.float64)  # (U, 5)
-    slots = np.array([k[1] for k in unique], dtype=np.float64)  # (U,)
-    path = np.concatenate(
-        [
-            _path_bound(bounds, factors[i : i + CHUNK], slots[i : i + CHUNK])
-            for i in range(0, len(unique), CHUNK)
-        ]
+    cols = np.array(unique, dtype=np.float64)  # (U, 9)
+    per_key = np.concatenate(
+        [_bound(bounds, cols[i : i + CHUNK]) for i in range(0, len(unique), CHUNK)]
     )
-    work = factors @ bounds.totals / slots
-    per_key = np.maximum(work, path) / 1000.0
-    return per_key[[index[k] for k in keys]]
-
-
-CHUNK = 1024
-"""Columns (distinct factor rows and slot counts) bounded together: memory stays at
-milestones-alive × CHUNK floats."""
+    return per_key[[index[k] for k in keys]] / 1000.0
 
 
 def _slots(bounds: WorkloadBounds, target: ClusterConfig) -> int:
+    """Slots the replay can use at most: the observed executors' where the layout is kept."""
     base = bounds.base
     same = (target.executors, target.executor_cores) == (base.executors, base.executor_cores)
     if same and bounds.observed_slots:
@@ -159,41 +167,78 @@ def _slots(bounds: WorkloadBounds, target: ClusterConfig) -> int:
     return target.slots
 
 
-def _path_bound(bounds: WorkloadBounds, factors: np.ndarray, slots: np.ndarray) -> np.ndarray:
-    """Longest milestone chain for each column (ms), all columns at once.
+def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
+    """(cols, 5) factors of stage ``s`` under each column's target, as `stage_times` has them."""
+    cpu, gc, disk, net, slots, hosts, per_host, cores = cols[:, :8].T
+    base = b.base
+    k0 = b.k0[s]
+    if b.total_ms[s] > 0:
+        p0 = max(_parallelism(b, s, float(base.slots)) / max(base.hosts, 1), 1.0)
+        p1 = np.maximum(_parallelism(b, s, slots) / np.maximum(hosts, 1.0), 1.0)
+        scaled = np.minimum(np.maximum(1.0, k0 * p1 / p0), np.maximum(per_host, 1.0))
+        k1 = np.where(p1 == p0, k0, scaled)
+    else:
+        k1 = np.full(len(cols), k0)
+    k1 = np.where((slots == base.slots) & (hosts == base.hosts), k0, k1)
+    d = b.demand[s]
+    cf0 = float(laws.contention_factor(k0, d, base.host_cores))
+    cf1 = np.maximum(1.0, k1 * d / np.maximum(cores, 1e-9))
+    cpu_f = cpu * cf1 / cf0
+    disk_f = disk * laws.io_streams(k1, b.disk_share[s]) / laws.io_streams(k0, b.disk_share[s])
+    net_f = net * laws.io_streams(k1, b.net_share[s]) / laws.io_streams(k0, b.net_share[s])
+    return np.stack([cpu_f, cpu_f * gc, disk_f, net_f, np.ones(len(cols))], axis=1)
 
-    A milestone's times are dropped once its last dependent has read them, so memory
-    follows the milestones in flight, not all of them.
-    """
-    n_cols = factors.shape[0]
-    n = len(bounds.prereqs)
+
+def _parallelism(b: WorkloadBounds, s: int, slots: np.ndarray | float) -> np.ndarray:
+    total, longest = b.total_ms[s], b.longest_ms[s]
+    makespan = np.maximum(longest, total / np.maximum(slots, 1.0))
+    return np.maximum(1.0, total / makespan)
+
+
+def _bound(b: WorkloadBounds, cols: np.ndarray) -> np.ndarray:
+    """max(work ÷ slots, longest milestone chain) for each column (ms)."""
+    n_cols = cols.shape[0]
+    slots = cols[:, 8]
+    n_stages = len(b.candidates)
+    spans = np.zeros((n_stages, n_cols))
+    work = np.zeros(n_cols)
+    for s in range(n_stages):
+        f = _factors(b, cols, s)
+        stage_work = f @ b.stage_totals[s]
+        work += stage_work
+        span = stage_work / slots
+        cand = b.candidates[s]
+        if cand.shape[1]:
+            span = np.maximum(span, (f @ cand).max(axis=1))
+        spans[s] = span
+    return np.maximum(work / slots, _path(b, spans, n_cols))
+
+
+def _path(b: WorkloadBounds, spans: np.ndarray, n_cols: int) -> np.ndarray:
+    """Longest milestone chain per column; a milestone's times are dropped once read."""
+    n = len(b.prereqs)
     times: list[np.ndarray | None] = [None] * n
     readers = [0] * n
-    for pre in bounds.prereqs:
+    for pre in b.prereqs:
         for p in pre:
             readers[p] += 1
-    readers[bounds.end_milestone] += 1
+    readers[b.end_milestone] += 1
     zero = np.zeros(n_cols)
-    span_by_work = (factors @ bounds.stage_totals.T) / slots[:, None]  # (cols, stages)
-    for m in bounds.order:
+    for m in b.order:
         start = zero
-        for p in bounds.prereqs[m]:
+        for p in b.prereqs[m]:
             t = times[p]
             if t is not None:
                 start = np.maximum(start, t)
             readers[p] -= 1
             if readers[p] == 0:
                 times[p] = None
-        stage = bounds.complete_stage.get(m)
+        stage = b.complete_stage.get(m)
         if stage is None:
-            times[m] = start + bounds.lags[m]
-            continue
-        cand = bounds.candidates[stage]
-        span = span_by_work[:, stage]
-        if cand.shape[1]:
-            span = np.maximum(span, (factors @ cand).max(axis=1))
-        times[m] = start + span + bounds.tails[stage]
-    end = times[bounds.end_milestone]
+            times[m] = start + b.lags[m]
+        else:
+            times[m] = start + spans[stage] + b.tails[stage]
+    end = times[b.end_milestone]
     return end if end is not None else zero
 
 
@@ -216,4 +261,4 @@ def _topological(prereqs: list[list[int]]) -> list[int]:
     return order
 
 
-__all__ = ["WorkloadBounds", "factor_row", "lower_bounds_s", "prepare"]
+__all__ = ["WorkloadBounds", "lower_bounds_s", "prepare", "target_key"]
