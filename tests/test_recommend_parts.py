@@ -267,3 +267,15 @@ def test_cli_json_schema() -> None:
     assert "error: no configuration meets the deadline" in impossible.output
     bad = CliRunner().invoke(build_app(), [*args, "--baseline-machine", "nope"])
     assert bad.exit_code == 2 and "not in the catalog" in bad.output
+
+
+@pytest.mark.parametrize("broken", ["log-missing", "log-garbage", "catalog-garbage"])
+def test_cli_bad_input_is_one_error_line(broken: str, tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(bytes(range(256)) * 16)
+    log = LOGS / "eventlog_4nodes_8cores_dynamic_alloc.zstd"
+    target = {"log-missing": tmp_path / "nope", "log-garbage": garbage}.get(broken, log)
+    catalog = garbage if broken == "catalog-garbage" else EXAMPLE
+    result = CliRunner().invoke(build_app(), ["recommend", str(target), "--catalog", str(catalog)])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines()[-1].startswith("error: ")

@@ -195,16 +195,16 @@ def _render(answer: Recommendation) -> None:
         console.print(Text("Fastest within the budget: " + _describe(r.fastest_within_budget)))
     console.print()
     if req.deadline_s is not None:
-        console.print(_table(f"Cheapest {len(r.top)} meeting the deadline", r.top))
+        console.print(_table(f"Cheapest {len(r.top)} meeting the deadline", r.top, True))
     else:
-        console.print(_table(f"Cheapest {len(r.top)}", r.top))
+        console.print(_table(f"Cheapest {len(r.top)}", r.top, False))
     front = r.pareto
     if len(front) > MAX_FRONT_ROWS:
         step = len(front) / MAX_FRONT_ROWS
         front = [front[int(i * step)] for i in range(MAX_FRONT_ROWS - 1)] + [front[-1]]
     title = f"Pareto front, time vs cost ({len(r.pareto)} points"
     title += ", every other row shown)" if len(front) < len(r.pareto) else ")"
-    console.print(_table(title, front))
+    console.print(_table(title, front, req.deadline_s is not None))
     for note in answer.as_dict()["notes"]:  # type: ignore[union-attr]
         console.print(Text(f"note: {note}", style="dim"))
 
@@ -216,12 +216,13 @@ def _describe(p: Point) -> str:
     )
 
 
-def _table(title: str, points: list[Point]):  # type: ignore[no-untyped-def]
+def _table(title: str, points: list[Point], deadline: bool):  # type: ignore[no-untyped-def]
     from rich.table import Table
     from rich.text import Text
 
     table = Table(title=Text(title), highlight=False, title_justify="left")
-    for name in ("vm type", "nodes", "layout", "predicted", "upper", "cost", "bottleneck", "meets"):
+    names = ("vm type", "nodes", "layout", "predicted", "upper", "cost", "bottleneck", "deadline")
+    for name in names:
         table.add_column(
             Text(name), justify="right" if name in ("nodes", "cost") else "left", no_wrap=True
         )
@@ -234,7 +235,7 @@ def _table(title: str, points: list[Point]):  # type: ignore[no-untyped-def]
             Text(_dur(p.upper_s)),
             Text(f"${p.cost:.4f}"),
             Text(p.bottleneck),
-            Text("yes" if p.meets_deadline else "no"),
+            Text(("yes" if p.meets_deadline else "no") if deadline else "-"),
         )
     return table
 
