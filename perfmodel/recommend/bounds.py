@@ -1,0 +1,264 @@
+"""Cheap lower bounds on the replayed runtime of many configurations at once.
+
+Replaying a 100k-task log takes a tenth of a second; a catalog search asks about
+thousands of points. Most of them cannot be on the time/cost front, and a bound that
+costs microseconds per point tells which: the search replays a point only when its bound
+leaves it a chance (`perfmodel.recommend.search`).
+
+Per stage, every task component except spill is rescaled by the same factors the replay
+uses (`perfmodel.simulate.rescale.stage_times`: CPU speed and host contention at the
+expected concurrency, the GC law, shared disk and network bandwidth); spill is taken as 0
+(it only adds time); scheduling and ``other`` time are unchanged. Then two bounds:
+
+* **work**: the scheduler cannot finish before total task time ÷ slots;
+* **path**: nor before the longest chain of milestones (driver gaps, stage readiness,
+  job ends) in which each stage takes at least its longest task, and at least its own
+  task time ÷ slots (its tasks fit in its window on at most that many slots), plus its
+  observed tail.
+
+The expected concurrency is recomputed here from each stage's total and longest baseline
+task (as `perfmodel.simulate.rescale.expected_concurrency` does), so these bounds follow the
+replay's laws; ``tests/test_recommend_parts.py`` checks bound ≤ replay on synthetic and
+real profiles, and fails if the laws change under them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from perfmodel.simulate import laws
+from perfmodel.simulate.config import ClusterConfig
+from perfmodel.simulate.workload import (
+    CPU,
+    CPU_OTHER,
+    DISK,
+    GC,
+    NETWORK,
+    OTHER,
+    SCHEDULING,
+    Workload,
+)
+
+N_FACTORS = 5
+"""Component groups: cpu-like, gc, disk, network, fixed."""
+CHUNK = 1024
+"""Columns (distinct target parameters) bounded together: memory stays at
+stages × CHUNK floats."""
+
+
+@dataclass(slots=True)
+class WorkloadBounds:
+    """What the bounds need from a workload, reduced once (numbers per stage)."""
+
+    base: ClusterConfig
+    stage_totals: np.ndarray
+    """(n_stages, 5) baseline task-time per component group, summed over the stage."""
+    candidates: list[np.ndarray]
+    """Per stage, (5, k) components of its few longest-looking tasks (k may be 0)."""
+    k0: np.ndarray
+    demand: np.ndarray
+    disk_share: np.ndarray
+    net_share: np.ndarray
+    total_ms: np.ndarray
+    longest_ms: np.ndarray
+    tails: np.ndarray
+    order: list[int]
+    """Milestones in an order where every prerequisite comes first."""
+    prereqs: list[list[int]]
+    lags: np.ndarray
+    complete_stage: dict[int, int]
+    """STAGE_COMPLETE milestone → stage index."""
+    end_milestone: int
+    observed_slots: int
+    """Slots of the observed executors (what the replay uses when the layout is kept)."""
+
+
+def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
+    """Reduce the workload to per-stage sums (one pass over the task arrays)."""
+    n = len(workload.stages)
+    stage_totals = np.zeros((n, N_FACTORS))
+    candidates: list[np.ndarray] = []
+    total_ms, longest_ms = np.zeros(n), np.zeros(n)
+    for index, work in enumerate(workload.stages):
+        c = work.components
+        groups = np.stack(
+            [c[CPU] + c[CPU_OTHER], c[GC], c[DISK], c[NETWORK], c[SCHEDULING] + c[OTHER]]
+        )
+        stage_totals[index] = groups.sum(axis=1)
+        durations = c.sum(axis=0)
+        if durations.size == 0:
+            candidates.append(np.zeros((N_FACTORS, 0)))
+            continue
+        total_ms[index] = float(durations.sum())
+        longest_ms[index] = float(durations.max())
+        picks = set(np.argmax(groups, axis=1).tolist())
+        picks.add(int(np.argmax(durations)))
+        candidates.append(groups[:, sorted(picks)])
+    ms = workload.milestones
+    prereqs = [list(m.prereqs) for m in ms]
+    complete_stage = {
+        s.complete_milestone: i for i, s in enumerate(workload.stages) if s.complete_milestone >= 0
+    }
+    for m_index, stage_index in complete_stage.items():
+        prereqs[m_index] = [workload.stages[stage_index].ready_milestone]
+    per_task = max(base.task_cpus, 1)
+    observed = sum(max(1, cores // per_task) for _, _, cores in workload.executors)
+    stages = workload.stages
+    return WorkloadBounds(
+        base=base,
+        stage_totals=stage_totals,
+        candidates=candidates,
+        k0=np.array([s.concurrency for s in stages], dtype=np.float64),
+        demand=np.array([s.cpu_demand for s in stages], dtype=np.float64),
+        disk_share=np.array([s.disk_share for s in stages], dtype=np.float64),
+        net_share=np.array([s.network_share for s in stages], dtype=np.float64),
+        total_ms=total_ms,
+        longest_ms=longest_ms,
+        tails=np.array([s.tail_ms for s in stages], dtype=np.float64),
+        order=_topological(prereqs),
+        prereqs=prereqs,
+        lags=np.array([m.lag_ms for m in ms], dtype=np.float64),
+        complete_stage=complete_stage,
+        end_milestone=workload.end_milestone,
+        observed_slots=observed,
+    )
+
+
+def target_key(base: ClusterConfig, target: ClusterConfig) -> tuple[float, ...]:
+    """Everything the bound depends on: resource ratios, slots, hosts, host size."""
+    cpu = laws.compute_factor(base.cpu_speed, target.cpu_speed)
+    gc = laws.gc_factor(base.memory_bytes, target.memory_bytes)
+    return (
+        cpu,
+        gc,
+        base.disk_bw / target.disk_bw,
+        base.net_bw / target.net_bw,
+        float(target.slots),
+        float(target.hosts),
+        float(target.slots_per_host),
+        float(target.host_cores),
+    )
+
+
+def lower_bounds_s(bounds: WorkloadBounds, targets: Sequence[ClusterConfig]) -> np.ndarray:
+    """Seconds no replay of each target can beat (one number per target)."""
+    if not targets:
+        return np.zeros(0)
+    keys = [(*target_key(bounds.base, t), float(_slots(bounds, t))) for t in targets]
+    unique = sorted(set(keys))
+    index = {k: i for i, k in enumerate(unique)}
+    cols = np.array(unique, dtype=np.float64)  # (U, 9)
+    per_key = np.concatenate(
+        [_bound(bounds, cols[i : i + CHUNK]) for i in range(0, len(unique), CHUNK)]
+    )
+    return per_key[[index[k] for k in keys]] / 1000.0
+
+
+def _slots(bounds: WorkloadBounds, target: ClusterConfig) -> int:
+    """Slots the replay can use at most: the observed executors' where the layout is kept."""
+    base = bounds.base
+    same = (target.executors, target.executor_cores) == (base.executors, base.executor_cores)
+    if same and bounds.observed_slots:
+        return max(target.slots, bounds.observed_slots)
+    return target.slots
+
+
+def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
+    """(cols, 5) factors of stage ``s`` under each column's target, as `stage_times` has them."""
+    cpu, gc, disk, net, slots, hosts, per_host, cores = cols[:, :8].T
+    base = b.base
+    k0 = b.k0[s]
+    if b.total_ms[s] > 0:
+        p0 = max(_parallelism(b, s, float(base.slots)) / max(base.hosts, 1), 1.0)
+        p1 = np.maximum(_parallelism(b, s, slots) / np.maximum(hosts, 1.0), 1.0)
+        scaled = np.minimum(np.maximum(1.0, k0 * p1 / p0), np.maximum(per_host, 1.0))
+        k1 = np.where(p1 == p0, k0, scaled)
+    else:
+        k1 = np.full(len(cols), k0)
+    k1 = np.where((slots == base.slots) & (hosts == base.hosts), k0, k1)
+    d = b.demand[s]
+    cf0 = float(laws.contention_factor(k0, d, base.host_cores))
+    cf1 = np.maximum(1.0, k1 * d / np.maximum(cores, 1e-9))
+    cpu_f = cpu * cf1 / cf0
+    disk_f = disk * laws.io_streams(k1, b.disk_share[s]) / laws.io_streams(k0, b.disk_share[s])
+    net_f = net * laws.io_streams(k1, b.net_share[s]) / laws.io_streams(k0, b.net_share[s])
+    return np.stack([cpu_f, cpu_f * gc, disk_f, net_f, np.ones(len(cols))], axis=1)
+
+
+def _parallelism(b: WorkloadBounds, s: int, slots: np.ndarray | float) -> np.ndarray:
+    total, longest = b.total_ms[s], b.longest_ms[s]
+    makespan = np.maximum(longest, total / np.maximum(slots, 1.0))
+    return np.maximum(1.0, total / makespan)
+
+
+def _bound(b: WorkloadBounds, cols: np.ndarray) -> np.ndarray:
+    """max(work ÷ slots, longest milestone chain) for each column (ms)."""
+    n_cols = cols.shape[0]
+    slots = cols[:, 8]
+    n_stages = len(b.candidates)
+    spans = np.zeros((n_stages, n_cols))
+    work = np.zeros(n_cols)
+    for s in range(n_stages):
+        f = _factors(b, cols, s)
+        stage_work = f @ b.stage_totals[s]
+        work += stage_work
+        span = stage_work / slots
+        cand = b.candidates[s]
+        if cand.shape[1]:
+            span = np.maximum(span, (f @ cand).max(axis=1))
+        spans[s] = span
+    return np.maximum(work / slots, _path(b, spans, n_cols))
+
+
+def _path(b: WorkloadBounds, spans: np.ndarray, n_cols: int) -> np.ndarray:
+    """Longest milestone chain per column; a milestone's times are dropped once read."""
+    n = len(b.prereqs)
+    times: list[np.ndarray | None] = [None] * n
+    readers = [0] * n
+    for pre in b.prereqs:
+        for p in pre:
+            readers[p] += 1
+    readers[b.end_milestone] += 1
+    zero = np.zeros(n_cols)
+    for m in b.order:
+        start = zero
+        for p in b.prereqs[m]:
+            t = times[p]
+            if t is not None:
+                start = np.maximum(start, t)
+            readers[p] -= 1
+            if readers[p] == 0:
+                times[p] = None
+        stage = b.complete_stage.get(m)
+        if stage is None:
+            times[m] = start + b.lags[m]
+        else:
+            times[m] = start + spans[stage] + b.tails[stage]
+    end = times[b.end_milestone]
+    return end if end is not None else zero
+
+
+def _topological(prereqs: list[list[int]]) -> list[int]:
+    n = len(prereqs)
+    remaining = [len(p) for p in prereqs]
+    dependents: list[list[int]] = [[] for _ in range(n)]
+    for m, pre in enumerate(prereqs):
+        for p in pre:
+            dependents[p].append(m)
+    queue = deque(m for m in range(n) if remaining[m] == 0)
+    order: list[int] = []
+    while queue:
+        m = queue.popleft()
+        order.append(m)
+        for d in dependents[m]:
+            remaining[d] -= 1
+            if remaining[d] == 0:
+                queue.append(d)
+    return order
+
+
+__all__ = ["WorkloadBounds", "lower_bounds_s", "prepare", "target_key"]

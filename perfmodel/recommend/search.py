@@ -1,0 +1,344 @@
+"""The catalog search: every VM type × node count × layout, predicted, priced, ranked.
+
+Each point becomes a `ClusterConfig` (the replay's language: executors, cores, heap,
+hosts, host cores, relative CPU speed, per-host bandwidths) and is predicted by the
+library facade. Two things keep a 6 000-point search to seconds on a 100k-task log:
+
+* points with the same replay configuration are replayed once (VM types of one family
+  and size class often differ only in price);
+* a point is replayed only when its lower bound (`perfmodel.recommend.bounds`) leaves it a
+  chance to be on the time/cost front or among the ``top`` cheapest meeting the deadline:
+  points are visited cheapest-bound first, and one whose bounds are dominated by a
+  replayed point is skipped (``exhaustive=True`` replays everything).
+
+With ``tolerance`` 0, skipping never changes the answers: a skipped point's true time and
+cost are at least its bounds, so the replayed point that dominates the bounds dominates the
+point. With ``tolerance`` t (default 2 %), a point is skipped already when a replayed point
+is within (1 + t) of its bounds in both time and cost, and when its cost bound × (1 + t)
+exceeds the ``top``-th cheapest cost found; then the recommended point still meets the
+deadline (it was replayed), and costs at most (1 + t) × the cheapest point that does.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from perfmodel.errors import PerfmodelError
+from perfmodel.recommend.bounds import lower_bounds_s, prepare
+from perfmodel.recommend.catalog import MachineType
+from perfmodel.recommend.layouts import Layout, layouts_for, spark_conf, spark_memory
+from perfmodel.recommend.pareto import Front, pareto_front
+from perfmodel.recommend.pricing import run_cost
+from perfmodel.recommend.uncertainty import Band, prediction_band
+from perfmodel.simulate.config import ClusterConfig
+from perfmodel.simulate.replay import Prediction
+from perfmodel.simulate.workload import Workload
+
+DEFAULT_TOLERANCE = 0.02
+"""2 %: far inside the ±15 % prediction band, and it cuts the replays of a 100-type catalog
+several-fold (types of similar price and speed sit within a few % of the front)."""
+
+
+class RecommendError(PerfmodelError):
+    """A request no configuration of the catalog satisfies; the message says the closest."""
+
+
+class Predictor(Protocol):
+    """What the search needs of the facade (`perfmodel.analysis.Analysis` has all three)."""
+
+    @property
+    def baseline(self) -> ClusterConfig: ...
+
+    @property
+    def workload(self) -> Workload: ...
+
+    def predict(self, change: ClusterConfig | None = None) -> Prediction: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What the user asked for; ``None`` deadline or budget: no such limit."""
+
+    max_nodes: int = 10
+    deadline_s: float | None = None
+    budget_usd: float | None = None
+    top: int = 5
+    driver_node: bool = False
+    local: bool = False
+    """Each machine is one host running ``local[vCPUs]`` (no cluster, one node)."""
+    reference_cpu_speed: float = 1.0
+    """The catalog ``cpu_speed`` of the profiled machine (new speed = row ÷ this)."""
+    calibration: float = 1.0
+    """Multiplies every predicted runtime (fitted on stored runs, else 1)."""
+    calibration_loo_error: float | None = None
+    exhaustive: bool = False
+    tolerance: float = DEFAULT_TOLERANCE
+    """Skip points whose bounds come within this fraction of a replayed point (see module)."""
+
+
+@dataclass(slots=True)
+class Point:
+    """One candidate: a VM type, a node count and a layout, with what it would take."""
+
+    machine: MachineType
+    nodes: int
+    layout: Layout
+    config: ClusterConfig
+    lower_bound_s: float
+    evaluated: bool = False
+    predicted_s: float = math.nan
+    """Calibrated prediction (× ``Request.calibration``)."""
+    raw_predicted_s: float = math.nan
+    upper_s: float = math.nan
+    bottleneck: str = ""
+    cost: float = math.nan
+    """USD at the predicted runtime, billed per the type's granularity and minimum."""
+    cost_upper: float = math.nan
+    meets_deadline: bool = False
+    within_budget: bool = True
+    driver_node: bool = False
+    """One more node of the same type runs the driver (``--driver-node``)."""
+
+    @property
+    def billed_nodes(self) -> int:
+        return self.nodes + (1 if self.driver_node else 0)
+
+    @property
+    def executors(self) -> int:
+        return self.layout.executors_per_node * self.nodes
+
+    def spark_conf(self, profiled_partitions: int | None = None) -> dict[str, str]:
+        return spark_conf(self.layout, self.nodes, profiled_partitions)
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "vm_type": self.machine.vm_type,
+            "provider": self.machine.provider,
+            "nodes": self.nodes,
+            "billed_nodes": self.billed_nodes,
+            "executors": self.executors,
+            "executor_cores": self.layout.executor_cores,
+            "executor_memory": spark_memory(self.layout.heap_bytes),
+            "executor_memory_bytes": self.layout.heap_bytes,
+            "executor_memory_overhead_bytes": self.layout.overhead_bytes,
+            "local": self.layout.local,
+            "lower_bound_s": self.lower_bound_s,
+            "evaluated": self.evaluated,
+        }
+        if self.evaluated:
+            out |= {
+                "predicted_s": self.predicted_s,
+                "upper_s": self.upper_s,
+                "bottleneck": self.bottleneck,
+                "cost": self.cost,
+                "cost_upper": self.cost_upper,
+                "meets_deadline": self.meets_deadline,
+                "within_budget": self.within_budget,
+            }
+        else:
+            out |= {"predicted_s": None, "cost": None, "meets_deadline": None}
+        return out
+
+
+@dataclass(slots=True)
+class SearchResult:
+    """Every point, the front and the answers; ``replays`` counts the replays actually run."""
+
+    points: list[Point]
+    pareto: list[Point]
+    top: list[Point]
+    """The ``top`` cheapest points that meet the deadline (all points when there is none)."""
+    cheapest_meeting_deadline: Point | None
+    fastest_within_budget: Point | None
+    recommended: Point
+    band: Band
+    request: Request
+    replays: int
+    unique_configs: int
+    notes: list[str] = field(default_factory=list)
+
+
+def candidate_points(
+    base: ClusterConfig, machines: Sequence[MachineType], request: Request
+) -> list[Point]:
+    """Every VM type × node count × layout that fits, as unpriced points."""
+    points: list[Point] = []
+    counts = [1] if request.local else range(1, request.max_nodes + 1)
+    for machine in machines:
+        for layout in layouts_for(machine, local=request.local):
+            for nodes in counts:
+                config = target_config(base, machine, layout, nodes, request.reference_cpu_speed)
+                points.append(
+                    Point(machine, nodes, layout, config, 0.0, driver_node=request.driver_node)
+                )
+    return points
+
+
+def target_config(
+    base: ClusterConfig, machine: MachineType, layout: Layout, nodes: int, reference_speed: float
+) -> ClusterConfig:
+    """The replay configuration of a point: ``nodes`` hosts of ``machine`` split by ``layout``.
+
+    Host cores are the VM's vCPUs (what tasks, Python workers and JVM threads share);
+    bandwidths are the VM's own, per host; the CPU speed is relative to the profiled machine.
+    """
+    sources = {"point": f"{nodes} × {machine.vm_type} as {layout.label}"}
+    return ClusterConfig(
+        executors=layout.executors_per_node * nodes,
+        executor_cores=layout.executor_cores,
+        memory_bytes=layout.heap_bytes,
+        hosts=nodes,
+        host_cores=machine.vcpu,
+        host_cores_assumed=False,
+        cpu_speed=machine.cpu_speed / reference_speed,
+        disk_bw=machine.disk_bw,
+        net_bw=machine.net_bw,
+        task_cpus=base.task_cpus,
+        local_mode=layout.local,
+        sources=sources,
+    )
+
+
+def search(
+    predictor: Predictor,
+    machines: Sequence[MachineType],
+    request: Request,
+    progress: Callable[[int, int], None] | None = None,
+) -> SearchResult:
+    """Predict and price the catalog's points; the answers and the front (see module doc)."""
+    if request.max_nodes < 1:
+        raise RecommendError("--max-nodes must be at least 1")
+    if request.top < 1:
+        raise RecommendError("--top must be at least 1")
+    base = predictor.baseline
+    points = candidate_points(base, machines, request)
+    if not points:
+        raise RecommendError(
+            "no catalog type can hold an executor (each needs a 450 MiB heap plus overhead "
+            "after the OS share; see docs/recommend.md, Layouts)"
+        )
+    baseline = predictor.predict()
+    band = prediction_band(baseline.model_error, request.calibration_loo_error)
+    scale = request.calibration
+    bounds = prepare(predictor.workload, base)
+    for point, lb in zip(points, lower_bounds_s(bounds, [p.config for p in points]), strict=True):
+        point.lower_bound_s = float(lb) * scale
+    deadline = request.deadline_s if request.deadline_s is not None else math.inf
+    if request.tolerance < 0:
+        raise RecommendError("--tolerance must be at least 0")
+    slack = 1.0 + request.tolerance
+    cache: dict[ClusterConfig, Prediction] = {}
+    front = Front()
+    feasible_costs: list[float] = []
+    order = sorted(
+        points,
+        key=lambda p: (_cost(p, p.lower_bound_s), p.lower_bound_s),
+    )
+    for done, point in enumerate(order):
+        if progress is not None and done % 64 == 0:
+            progress(done, len(order))
+        cached = point.config in cache
+        if not (cached or request.exhaustive):
+            t_lb, c_lb = point.lower_bound_s, _cost(point, point.lower_bound_s)
+            c_near = c_lb * slack
+            could_rank = band.upper(t_lb) <= deadline and (
+                len(feasible_costs) < request.top or c_near <= feasible_costs[request.top - 1]
+            )
+            if front.dominates(t_lb * slack, c_near) and not could_rank:
+                continue
+        if not cached:
+            cache[point.config] = predictor.predict(point.config)
+        _price(point, cache[point.config], scale, band, request)
+        front.add(point.predicted_s, point.cost)
+        if point.meets_deadline:
+            bisect.insort(feasible_costs, point.cost)
+    if progress is not None:
+        progress(len(order), len(order))
+    return _answer(points, band, request, len(cache))
+
+
+def _cost(point: Point, runtime_s: float) -> float:
+    return run_cost(runtime_s, point.machine, point.billed_nodes)
+
+
+def _price(point: Point, prediction: Prediction, scale: float, band: Band, r: Request) -> None:
+    point.evaluated = True
+    point.raw_predicted_s = prediction.predicted_s
+    point.predicted_s = prediction.predicted_s * scale
+    point.upper_s = band.upper(point.predicted_s)
+    point.bottleneck = prediction.bottleneck
+    point.cost = _cost(point, point.predicted_s)
+    point.cost_upper = _cost(point, point.upper_s)
+    point.meets_deadline = r.deadline_s is None or point.upper_s <= r.deadline_s
+    point.within_budget = r.budget_usd is None or point.cost <= r.budget_usd
+
+
+def _answer(points: list[Point], band: Band, r: Request, replays: int) -> SearchResult:
+    evaluated = [p for p in points if p.evaluated]
+    pareto = pareto_front(evaluated, lambda p: p.predicted_s, lambda p: p.cost)
+    by_cost = sorted(evaluated, key=lambda p: (p.cost, p.predicted_s))
+    by_time = sorted(evaluated, key=lambda p: (p.predicted_s, p.cost))
+    meeting = [p for p in by_cost if p.meets_deadline]
+    within = [p for p in by_time if p.within_budget]
+    cheapest = meeting[0] if meeting else None
+    fastest_within = within[0] if within else None
+    fastest = by_time[0]
+    notes: list[str] = []
+    if r.deadline_s is not None and cheapest is None:
+        raise RecommendError(
+            f"no configuration meets the deadline of {_dur(r.deadline_s)} at the upper bound "
+            f"(+{band.relative:.0%}, {band.source}): the fastest is {_name(fastest)}, "
+            f"predicted {_dur(fastest.predicted_s)} (upper {_dur(fastest.upper_s)}); "
+            "allow more nodes (--max-nodes) or a later deadline"
+        )
+    if r.budget_usd is not None and fastest_within is None:
+        cheapest_all = by_cost[0]
+        raise RecommendError(
+            f"no configuration costs at most ${r.budget_usd:g}: the cheapest is "
+            f"{_name(cheapest_all)} at ${cheapest_all.cost:.4f} "
+            f"(predicted {_dur(cheapest_all.predicted_s)})"
+        )
+    if r.deadline_s is not None:
+        assert cheapest is not None
+        recommended = cheapest
+        if r.budget_usd is not None and not cheapest.within_budget:
+            raise RecommendError(
+                f"no configuration meets both the deadline of {_dur(r.deadline_s)} and the "
+                f"budget of ${r.budget_usd:g}: the cheapest meeting the deadline is "
+                f"{_name(cheapest)} at ${cheapest.cost:.4f}"
+            )
+    elif r.budget_usd is not None:
+        assert fastest_within is not None
+        recommended = fastest_within
+    else:
+        recommended = by_cost[0]
+        notes.append("no --deadline or --budget: the cheapest configuration is recommended")
+    return SearchResult(
+        points=points,
+        pareto=pareto,
+        top=meeting[: r.top] if r.deadline_s is not None else by_cost[: r.top],
+        cheapest_meeting_deadline=cheapest if r.deadline_s is not None else None,
+        fastest_within_budget=fastest_within if r.budget_usd is not None else None,
+        recommended=recommended,
+        band=band,
+        request=r,
+        replays=replays,
+        unique_configs=len({p.config for p in points}),
+        notes=notes,
+    )
+
+
+def _name(p: Point) -> str:
+    return f"{p.nodes} × {p.machine.vm_type} ({p.layout.label})"
+
+
+def _dur(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.2f}h"
+    if seconds >= 60:
+        return f"{seconds / 60:.1f}min"
+    return f"{seconds:.1f}s"
