@@ -87,12 +87,13 @@ def build_synthetic(
                 submit_ms=ready,
                 status="COMPLETE",
             )
+            runs: list[TaskRun] = []
             for index, t in enumerate(spec.tasks):
                 slot = min(range(slots), key=free.__getitem__)
                 launch = max(free[slot], ready)
                 finish = launch + t.run_ms + t.overhead_ms
                 free[slot] = finish
-                stage.tasks.append(
+                runs.append(
                     TaskRun(
                         task_id=tid,
                         index=index,
@@ -118,7 +119,8 @@ def build_synthetic(
                     )
                 )
                 tid += 1
-            end = max([ready] + [t.finish_ms or ready for t in stage.tasks])
+            stage.tasks = runs
+            end = max([ready] + [t.finish_ms or ready for t in runs])
             stage.complete_ms = end
             done[spec.stage_id] = end
             profile.stages[stage.key] = stage
