@@ -8,16 +8,19 @@ flow, never mixed in silently.
 
 from __future__ import annotations
 
-import statistics
 from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from perfmodel.dag.decomposition import TimeDecomposition, decompose_task
+import numpy as np
+
+from perfmodel.dag.decomposition import TaskDecompositions, decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.spark import LoadedProfile
+from perfmodel.dag.spark_metrics import SparkMetricColumns
+from perfmodel.dag.tasks import SUCCESS, TaskTable
 from perfmodel.errors import PerfmodelError
 from perfmodel.simulate import advise, replay
 
@@ -79,6 +82,9 @@ class StageDiagnosis:
     code_bottleneck: str | None = None
     disagreements: list[str] = field(default_factory=list)
     """Where the measured decomposition and the code-inferred vector disagree."""
+    spark_metrics: dict[str, int] = field(default_factory=dict)
+    """Spark's raw task-metric sums for the stage attempt, as its REST API names them
+    (`perfmodel.dag.spark_metrics`; docs/diagnose-json.md)."""
 
 
 @dataclass(slots=True)
@@ -150,36 +156,62 @@ class Diagnosis:
     problems: list[dict[str, Any]]
     extra: dict[str, Any] = field(default_factory=dict)
     """Sections added by later analyses (code-inferred vectors, samples, advice)."""
+    spark_metrics: dict[str, int] = field(default_factory=dict)
+    """Spark's raw task-metric sums over every stage attempt (see `StageDiagnosis`)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _stage_diagnosis(stage: StageNode, app_ms: float) -> StageDiagnosis:
-    total = TimeDecomposition()
-    durations: list[float] = []
-    failed = 0
-    m_in = m_out = m_sr = m_sw = m_ms = m_ds = 0
-    for t in stage.tasks:
-        if t.finish_ms is None:
-            continue
-        total.add(decompose_task(t))
-        if t.succeeded:
-            durations.append(t.duration_ms)
-        else:
-            failed += 1
-        m = t.metrics
-        m_in += m.input_bytes
-        m_out += m.output_bytes
-        m_sr += m.shuffle_read_bytes
-        m_sw += m.shuffle_write_bytes
-        m_ms += m.memory_spill_bytes
-        m_ds += m.disk_spill_bytes
-    median = statistics.median(durations) if durations else 0.0
-    longest = max(durations) if durations else 0.0
+@dataclass(slots=True)
+class _TaskFigures:
+    """What every stage's figures are cut from: the application's tasks as one table,
+    decomposed and converted once (vectorised), and each stage attempt's row range."""
+
+    table: TaskTable
+    parts: TaskDecompositions
+    durations: np.ndarray
+    spark: SparkMetricColumns
+    rows: dict[StageKey, tuple[int, int]]
+
+    @classmethod
+    def of(cls, profile: ApplicationProfile) -> _TaskFigures:
+        table = profile.task_table()
+        rows: dict[StageKey, tuple[int, int]] = {}
+        offset = 0
+        for key, stage in profile.stages.items():
+            rows[key] = (offset, offset + len(stage.table))
+            offset += len(stage.table)
+        return cls(
+            table, decompose_table(table), table.duration_ms, SparkMetricColumns(table), rows
+        )
+
+
+def _median(sorted_values: list[float]) -> float:
+    """`statistics.median` of values already sorted (the same arithmetic)."""
+    n = len(sorted_values)
+    if n == 0:
+        return 0.0
+    i = n // 2
+    return sorted_values[i] if n % 2 else (sorted_values[i - 1] + sorted_values[i]) / 2
+
+
+def _stage_diagnosis(stage: StageNode, app_ms: float, f: _TaskFigures) -> StageDiagnosis:
+    lo, hi = f.rows[stage.key]
+    total = f.parts.total(lo, hi)
+    ended = f.parts.ended[lo:hi]
+    succeeded = ended & (f.table.col("status")[lo:hi] == SUCCESS)
+    durations = np.sort(f.durations[lo:hi][succeeded]).tolist()
+    failed = int(ended.sum()) - len(durations)
+    median = _median(durations)
+    longest = durations[-1] if durations else 0.0
     skew = longest / median if len(durations) >= 2 and median > 0 else None
     threshold = max(median * STRAGGLER_FACTOR, median + STRAGGLER_MIN_EXCESS_MS)
-    stragglers = sum(1 for d in durations if d > threshold) if len(durations) >= 2 else 0
+    stragglers = len(durations) - bisect_right(durations, threshold) if len(durations) >= 2 else 0
+
+    def byte_sum(column: str) -> int:
+        return int(f.table.col(column)[lo:hi][ended].sum())
+
     shares = total.shares()
     decomposition = {k: v / 1000.0 for k, v in total.as_dict().items()}
     dominant = max(shares.items(), key=lambda kv: kv[1])[0] if total.total_ms > 0 else None
@@ -191,7 +223,7 @@ def _stage_diagnosis(stage: StageNode, app_ms: float) -> StageDiagnosis:
         status=stage.status,
         job_ids=sorted(stage.job_ids),
         num_tasks=stage.num_tasks,
-        tasks_run=sum(1 for t in stage.tasks if t.finish_ms is not None),
+        tasks_run=int(ended.sum()),
         failed_tasks=failed,
         duration_s=duration / 1000.0,
         task_time_s=total.total_ms / 1000.0,
@@ -203,13 +235,14 @@ def _stage_diagnosis(stage: StageNode, app_ms: float) -> StageDiagnosis:
         max_task_s=longest / 1000.0,
         skew=skew,
         stragglers=stragglers,
-        input_bytes=m_in,
-        output_bytes=m_out,
-        shuffle_read_bytes=m_sr,
-        shuffle_write_bytes=m_sw,
-        memory_spill_bytes=m_ms,
-        disk_spill_bytes=m_ds,
+        input_bytes=byte_sum("input_bytes"),
+        output_bytes=byte_sum("output_bytes"),
+        shuffle_read_bytes=byte_sum("shuffle_read_bytes"),
+        shuffle_write_bytes=byte_sum("shuffle_write_bytes"),
+        memory_spill_bytes=byte_sum("memory_spill_bytes"),
+        disk_spill_bytes=byte_sum("disk_spill_bytes"),
         share_of_app=duration / app_ms if app_ms > 0 else 0.0,
+        spark_metrics=f.spark.sums(lo, hi),
     )
 
 
@@ -409,7 +442,10 @@ def diagnose(
         except PerfmodelError as exc:
             warnings.append(f"no what-if advice for this log: {exc}")
     app_ms = p.duration_ms
-    stages = [_stage_diagnosis(s, app_ms) for s in sorted(p.stages.values(), key=lambda s: s.key)]
+    figures = _TaskFigures.of(p)
+    stages = [
+        _stage_diagnosis(s, app_ms, figures) for s in sorted(p.stages.values(), key=lambda s: s.key)
+    ]
     ranked = sorted(
         (s for s in stages if s.duration_s > 0), key=lambda s: s.duration_s, reverse=True
     )
@@ -419,11 +455,7 @@ def diagnose(
     for s in stages:
         s.summary = _stage_sentence(s)
 
-    total = TimeDecomposition()
-    for s in p.stages.values():
-        for t in s.tasks:
-            if t.finish_ms is not None:
-                total.add(decompose_task(t))
+    total = figures.parts.total()
     shares = total.shares()
     dominant = max(shares.items(), key=lambda kv: kv[1])[0] if total.total_ms > 0 else None
 
@@ -443,7 +475,8 @@ def diagnose(
     )
     utilisation = None
     if res.total_slots and app_ms > 0:
-        busy = sum(t.duration_ms for t in p.tasks())
+        durations = figures.durations
+        busy = float(np.cumsum(durations)[-1]) if durations.size else 0
         utilisation = busy / (res.total_slots * app_ms)
 
     path = critical_path(p)
@@ -497,6 +530,7 @@ def diagnose(
         problems=[
             {"file": pr.file, "line": pr.line, "message": pr.message} for pr in loaded.problems
         ],
+        spark_metrics=figures.spark.sums(),
     )
 
 
