@@ -58,6 +58,20 @@ class SparkMetricColumns:
                 raw = np.rint(raw * 1e6)
             self.values[name] = np.where(counted, raw, 0).astype(np.int64)
 
+    def segment_sums(self, starts: np.ndarray, lengths: np.ndarray) -> dict[str, np.ndarray]:
+        """Per consecutive row segment (a stage attempt), each REST field's sum."""
+        out: dict[str, np.ndarray] = {}
+        full = lengths > 0
+        for name, _ in SPARK_METRICS:
+            if name == "shuffleLocalBytesRead":
+                out[name] = out["shuffleReadBytes"] - out["shuffleRemoteBytesRead"]
+                continue
+            sums = np.zeros(len(starts), dtype=np.int64)
+            if full.any():
+                sums[full] = np.add.reduceat(self.values[name], starts[full])
+            out[name] = sums
+        return out
+
     def sums(self, lo: int = 0, hi: int | None = None) -> dict[str, int]:
         """The REST API's stage fields for rows ``lo:hi``, in `SPARK_METRICS` order."""
         out: dict[str, int] = {}
@@ -67,8 +81,3 @@ class SparkMetricColumns:
             else:
                 out[name] = int(self.values[name][lo:hi].sum())
         return out
-
-
-def add_sums(total: dict[str, int], more: dict[str, int]) -> None:
-    for name, value in more.items():
-        total[name] = total.get(name, 0) + value

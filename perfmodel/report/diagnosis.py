@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from perfmodel.dag.decomposition import TaskDecompositions, decompose_table
+from perfmodel.dag.decomposition import COMPONENTS, TimeDecomposition, decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.spark import LoadedProfile
 from perfmodel.dag.spark_metrics import SparkMetricColumns
-from perfmodel.dag.tasks import SUCCESS, TaskTable
+from perfmodel.dag.tasks import SUCCESS
 from perfmodel.errors import PerfmodelError
 from perfmodel.simulate import advise, replay
 
@@ -163,28 +163,77 @@ class Diagnosis:
         return asdict(self)
 
 
-@dataclass(slots=True)
+_BYTE_FIELDS = (
+    "input_bytes",
+    "output_bytes",
+    "shuffle_read_bytes",
+    "shuffle_write_bytes",
+    "memory_spill_bytes",
+    "disk_spill_bytes",
+)
+
+
+def segment_sums(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Sum of each consecutive segment of ``values`` (segments cover it in order; empty
+    ones sum to 0, which `np.add.reduceat` alone gets wrong)."""
+    out = np.zeros(len(starts), dtype=values.dtype)
+    full = lengths > 0
+    if full.any():
+        out[full] = np.add.reduceat(values, starts[full])
+    return out
+
+
 class _TaskFigures:
-    """What every stage's figures are cut from: the application's tasks as one table,
-    decomposed and converted once (vectorised), and each stage attempt's row range."""
+    """Every stage's task figures, computed for all stages at once from the application's
+    task table (each stage attempt a consecutive row range of it), so a log with 20,000
+    stages costs a handful of array operations, not a few dozen per stage."""
 
-    table: TaskTable
-    parts: TaskDecompositions
-    durations: np.ndarray
-    spark: SparkMetricColumns
-    rows: dict[StageKey, tuple[int, int]]
-
-    @classmethod
-    def of(cls, profile: ApplicationProfile) -> _TaskFigures:
+    def __init__(self, profile: ApplicationProfile) -> None:
         table = profile.task_table()
-        rows: dict[StageKey, tuple[int, int]] = {}
-        offset = 0
-        for key, stage in profile.stages.items():
-            rows[key] = (offset, offset + len(stage.table))
-            offset += len(stage.table)
-        return cls(
-            table, decompose_table(table), table.duration_ms, SparkMetricColumns(table), rows
-        )
+        self.table = table
+        self.parts = parts = decompose_table(table)
+        self.durations = durations = table.duration_ms
+        self.spark = SparkMetricColumns(table)
+        keys = list(profile.stages)
+        lengths = np.array([len(s.table) for s in profile.stages.values()], dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        self.index = {key: i for i, key in enumerate(keys)}
+        self.bounds = (starts, lengths)
+        stage_of_row = np.repeat(np.arange(len(keys)), lengths)
+        ended = parts.ended
+        succeeded = ended & (table.col("status") == SUCCESS)
+        self.tasks_run = np.bincount(stage_of_row[ended], minlength=len(keys))
+        self.succeeded = np.bincount(stage_of_row[succeeded], minlength=len(keys))
+        self.cpu_measured = np.bincount(stage_of_row[parts.cpu_measured], minlength=len(keys))
+        self.bytes = {
+            name: segment_sums(np.where(ended, table.col(name), 0), starts, lengths)
+            for name in _BYTE_FIELDS
+        }
+        self.metric_sums = self.spark.segment_sums(starts, lengths)
+        # The components as one matrix (zeros where an attempt never ended: adding 0.0
+        # leaves a float sum unchanged, so per-stage sums equal the per-task loop's).
+        self.components = np.vstack([parts.component(name) for name in COMPONENTS])
+        # Successful attempts' durations sorted within each stage, stage after stage.
+        rows = np.flatnonzero(succeeded)
+        order = np.lexsort((durations[rows], stage_of_row[rows]))
+        self.sorted_durations = durations[rows][order]
+        counts = self.succeeded
+        self.duration_starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+    def total(self, i: int) -> TimeDecomposition:
+        lo, n = int(self.bounds[0][i]), int(self.bounds[1][i])
+        out = TimeDecomposition()
+        if n == 0 or self.tasks_run[i] == 0:
+            return out
+        sums = np.cumsum(self.components[:, lo : lo + n], axis=1)[:, -1].tolist()
+        for name, value in zip(COMPONENTS, sums, strict=True):
+            setattr(out, name, value)
+        out.cpu_measured = bool(self.cpu_measured[i])
+        return out
+
+    def successful_durations(self, i: int) -> list[float]:
+        lo = int(self.duration_starts[i])
+        return self.sorted_durations[lo : lo + int(self.succeeded[i])].tolist()
 
 
 def _median(sorted_values: list[float]) -> float:
@@ -197,25 +246,20 @@ def _median(sorted_values: list[float]) -> float:
 
 
 def _stage_diagnosis(stage: StageNode, app_ms: float, f: _TaskFigures) -> StageDiagnosis:
-    lo, hi = f.rows[stage.key]
-    total = f.parts.total(lo, hi)
-    ended = f.parts.ended[lo:hi]
-    succeeded = ended & (f.table.col("status")[lo:hi] == SUCCESS)
-    durations = np.sort(f.durations[lo:hi][succeeded]).tolist()
-    failed = int(ended.sum()) - len(durations)
+    i = f.index[stage.key]
+    total = f.total(i)
+    durations = f.successful_durations(i)
+    tasks_run = int(f.tasks_run[i])
     median = _median(durations)
     longest = durations[-1] if durations else 0.0
     skew = longest / median if len(durations) >= 2 and median > 0 else None
     threshold = max(median * STRAGGLER_FACTOR, median + STRAGGLER_MIN_EXCESS_MS)
     stragglers = len(durations) - bisect_right(durations, threshold) if len(durations) >= 2 else 0
-
-    def byte_sum(column: str) -> int:
-        return int(f.table.col(column)[lo:hi][ended].sum())
-
     shares = total.shares()
     decomposition = {k: v / 1000.0 for k, v in total.as_dict().items()}
     dominant = max(shares.items(), key=lambda kv: kv[1])[0] if total.total_ms > 0 else None
     duration = stage.duration_ms
+    sums = {name: int(f.bytes[name][i]) for name in _BYTE_FIELDS}
     return StageDiagnosis(
         stage_id=stage.stage_id,
         attempt=stage.attempt,
@@ -223,8 +267,8 @@ def _stage_diagnosis(stage: StageNode, app_ms: float, f: _TaskFigures) -> StageD
         status=stage.status,
         job_ids=sorted(stage.job_ids),
         num_tasks=stage.num_tasks,
-        tasks_run=int(ended.sum()),
-        failed_tasks=failed,
+        tasks_run=tasks_run,
+        failed_tasks=tasks_run - len(durations),
         duration_s=duration / 1000.0,
         task_time_s=total.total_ms / 1000.0,
         decomposition=decomposition,
@@ -235,14 +279,14 @@ def _stage_diagnosis(stage: StageNode, app_ms: float, f: _TaskFigures) -> StageD
         max_task_s=longest / 1000.0,
         skew=skew,
         stragglers=stragglers,
-        input_bytes=byte_sum("input_bytes"),
-        output_bytes=byte_sum("output_bytes"),
-        shuffle_read_bytes=byte_sum("shuffle_read_bytes"),
-        shuffle_write_bytes=byte_sum("shuffle_write_bytes"),
-        memory_spill_bytes=byte_sum("memory_spill_bytes"),
-        disk_spill_bytes=byte_sum("disk_spill_bytes"),
+        input_bytes=sums["input_bytes"],
+        output_bytes=sums["output_bytes"],
+        shuffle_read_bytes=sums["shuffle_read_bytes"],
+        shuffle_write_bytes=sums["shuffle_write_bytes"],
+        memory_spill_bytes=sums["memory_spill_bytes"],
+        disk_spill_bytes=sums["disk_spill_bytes"],
         share_of_app=duration / app_ms if app_ms > 0 else 0.0,
-        spark_metrics=f.spark.sums(lo, hi),
+        spark_metrics={name: int(v[i]) for name, v in f.metric_sums.items()},
     )
 
 
@@ -442,7 +486,7 @@ def diagnose(
         except PerfmodelError as exc:
             warnings.append(f"no what-if advice for this log: {exc}")
     app_ms = p.duration_ms
-    figures = _TaskFigures.of(p)
+    figures = _TaskFigures(p)
     stages = [
         _stage_diagnosis(s, app_ms, figures) for s in sorted(p.stages.values(), key=lambda s: s.key)
     ]

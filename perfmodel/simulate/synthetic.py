@@ -17,6 +17,7 @@ from perfmodel.dag.model import (
     TaskMetrics,
     TaskRun,
 )
+from perfmodel.dag.tasks import TaskColumns, TaskTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,7 @@ def build_synthetic(
     )
     now = 0.0
     tid = 0
+    pending: list[tuple[StageNode, list[TaskRun]]] = []
     free = [0.0] * slots
     for job_id, stages in enumerate(jobs):
         now += driver_gap_ms
@@ -119,7 +121,7 @@ def build_synthetic(
                     )
                 )
                 tid += 1
-            stage.tasks = runs
+            pending.append((stage, runs))
             end = max([ready] + [t.finish_ms or ready for t in runs])
             stage.complete_ms = end
             done[spec.stage_id] = end
@@ -132,4 +134,10 @@ def build_synthetic(
         profile.jobs[job_id] = job
         now = job.complete_ms
     profile.end_ms = now
+    # One table for all tasks, each stage a row range of it, as the log reader builds it.
+    columns = TaskColumns.from_runs([t for _, runs in pending for t in runs])
+    offset = 0
+    for stage, runs in pending:
+        stage.table = TaskTable(columns, offset, offset + len(runs))
+        offset += len(runs)
     return profile
