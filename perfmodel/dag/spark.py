@@ -30,7 +30,7 @@ from perfmodel.dag.model import (
     StageNode,
 )
 from perfmodel.dag.spark_config import resolve_resources
-from perfmodel.dag.task_ingest import MAX_VALUE, TaskAccumulator
+from perfmodel.dag.task_ingest import MAX_VALUE, TaskAccumulator, as_float
 from perfmodel.errors import NotAnEventLogError
 from perfmodel.profile import spark_events as ev
 from perfmodel.profile.bundle import find_event_log, is_bundle, load_resources, read_manifest
@@ -519,7 +519,7 @@ class _ProfileBuilder:
         failure = None if reason.reason == "Success" else _reason_text(reason)
         finish = self.tasks.end(e, failure)
         if finish and (self.last_time_ms is None or finish > self.last_time_ms):
-            self.last_time_ms = min(float(finish), MAX_VALUE)
+            self.last_time_ms = min(max(as_float(finish), 0.0), MAX_VALUE)
 
     # -- SQL -------------------------------------------------------------------------------
 
@@ -555,7 +555,7 @@ class _ProfileBuilder:
         p = self.profile
         tasks = self.tasks
         for start in tasks.started.values():  # never ended: the log stops mid-task
-            self._seen_time(min(float(start.task_info.launch_time), MAX_VALUE))
+            self._seen_time(min(max(as_float(start.task_info.launch_time), 0.0), MAX_VALUE))
         tasks.never_ended()
         columns = tasks.finish(p.stages)
         if p.start_ms is None:

@@ -44,40 +44,41 @@ _NANOSECONDS = {"executorCpuTime", "shuffleWriteTime"}
 
 
 class SparkMetricColumns:
-    """Per-row values in Spark's units for one table, computed once and summed per stage."""
+    """Per-row values in Spark's units for one table, summed per stage or over all."""
 
     def __init__(self, table: TaskTable) -> None:
-        counted = table.ended & table.reported
-        self.values: dict[str, np.ndarray] = {}
-        for name, column in SPARK_METRICS:
-            if not column:
-                continue
-            raw = table.col(column)
-            if name in _NANOSECONDS:
-                # Stored as ns / 1e6; multiplying back and rounding restores the integer.
-                raw = np.rint(raw * 1e6)
-            self.values[name] = np.where(counted, raw, 0).astype(np.int64)
+        self.table = table
+        self.counted = table.ended & table.reported
+
+    def values(self, name: str, column: str) -> np.ndarray:
+        """The field's per-row values (made on demand: 21 int64 columns held at once would
+        cost as much memory as the task table itself)."""
+        raw = self.table.col(column)
+        if name in _NANOSECONDS:
+            # Stored as ns / 1e6; multiplying back and rounding restores the integer.
+            raw = np.rint(raw * 1e6)
+        return np.where(self.counted, raw, 0).astype(np.int64)
 
     def segment_sums(self, starts: np.ndarray, lengths: np.ndarray) -> dict[str, np.ndarray]:
         """Per consecutive row segment (a stage attempt), each REST field's sum."""
         out: dict[str, np.ndarray] = {}
         full = lengths > 0
-        for name, _ in SPARK_METRICS:
-            if name == "shuffleLocalBytesRead":
+        for name, column in SPARK_METRICS:
+            if not column:
                 out[name] = out["shuffleReadBytes"] - out["shuffleRemoteBytesRead"]
                 continue
             sums = np.zeros(len(starts), dtype=np.int64)
             if full.any():
-                sums[full] = np.add.reduceat(self.values[name], starts[full])
+                sums[full] = np.add.reduceat(self.values(name, column), starts[full])
             out[name] = sums
         return out
 
-    def sums(self, lo: int = 0, hi: int | None = None) -> dict[str, int]:
-        """The REST API's stage fields for rows ``lo:hi``, in `SPARK_METRICS` order."""
+    def sums(self) -> dict[str, int]:
+        """The REST API's stage fields summed over every row, in `SPARK_METRICS` order."""
         out: dict[str, int] = {}
-        for name, _ in SPARK_METRICS:
-            if name == "shuffleLocalBytesRead":
+        for name, column in SPARK_METRICS:
+            if not column:
                 out[name] = out["shuffleReadBytes"] - out["shuffleRemoteBytesRead"]
             else:
-                out[name] = int(self.values[name][lo:hi].sum())
+                out[name] = int(self.values(name, column).sum())
         return out

@@ -138,7 +138,7 @@ def _metric_values(m: ev.TaskMetricsJson | None) -> tuple:
     )
 
 
-def _as_float(value: object) -> float:
+def as_float(value: object) -> float:
     """A number of any size as a float; one too large for a float becomes ±inf, which the
     range check in `TaskAccumulator.finish` then clamps and counts."""
     try:
@@ -268,10 +268,13 @@ class TaskAccumulator:
         reasons[reason] = reasons.get(reason, 0) + 1
 
     def _append(self, head: tuple, values: tuple) -> None:
+        rows = self.rows
+        size = len(rows)
         try:
-            self.rows.extend(head + values)
+            rows.extend(head + values)
         except OverflowError:  # an integer too large for a float (damage): ±inf, clamped later
-            self.rows.extend([_as_float(v) for v in head + values])
+            del rows[size:]  # extend stopped part way
+            rows.extend([as_float(v) for v in head + values])
 
     def never_ended(self) -> None:
         """Rows for attempts that started but never ended (the log stops mid-task)."""
