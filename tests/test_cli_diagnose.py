@@ -188,7 +188,7 @@ def test_cut_task_start_line_is_reported(tmp_path: Path) -> None:
 
 
 def test_python_ipc_waits_are_not_counted_as_io() -> None:
-    from perfmodel.report.pipeline import waits_on_python_worker
+    from perfmodel.embed.stage_inference import waits_on_python_worker
 
     jvm_waiting = (
         "java.lang.Thread.run",

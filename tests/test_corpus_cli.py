@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from perfmodel.cli.corpus import corpus_app
+from perfmodel.cli import build_app
 
 DATA = Path(__file__).parent / "data" / "corpus"
 RUNNER = CliRunner()
@@ -23,8 +23,9 @@ ROOT_ARGS = [
 
 def test_build_json(tmp_path: Path) -> None:
     res = RUNNER.invoke(
-        corpus_app,
+        build_app(),
         [
+            "corpus",
             "build",
             "--manifest",
             str(DATA / "manifests"),
@@ -55,7 +56,7 @@ def test_build_bad_manifest_is_one_clear_error(tmp_path: Path) -> None:
         '[[rule]]\npattern="a..b"\nlabel="cpu"\nreason="r"\n'
     )
     res = RUNNER.invoke(
-        corpus_app, ["build", "--manifest", str(tmp_path), "--out", str(tmp_path / "o")]
+        build_app(), ["corpus", "build", "--manifest", str(tmp_path), "--out", str(tmp_path / "o")]
     )
     assert res.exit_code == 2
     assert "bad.toml: rule #1 (a..b)" in res.output
@@ -64,15 +65,23 @@ def test_build_bad_manifest_is_one_clear_error(tmp_path: Path) -> None:
 
 def test_build_missing_root_and_bad_root_spec(tmp_path: Path) -> None:
     res = RUNNER.invoke(
-        corpus_app, ["build", "--manifest", str(DATA / "manifests"), "--out", str(tmp_path / "o")]
+        build_app(),
+        ["corpus", "build", "--manifest", str(DATA / "manifests"), "--out", str(tmp_path / "o")],
     )
     assert res.exit_code == 2 and "source root 'test-" in res.output
     res = RUNNER.invoke(
-        corpus_app,
-        ["build", "--manifest", str(DATA / "manifests"), "--root", "test-java=/no/such/dir"],
+        build_app(),
+        [
+            "corpus",
+            "build",
+            "--manifest",
+            str(DATA / "manifests"),
+            "--root",
+            "test-java=/no/such/dir",
+        ],
     )
     assert res.exit_code == 2 and "does not exist" in res.output
-    res = RUNNER.invoke(corpus_app, ["build", "--root", "justapath"])
+    res = RUNNER.invoke(build_app(), ["corpus", "build", "--root", "justapath"])
     assert res.exit_code == 2 and "NAME=PATH" in res.output
 
 
@@ -82,8 +91,8 @@ def test_locate_json_and_text() -> None:
         "org.apache.spark.rdd.RDD.iterator(Partition, TaskContext) line: 329",
     ]
     res = RUNNER.invoke(
-        corpus_app,
-        ["locate", "--no-default-roots", "--root", str(DATA / "java"), "--json", *frames],
+        build_app(),
+        ["corpus", "locate", "--no-default-roots", "--root", str(DATA / "java"), "--json", *frames],
     )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
@@ -91,6 +100,7 @@ def test_locate_json_and_text() -> None:
     assert out[0]["doc"].startswith("Reads the next block") and "ast" not in out[0]
     assert out[1]["name_tokens"] == ["org", "apache", "spark", "rdd", "rdd", "iterator"]
     res = RUNNER.invoke(
-        corpus_app, ["locate", "--no-default-roots", "--root", str(DATA / "java"), frames[0]]
+        build_app(),
+        ["corpus", "locate", "--no-default-roots", "--root", str(DATA / "java"), frames[0]],
     )
     assert res.exit_code == 0 and "BlockReader.java" in res.stdout and "found" in res.stdout

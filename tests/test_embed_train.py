@@ -182,16 +182,9 @@ def test_load_errors_are_user_errors(tmp_path: Path) -> None:
 
 
 def _app() -> typer.Typer:
-    from perfmodel.cli.models import register
+    from perfmodel.cli import build_app
 
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        """test app"""
-
-    register(app)
-    return app
+    return build_app()
 
 
 def test_cli_classify_json_and_source_file(

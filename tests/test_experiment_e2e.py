@@ -16,8 +16,6 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from perfmodel.cli.experiment import register
-
 REPO = Path(__file__).resolve().parents[1]
 
 TINY = """
@@ -45,9 +43,9 @@ driver_memory = ["512m"]
 
 
 def _app() -> typer.Typer:
-    app = typer.Typer()
-    register(app)
-    return app
+    from perfmodel.cli import build_app
+
+    return build_app()
 
 
 @pytest.fixture(scope="module")

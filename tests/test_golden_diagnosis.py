@@ -36,9 +36,9 @@ def _shared_logs() -> list[Path]:
 
 def diagnosis_json(log: Path) -> dict[str, Any]:
     """What `perfmodel diagnose --json LOG` prints, less the volatile fields."""
-    from perfmodel.report.pipeline import diagnose_path
+    import perfmodel
 
-    text = json.dumps(diagnose_path(log).to_json(), default=str)
+    text = json.dumps(perfmodel.load(log).diagnose().to_json(), default=str)
     result = json.loads(text.replace(json.dumps(str(log))[1:-1], "<log>"))
     for key in VOLATILE:
         result.pop(key, None)

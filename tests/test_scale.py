@@ -133,7 +133,7 @@ def test_twenty_thousand_stage_diagnosis(many_jobs: ApplicationProfile) -> None:
         profile=many_jobs,
         source=EventLogSource(path=Path("synthetic"), app_key="synthetic", parts=[], attempt=None),
     )
-    d = diagnose(loaded, with_advice=False)
+    d = diagnose(loaded)
     assert len(d.stages) == N_JOBS * STAGES_PER_JOB
     n_tasks = 7 * N_JOBS
     assert sum(s.tasks_run for s in d.stages) == n_tasks

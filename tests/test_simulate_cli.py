@@ -8,6 +8,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from perfmodel import analysis
+from perfmodel.cli import _ErrorBoundary
 from perfmodel.cli import predict as predict_cli
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 from perfmodel.state import remember_profile
@@ -26,7 +28,7 @@ STAGE_KEYS = {"stage_id", "observed_s", "predicted_s", "bottleneck", "vector"}
 
 
 def _app() -> typer.Typer:
-    app = typer.Typer()
+    app = typer.Typer(cls=_ErrorBoundary)
 
     @app.callback()
     def main() -> None:
@@ -44,11 +46,12 @@ def synthetic(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     log.write_text("{}\n")
     loaded: list[str] = []
 
-    def fake_load(source: str, attempt: str | None) -> SimpleNamespace:
-        loaded.append(source)
-        return SimpleNamespace(profile=profile, bundle=None)  # a LoadedProfile of a bare log
+    def fake_build(source: str, attempt: str | None, **_: object) -> SimpleNamespace:
+        loaded.append(str(source))
+        # A LoadedProfile of a bare log, as far as the facade reads one.
+        return SimpleNamespace(profile=profile, bundle=None, source=SimpleNamespace(path=source))
 
-    monkeypatch.setattr(predict_cli, "_load", fake_load)
+    monkeypatch.setattr(analysis, "build_profile", fake_build)
     monkeypatch.setenv("PERFMODEL_STATE_DIR", str(tmp_path / "state"))
     return log
 

@@ -253,8 +253,8 @@ def test_task_end_fields_map_one_to_one(tmp_path: Path, padding: int) -> None:
 
 def test_unattributed_finding_points_at_samples_only_when_there_are_some() -> None:
     loaded = build_profile(TEST_DATA / "eventlogs" / "wordcount.zstd")
-    (bare,) = [f for f in diagnose(loaded, with_advice=False).findings if "broken down" in f]
+    (bare,) = [f for f in diagnose(loaded).findings if "broken down" in f]
     assert "perfmodel record" in bare
-    with_samples = diagnose(loaded, with_advice=False, has_samples=True).findings
+    with_samples = diagnose(loaded, has_samples=True).findings
     (sampled,) = [f for f in with_samples if "broken down" in f]
     assert "perfmodel record" not in sampled and "top functions" in sampled

@@ -96,7 +96,7 @@ def test_a_task_that_ends_before_it_starts_is_kept_with_zero_length(tmp_path: Pa
     table = loaded.profile.stages[(event["Stage ID"], 0)].table
     mine = table.task_id == info["Task ID"]
     assert table.finish_ms[mine].tolist() == table.launch_ms[mine].tolist()
-    assert diagnose(loaded, with_advice=False).tasks == 200
+    assert diagnose(loaded).tasks == 200
 
 
 def test_a_stage_that_completes_before_it_is_submitted_is_counted(tmp_path: Path) -> None:

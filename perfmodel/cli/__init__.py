@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 import typer
+from typer.core import TyperGroup
 
 from perfmodel import __version__
 from perfmodel.cli import diagnose, experiment, models, predict, record
 from perfmodel.cli.corpus import corpus_app
+from perfmodel.errors import PerfmodelError
 
 
 def _version(value: bool) -> None:
@@ -15,8 +20,41 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+EXIT_BAD_INPUT = 2
+"""Exit status for a problem with the user's input or environment (never a bug)."""
+
+
+def user_error_line(exc: BaseException) -> str:
+    """The one line a user sees for an error of theirs: no traceback, no markup."""
+    if isinstance(exc, OSError) and not isinstance(exc, PerfmodelError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"error: {where}{exc.strerror or exc}"
+    return f"error: {exc}"
+
+
+class _ErrorBoundary(TyperGroup):
+    """The one place where user errors become an ``error:`` line and exit status 2.
+
+    Library code raises `PerfmodelError` subclasses (and lets OS errors on the user's paths
+    rise); every command, however deeply nested, is invoked inside this group's
+    ``invoke``, so no command needs its own handler. Anything else is a bug and keeps its
+    traceback.
+    """
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (PerfmodelError, OSError) as exc:
+            if isinstance(exc, BrokenPipeError):
+                raise
+            typer.echo(user_error_line(exc), err=True)
+            sys.stderr.flush()
+            raise typer.Exit(EXIT_BAD_INPUT) from None
+
+
 def build_app() -> typer.Typer:
     app = typer.Typer(
+        cls=_ErrorBoundary,
         name="perfmodel",
         help=(
             "Why is this Spark job slow, and what would other resources do to it?\n\n"

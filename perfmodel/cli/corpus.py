@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -12,13 +11,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from perfmodel.errors import PerfmodelError
+from perfmodel.jsonout import dumps
+
 # The corpus builder and source locator (tree-sitter grammars) are imported by the commands:
 # every `perfmodel` invocation imports this module to build the CLI.
 if TYPE_CHECKING:
     from perfmodel.embed.source.locator import LocatedSource
     from perfmodel.embed.source.roots import SourceRoot
 
-EXIT_BAD_INPUT = 2
 
 corpus_app = typer.Typer(
     name="corpus",
@@ -29,9 +30,9 @@ corpus_app = typer.Typer(
 )
 
 
-def _fail(message: str) -> typer.Exit:
-    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {message}", highlight=False)
-    return typer.Exit(EXIT_BAD_INPUT)
+def _fail(message: str) -> PerfmodelError:
+    """The error to raise for bad input; the CLI's boundary prints it and exits 2."""
+    return PerfmodelError(message)
 
 
 def _parse_root_overrides(specs: list[str]) -> dict[str, list[Path]]:
@@ -130,7 +131,7 @@ def build_command(
     except ValueError as e:  # a malformed split file
         raise _fail(str(e)) from None
     if as_json:
-        typer.echo(json.dumps(result.stats, indent=1))
+        typer.echo(dumps(result.stats, indent=1))
         return
     console.print(stats_markdown(result.stats), markup=False, highlight=False)
     if result.new_packages:
@@ -215,7 +216,7 @@ def locate_command(
             if not ast:
                 d.pop("ast")
             out.append(d)
-        typer.echo(json.dumps(out, indent=1))
+        typer.echo(dumps(out, indent=1))
         return
     console = Console()
     for r in results:

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
-from perfmodel.errors import PerfmodelError
 from perfmodel.profile.codecs import DEFAULT_MAX_DECOMPRESSED
-
-EXIT_BAD_INPUT = 2
-
-
-def fail(message: str) -> typer.Exit:
-    """Print a user-facing error on stderr and return the exit to raise."""
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
-    return typer.Exit(EXIT_BAD_INPUT)
 
 
 def register(app: typer.Typer) -> None:
@@ -53,28 +43,24 @@ def register(app: typer.Typer) -> None:
         Everything shown is measured by Spark itself (task metrics); the remainder that
         Spark does not break down is shown as "unattributed", never hidden.
         """
-        # Imported here: the report pipeline pulls in the whole analysis stack, which every
-        # other command (`record` before it starts the job) would otherwise wait for.
-        from perfmodel.report.pipeline import diagnose_path
+        # Imported here: the facade pulls in the whole analysis stack, which every other
+        # command (`record` before it starts the job) would otherwise wait for.
+        from perfmodel.analysis import load
+        from perfmodel.jsonout import dump
         from perfmodel.report.render import render_diagnosis
         from perfmodel.state import remember_profile
 
         status = Console(stderr=True)
-        try:
-            # Bundles take a while (locating sources, running the code models): show it.
-            with status.status(f"Analysing {eventlog} …", spinner="dots"):
-                result = diagnose_path(eventlog, attempt, max_decompressed_bytes=max_decompressed)
-        except PerfmodelError as exc:
-            raise fail(str(exc)) from None
-        except OSError as exc:
-            raise fail(f"cannot read {eventlog}: {exc.strerror or exc}") from None
+        # Bundles take a while (locating sources, running the code models): show it.
+        with status.status(f"Analysing {eventlog} …", spinner="dots"):
+            analysis = load(eventlog, attempt, max_decompressed_bytes=max_decompressed)
+            result = analysis.diagnose()
         try:
             remember_profile(eventlog, attempt)
         except OSError:
             pass  # remembering is a convenience; never fail a diagnosis over it
         if as_json:
-            json.dump(result.to_json(), sys.stdout, indent=2, default=str)
-            sys.stdout.write("\n")
+            dump(result.to_json(), sys.stdout)
             return
         console = Console()
         if not console.is_terminal:

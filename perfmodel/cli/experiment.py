@@ -1,25 +1,23 @@
 """``perfmodel experiment run|report`` and ``perfmodel runs list|show|compare``.
 
 A thin layer over `perfmodel.experiment`: it resolves the store (``--store``, else
-``$PERFMODEL_STORE``, else the user's data directory), prints tables or ``--json``, and turns
-every `PerfmodelError` into one ``error:`` line and exit status 2.
+``$PERFMODEL_STORE``, else the user's data directory) and prints tables or ``--json``; errors
+are the CLI's boundary's (`perfmodel.cli`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from perfmodel.errors import PerfmodelError
 from perfmodel.experiment.store import RunRow, RunStore, default_store_path
+from perfmodel.jsonout import dumps
 
 StoreOption = Annotated[
     Path | None,
@@ -44,15 +42,6 @@ def register(app: typer.Typer) -> None:
     runs.command("compare")(runs_compare)
     app.add_typer(experiment, name="experiment")
     app.add_typer(runs, name="runs")
-
-
-@contextmanager
-def _user_errors() -> Iterator[None]:
-    try:
-        yield
-    except PerfmodelError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
 
 
 def _open(store: Path | None) -> RunStore:
@@ -96,28 +85,27 @@ def experiment_run(
     from perfmodel.experiment.runner import RunReport, run_experiment
     from perfmodel.experiment.spec import load_spec
 
-    with _user_errors():
-        spec = load_spec(spec_path).with_overrides(
-            _params(param), repetitions=repetitions, warmups=warmups, only=only
-        )
-        with _open(store) as db:
-            root = bundles if bundles is not None else db.path.parent / "bundles"
+    spec = load_spec(spec_path).with_overrides(
+        _params(param), repetitions=repetitions, warmups=warmups, only=only
+    )
+    with _open(store) as db:
+        root = bundles if bundles is not None else db.path.parent / "bundles"
 
-            def show(r: RunReport) -> None:
-                if as_json:
-                    return
-                kind = "warm-up" if r.warmup else f"rep {r.repetition}"
-                timing = f"{r.app_s:.1f} s app, {r.wall_s:.1f} s wall" if r.app_s else ""
-                typer.echo(
-                    f"run {r.run_id}: {spec.name} [{r.config}] {kind}: {r.status} {timing}"
-                    + (f" — {r.error}" if r.error else ""),
-                    err=True,
-                )
+        def show(r: RunReport) -> None:
+            if as_json:
+                return
+            kind = "warm-up" if r.warmup else f"rep {r.repetition}"
+            timing = f"{r.app_s:.1f} s app, {r.wall_s:.1f} s wall" if r.app_s else ""
+            typer.echo(
+                f"run {r.run_id}: {spec.name} [{r.config}] {kind}: {r.status} {timing}"
+                + (f" — {r.error}" if r.error else ""),
+                err=True,
+            )
 
-            reports = run_experiment(spec, db, root, progress=show, capture_output=not show_output)
+        reports = run_experiment(spec, db, root, progress=show, capture_output=not show_output)
     if as_json:
         typer.echo(
-            json.dumps(
+            dumps(
                 [
                     {
                         "run_id": r.run_id,
@@ -189,19 +177,18 @@ def experiment_report(
     from perfmodel.experiment.accuracy import evaluate
     from perfmodel.experiment.report import render_markdown, to_json, write_report
 
-    with _user_errors():
-        with _open(store) as db:
-            runs = _select_runs(db, targets)
-            report = evaluate(db, runs)
-        loads = [r.load_avg for r in runs if r.load_avg is not None]
-        load_range = (min(loads), max(loads)) if loads else None
-        if out is not None:
-            write_report(report, out, load_range)
-            if plots:
-                from perfmodel.experiment.plots import plot_all
+    with _open(store) as db:
+        runs = _select_runs(db, targets)
+        report = evaluate(db, runs)
+    loads = [r.load_avg for r in runs if r.load_avg is not None]
+    load_range = (min(loads), max(loads)) if loads else None
+    if out is not None:
+        write_report(report, out, load_range)
+        if plots:
+            from perfmodel.experiment.plots import plot_all
 
-                files = plot_all(runs, out / "plots")
-                typer.echo(f"wrote {len(files)} figure files to {out / 'plots'}", err=True)
+            files = plot_all(runs, out / "plots")
+            typer.echo(f"wrote {len(files)} figure files to {out / 'plots'}", err=True)
     if as_json:
         typer.echo(to_json(report, load_range))
     else:
@@ -230,11 +217,10 @@ def runs_list(
     as_json: JsonOption = False,
 ) -> None:
     """List stored runs."""
-    with _user_errors():
-        with _open(store) as db:
-            rows = db.runs(experiment=experiment, status=status, limit=last)
+    with _open(store) as db:
+        rows = db.runs(experiment=experiment, status=status, limit=last)
     if as_json:
-        typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
+        typer.echo(dumps([r.as_dict() for r in rows]))
         return
     typer.echo(
         f"{'id':>5}  {'started':<16} {'experiment':<14} {'config':<24} {'rep':>4} "
@@ -256,16 +242,15 @@ def runs_show(
     as_json: JsonOption = False,
 ) -> None:
     """One run: its configuration, measurements, resource time series and stages."""
-    with _user_errors():
-        with _open(store) as db:
-            run = db.run(run_id)
-            samples = db.samples(run_id)
-            stages = db.stages(run_id)
+    with _open(store) as db:
+        run = db.run(run_id)
+        samples = db.samples(run_id)
+        stages = db.stages(run_id)
     if as_json:
         payload = run.as_dict()
         payload["samples"] = [asdict(s) for s in samples]
         payload["stages"] = [s.as_dict() for s in stages]
-        typer.echo(json.dumps(payload, indent=2))
+        typer.echo(dumps(payload))
         return
     typer.echo(f"run {run.id}: {run.experiment} [{run.config}] — {run.status}")
     if run.error:
@@ -318,17 +303,16 @@ def runs_compare(
     as_json: JsonOption = False,
 ) -> None:
     """Side by side: time, memory, CPU, and per-stage durations of several runs."""
-    with _user_errors():
-        if len(run_ids) < 2:
-            from perfmodel.experiment.spec import SpecError
+    if len(run_ids) < 2:
+        from perfmodel.experiment.spec import SpecError
 
-            raise SpecError("runs compare needs at least two run ids")
-        with _open(store) as db:
-            runs = [db.run(i) for i in run_ids]
-            stages = {i: db.stages(i) for i in run_ids}
+        raise SpecError("runs compare needs at least two run ids")
+    with _open(store) as db:
+        runs = [db.run(i) for i in run_ids]
+        stages = {i: db.stages(i) for i in run_ids}
     if as_json:
         typer.echo(
-            json.dumps(
+            dumps(
                 [{**r.as_dict(), "stages": [s.as_dict() for s in stages[r.id]]} for r in runs],
                 indent=2,
             )

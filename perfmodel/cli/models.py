@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -12,15 +11,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from perfmodel.errors import PerfmodelError
+from perfmodel.jsonout import dump
 
-EXIT_BAD_INPUT = 2
 DEFAULT_OUT = Path("models/resource")
 _SOURCE_SUFFIXES = (".java", ".scala", ".py")
 
 
-def _fail(message: str) -> typer.Exit:
-    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {message}", highlight=False)
-    return typer.Exit(EXIT_BAD_INPUT)
+def _fail(message: str) -> PerfmodelError:
+    """The error to raise for bad input; the CLI's boundary prints it and exits 2."""
+    return PerfmodelError(message)
 
 
 def _is_source_file(arg: str) -> bool:
@@ -96,8 +95,6 @@ def register(app: typer.Typer) -> None:
 
             try:
                 result = train(corpus, out, config, progress)
-            except PerfmodelError as exc:
-                raise _fail(str(exc)) from None
             except (ValueError, OSError) as exc:
                 raise _fail(f"cannot train on {corpus}: {exc}") from None
         argv = ["perfmodel train", str(corpus)]
@@ -157,17 +154,17 @@ def register(app: typer.Typer) -> None:
             roots = [root_from_spec(r) for r in root] + default_roots() if root else None
         except (FileNotFoundError, ValueError) as exc:
             raise _fail(str(exc)) from None
-        try:
-            clf = load_classifier(models, roots=roots)
-        except PerfmodelError as exc:
-            raise _fail(str(exc)) from None
+        clf = load_classifier(models, roots=roots)
         results = []
         try:
             frames = [t for t in targets if not _is_source_file(t)]
             by_frame = dict(zip(frames, clf.classify_frames(frames), strict=True))
             for t in targets:
                 if _is_source_file(t):
-                    results.extend(clf.classify_source_file(Path(t)))
+                    found = clf.classify_source_file(Path(t))
+                    if not found:
+                        raise _fail(f"{t}: no function found to classify (not parseable source?)")
+                    results.extend(found)
                 else:
                     results.append(by_frame[t])
         except OSError as exc:
@@ -175,8 +172,7 @@ def register(app: typer.Typer) -> None:
         finally:
             clf.close()
         if as_json:
-            json.dump([r.to_dict(explain) for r in results], sys.stdout, indent=2, default=str)
-            sys.stdout.write("\n")
+            dump([r.to_dict(explain) for r in results], sys.stdout)
             return
         console = Console()
         table = Table()

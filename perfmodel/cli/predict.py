@@ -8,23 +8,13 @@ printed with the option that would replace it. Bad input ends with one message, 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from perfmodel.errors import PerfmodelError
-
 # The simulator and the Spark front end are imported by the command, not here: every
 # `perfmodel` invocation (`record` included) imports this module to build the CLI.
-if TYPE_CHECKING:
-    from perfmodel.dag.spark import LoadedProfile
-    from perfmodel.simulate.config import ClusterConfig, WhatIf
-    from perfmodel.simulate.replay import Prediction
-    from perfmodel.simulate.sweep import SweepPoint
-
-MAX_STAGE_ROWS = 10
 
 
 def register(app: typer.Typer) -> None:
@@ -89,70 +79,57 @@ def predict(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (docs/predict.md).")] = False,
 ) -> None:
     """Predict the runtime and bottleneck under other resources (what-if replay)."""
-    from perfmodel.report.pipeline import bundle_code_vectors
-    from perfmodel.simulate.config import (
-        BaselineOverrides,
-        ConfigError,
-        WhatIf,
-        apply_what_if,
-        baseline_config,
-    )
-    from perfmodel.simulate.replay import replay_workload
-    from perfmodel.simulate.sweep import is_axis_spec, parse_axes, run_sweep
-    from perfmodel.simulate.workload import compile_workload
+    from perfmodel.analysis import load
+    from perfmodel.jsonout import dumps
+    from perfmodel.report.prediction_text import render_prediction, render_sweep
+    from perfmodel.simulate.config import BaselineOverrides, ConfigError, WhatIf
+    from perfmodel.simulate.sweep import is_axis_spec, parse_axes
 
-    try:
-        axes_specs = list(sweep or [])
-        extra = list(ctx.args)
-        if path is not None and is_axis_spec(path) and not Path(path).exists():
-            extra.insert(0, path)
-            path = None
-        for token in extra:
-            if not (axes_specs and is_axis_spec(token)):
-                raise ConfigError(f"unexpected argument {token!r}")
-            axes_specs.append(token)
-        change = WhatIf(
-            cores=cores,
-            executors=executors,
-            executor_cores=executor_cores,
-            memory_bytes=_size(mem),
-            cpu_speed=cpu_speed,
-            disk_bw=_bw(disk_bw),
-            net_bw=_bw(net_bw),
-            disk_factor=_factor(disk_bw),
-            net_factor=_factor(net_bw),
-        )
-        overrides = BaselineOverrides(
-            host_cores=host_cores,
-            disk_bw=_absolute_bw(baseline_disk_bw, "--baseline-disk-bw"),
-            net_bw=_absolute_bw(baseline_net_bw, "--baseline-net-bw"),
-        )
-        if host_cores is not None and host_cores < 1:
-            raise ConfigError("--host-cores must be at least 1")
-        source, remembered, attempt = _resolve_path(path, attempt)
-        loaded = _load(source, attempt)
-        profile = loaded.profile
-        base = baseline_config(profile, overrides)
-        vectors, vector_note = bundle_code_vectors(loaded, code_vectors)
-        workload = compile_workload(profile, base, vectors or None)
-        if axes_specs:
-            axes = parse_axes(axes_specs)
-            points = run_sweep(workload, base, axes, change)
-            for pt in points:
-                pt.prediction.notes.extend([vector_note] if vector_note else [])
-            _print_sweep(points, source, remembered, as_json)
-            return
-        target = apply_what_if(base, change)
-        prediction = replay_workload(workload, base, target)
-        if vector_note:
-            prediction.notes.append(vector_note)
-    except PerfmodelError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    axes_specs = list(sweep or [])
+    extra = list(ctx.args)
+    if path is not None and is_axis_spec(path) and not Path(path).exists():
+        extra.insert(0, path)
+        path = None
+    for token in extra:
+        if not (axes_specs and is_axis_spec(token)):
+            raise ConfigError(f"unexpected argument {token!r}")
+        axes_specs.append(token)
+    change = WhatIf(
+        cores=cores,
+        executors=executors,
+        executor_cores=executor_cores,
+        memory_bytes=_size(mem),
+        cpu_speed=cpu_speed,
+        disk_bw=_bw(disk_bw),
+        net_bw=_bw(net_bw),
+        disk_factor=_factor(disk_bw),
+        net_factor=_factor(net_bw),
+    )
+    overrides = BaselineOverrides(
+        host_cores=host_cores,
+        disk_bw=_absolute_bw(baseline_disk_bw, "--baseline-disk-bw"),
+        net_bw=_absolute_bw(baseline_net_bw, "--baseline-net-bw"),
+    )
+    if host_cores is not None and host_cores < 1:
+        raise ConfigError("--host-cores must be at least 1")
+    axes = parse_axes(axes_specs) if axes_specs else None
+    source, remembered, attempt = _resolve_path(path, attempt)
+    if not Path(source).exists():
+        raise ConfigError(f"{source}: no such file or directory")
+    analysis = load(source, attempt, code_vectors=code_vectors, overrides=overrides)
+    if axes is not None:
+        points = analysis.sweep(axes, change)
+        if as_json:
+            payload = [{"settings": pt.settings, **pt.prediction.as_dict()} for pt in points]
+            typer.echo(dumps(payload))
+        else:
+            typer.echo(render_sweep(points, source, remembered))
+        return
+    prediction = analysis.predict(change)
     if as_json:
-        typer.echo(json.dumps(prediction.as_dict(), indent=2))
+        typer.echo(dumps(prediction.as_dict()))
     else:
-        typer.echo(_render(prediction, source, remembered, change))
+        typer.echo(render_prediction(prediction, source, remembered, change))
 
 
 def _resolve_path(path: str | None, attempt: str | None) -> tuple[str, bool, str | None]:
@@ -168,18 +145,6 @@ def _resolve_path(path: str | None, attempt: str | None) -> tuple[str, bool, str
             "or run `perfmodel diagnose <log>` first"
         )
     return last.path, True, attempt if attempt is not None else last.attempt
-
-
-def _load(source: str, attempt: str | None) -> LoadedProfile:
-    from perfmodel.dag.spark import build_profile
-    from perfmodel.simulate.config import ConfigError
-
-    if not Path(source).exists():
-        raise ConfigError(f"{source}: no such file or directory")
-    loaded = build_profile(source, attempt)
-    if not loaded.profile.stages:
-        raise ConfigError(f"{source}: the log holds no stages, so there is nothing to replay")
-    return loaded
 
 
 def _size(text: str | None) -> int | None:
@@ -211,79 +176,3 @@ def _absolute_bw(text: str | None, option: str) -> float | None:
     if parse_factor(text) is not None:
         raise ConfigError(f"{option} needs an absolute bandwidth such as 500MB/s")
     return parse_bandwidth(text)
-
-
-def _describe(c: ClusterConfig) -> str:
-    from perfmodel.simulate.units import format_bandwidth, format_size
-
-    if c.local_mode:
-        head = f"local[{c.executor_cores}]"
-    else:
-        head = f"{c.executors} executors × {c.executor_cores} cores on {c.hosts} hosts"
-    return (
-        f"{head}, {format_size(c.memory_bytes)} heap, {c.host_cores} cores per host, "
-        f"cpu speed {c.cpu_speed:g}, disk {format_bandwidth(c.disk_bw)}, "
-        f"network {format_bandwidth(c.net_bw)}"
-    )
-
-
-def _render(p: Prediction, source: str, remembered: bool, change: WhatIf) -> str:
-    lines = [f"perfmodel predict — {p.app_id}"]
-    origin = " (the profile last analysed)" if remembered else ""
-    lines.append(f"profile: {source}{origin}")
-    lines.append(f"baseline: {_describe(p.baseline_config)}")
-    if change.is_empty:
-        lines.append("what-if:  (no change given: replaying the baseline)")
-    else:
-        lines.append(f"what-if:  {_describe(p.config)}")
-    lines.append(
-        f"observed {p.observed_s:.1f} s · baseline replay {p.baseline_replay_s:.1f} s · "
-        f"model error {p.model_error:+.1%}"
-    )
-    ratio = p.speedup
-    trend = f"{ratio:.2f}× faster" if ratio >= 1 else f"{1 / ratio:.2f}× slower"
-    lines.append(f"predicted {p.predicted_s:.1f} s ({trend}) · bottleneck: {p.bottleneck}")
-    assumed = [
-        f"{name}: {how}"
-        for name, how in p.baseline_config.sources.items()
-        if how.startswith(("default", "assumed"))
-    ]
-    if assumed:
-        lines.append("assumed about the baseline:")
-        lines += [f"  {a}" for a in assumed]
-    lines += [f"note: {n}" for n in p.notes]
-    lines.append("")
-    lines.append(f"{'stage':>7} {'tasks':>6} {'observed':>9} {'predicted':>9}  bottleneck  vector")
-    ranked = sorted(p.stages, key=lambda s: -max(s.observed_s, s.predicted_s))
-    for s in ranked[:MAX_STAGE_ROWS]:
-        vec = " ".join(f"{k} {v:.0%}" for k, v in list(s.vector.items())[:3])
-        stage = f"{s.stage_id}" + (f".{s.attempt}" if s.attempt else "")
-        lines.append(
-            f"{stage:>7} {s.n_tasks:>6} {s.observed_s:>8.1f}s {s.predicted_s:>8.1f}s  "
-            f"{s.bottleneck:<10}  {vec}"
-        )
-    if len(p.stages) > MAX_STAGE_ROWS:
-        lines.append(f"  … {len(p.stages) - MAX_STAGE_ROWS} more stages (see --json)")
-    return "\n".join(lines)
-
-
-def _print_sweep(points: list[SweepPoint], source: str, remembered: bool, as_json: bool) -> None:
-    if as_json:
-        payload = [{"settings": pt.settings, **pt.prediction.as_dict()} for pt in points]
-        typer.echo(json.dumps(payload, indent=2))
-        return
-    first = points[0].prediction
-    origin = " (the profile last analysed)" if remembered else ""
-    typer.echo(f"perfmodel predict --sweep — {first.app_id}")
-    typer.echo(f"profile: {source}{origin}")
-    typer.echo(f"baseline: {_describe(first.baseline_config)}")
-    typer.echo(
-        f"observed {first.observed_s:.1f} s · baseline replay {first.baseline_replay_s:.1f} s"
-        f" · model error {first.model_error:+.1%}"
-    )
-    names = list(points[0].settings)
-    header = "  ".join(f"{n:>14}" for n in names) + f"  {'predicted':>10}  bottleneck"
-    typer.echo(header)
-    for pt in points:
-        cells = "  ".join(f"{pt.settings[n]:>14}" for n in names)
-        typer.echo(f"{cells}  {pt.prediction.predicted_s:>9.1f}s  {pt.prediction.bottleneck}")

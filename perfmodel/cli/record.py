@@ -85,9 +85,14 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create."),
     ) -> None:
         """Build a bundle from recordings collected elsewhere (e.g. on a cluster)."""
+        from perfmodel.dag.spark import build_profile
+
         for path in [eventlog, *jfr_files, *pyspy_files]:
             if not path.exists():
                 raise bundle.BundleError(f"{path} does not exist")
+        # A bundle is only as good as its event log: refuse one that cannot be read now,
+        # not when the bundle is first analysed.
+        build_profile(eventlog)
         bundle.prepare_directory(out)
         manifest = bundle.assemble(
             out, event_logs=[eventlog], jfr_files=jfr_files, pyspy_files=pyspy_files

@@ -24,10 +24,9 @@ import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perfmodel import __version__
-from perfmodel.dag.model import ApplicationProfile
 from perfmodel.errors import PerfmodelError
 from perfmodel.experiment.slot_only import slot_only_seconds
 from perfmodel.experiment.store import RunRow, RunStore
@@ -36,10 +35,11 @@ from perfmodel.simulate.config import (
     ClusterConfig,
     WhatIf,
     apply_what_if,
-    baseline_config,
 )
-from perfmodel.simulate.replay import BaselineReplay, Prediction, replay_baseline, replay_workload
-from perfmodel.simulate.workload import Workload, compile_workload
+from perfmodel.simulate.replay import Prediction
+
+if TYPE_CHECKING:
+    from perfmodel.analysis import Analysis
 
 REPLAY = "replay"
 SLOT_ONLY = "slot-only"
@@ -131,45 +131,28 @@ def model_version() -> str:
     return f"{__version__}+sim.{digest.hexdigest()[:10]}"
 
 
-@dataclass(slots=True)
-class LoadedBaseline:
-    """A baseline run's profile, compiled once and replayed for every target."""
+def load_baseline(bundle: str | Path) -> Analysis:
+    """A run's bundle ready to replay, as `perfmodel predict BUNDLE` reads it (host CPU use,
+    and code-inferred vectors where the run was recorded with stack samplers)."""
+    from perfmodel.analysis import load  # heavy import
 
-    profile: ApplicationProfile
-    base: ClusterConfig
-    workload: Workload
-    baseline: BaselineReplay
-
-
-def load_baseline(bundle: str | Path) -> LoadedBaseline:
-    """A run's bundle ready to replay, as `perfmodel predict BUNDLE` would read it (host CPU
-    use, and code-inferred vectors where the run was recorded with stack samplers)."""
-    from perfmodel.dag.spark import build_profile  # heavy import
-    from perfmodel.report.pipeline import bundle_code_vectors
-
-    loaded = build_profile(bundle)
-    profile = loaded.profile
-    if not profile.stages:
-        raise PerfmodelError(f"{bundle}: the run's event log has no stages to replay")
-    base = baseline_config(profile)
-    vectors, _ = bundle_code_vectors(loaded)
-    workload = compile_workload(profile, base, vectors or None)
-    return LoadedBaseline(profile, base, workload, replay_baseline(workload, base))
+    analysis = load(bundle)
+    analysis.workload  # noqa: B018 - compiled now: a log without stages is refused here
+    return analysis
 
 
-def target_config(loaded: LoadedBaseline, cores: int | None, memory: int | None) -> ClusterConfig:
+def target_config(loaded: Analysis, cores: int | None, memory: int | None) -> ClusterConfig:
     """The baseline moved to ``cores`` slots and ``memory`` heap (None = Spark's default)."""
     change = WhatIf(cores=cores, memory_bytes=memory or DEFAULT_MEMORY_BYTES)
-    return apply_what_if(loaded.base, change)
+    return apply_what_if(loaded.baseline, change)
 
 
-def predict(loaded: LoadedBaseline, cores: int | None, memory: int | None) -> Prediction:
-    target = target_config(loaded, cores, memory)
-    return replay_workload(loaded.workload, loaded.base, target, loaded.baseline)
+def predict(loaded: Analysis, cores: int | None, memory: int | None) -> Prediction:
+    return loaded.predict(target_config(loaded, cores, memory))
 
 
-def slot_only(loaded: LoadedBaseline, cores: int | None, memory: int | None) -> float:
-    return slot_only_seconds(loaded.workload, loaded.base, target_config(loaded, cores, memory))
+def slot_only(loaded: Analysis, cores: int | None, memory: int | None) -> float:
+    return slot_only_seconds(loaded.workload, loaded.baseline, target_config(loaded, cores, memory))
 
 
 def group_key(run: RunRow) -> tuple[str, str]:
@@ -232,7 +215,7 @@ def evaluate(store: RunStore, runs: list[RunRow], save: bool = True) -> Accuracy
 
 def _pair(
     store: RunStore,
-    loaded: LoadedBaseline,
+    loaded: Analysis,
     base_run: RunRow,
     targets: list[RunRow],
     save: bool,

@@ -21,16 +21,15 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
+from perfmodel.analysis import Analysis  # noqa: E402
 from perfmodel.errors import PerfmodelError  # noqa: E402
 from perfmodel.experiment.accuracy import (  # noqa: E402
-    LoadedBaseline,
     group_key,
     load_baseline,
     predict,
     slot_only,
 )
 from perfmodel.experiment.store import RunRow  # noqa: E402
-from perfmodel.simulate.replay import replay_workload  # noqa: E402
 from perfmodel.simulate.workload import COMPONENTS  # noqa: E402
 
 GIB = float(1 << 30)
@@ -66,7 +65,7 @@ def plot_all(runs: list[RunRow], out: Path) -> list[Path]:
         per_workload[workload] += 1
         if per_workload[workload] > 1:  # the same workload with other parameters
             workload = f"{workload}-{per_workload[workload]}"
-        loaded: dict[str, tuple[RunRow, LoadedBaseline]] = {}
+        loaded: dict[str, tuple[RunRow, Analysis]] = {}
         for name, run in _first_per_config(wruns).items():
             try:
                 loaded[name] = (run, load_baseline(str(run.bundle_path)))
@@ -82,7 +81,7 @@ def plot_all(runs: list[RunRow], out: Path) -> list[Path]:
 def runtime_figure(
     workload: str,
     runs: list[RunRow],
-    loaded: dict[str, tuple[RunRow, LoadedBaseline]],
+    loaded: dict[str, tuple[RunRow, Analysis]],
     out: Path,
 ) -> list[Path]:
     fig, (ax_c, ax_m) = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -113,12 +112,12 @@ def runtime_figure(
 
 
 def stage_figure(
-    workload: str, loaded: dict[str, tuple[RunRow, LoadedBaseline]], out: Path
+    workload: str, loaded: dict[str, tuple[RunRow, Analysis]], out: Path
 ) -> list[Path]:
     n = len(loaded)
     fig, axes = plt.subplots(1, n, figsize=(4.5 * n, 4), squeeze=False, sharey=True)
     for ax, (name, (_run, lb)) in zip(axes[0], sorted(loaded.items()), strict=True):
-        prediction = replay_workload(lb.workload, lb.base, lb.base, lb.baseline)
+        prediction = lb.predict()
         labels = [
             f"{s.stage_id}" + (f".{s.attempt}" if s.attempt else "") for s in prediction.stages
         ]

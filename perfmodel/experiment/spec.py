@@ -187,7 +187,10 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     p = Path(path)
     if not p.is_file():
         raise SpecError(f"{p}: no such spec file")
-    text = p.read_text(encoding="utf-8")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(f"{p}: not a TOML spec (not UTF-8 text)") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -9,20 +9,18 @@ flow, never mixed in silently.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from perfmodel.dag.decomposition import COMPONENTS, TimeDecomposition, decompose_table
-from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode
-from perfmodel.dag.resources import ResourceVector
+from perfmodel.dag.model import ApplicationProfile, StageNode
 from perfmodel.dag.spark import LoadedProfile
 from perfmodel.dag.spark_metrics import SparkMetricColumns
 from perfmodel.dag.tasks import SUCCESS
-from perfmodel.errors import PerfmodelError
-from perfmodel.simulate import advise, replay
+from perfmodel.simulate.replay import Prediction
 
 SCHEMA_VERSION = 1
 IMPORTANT_SHARE = 0.05
@@ -156,6 +154,8 @@ class Diagnosis:
     problems: list[dict[str, Any]]
     extra: dict[str, Any] = field(default_factory=dict)
     """Sections added by later analyses (code-inferred vectors, samples, advice)."""
+    data_quality: dict[str, Any] = field(default_factory=dict)
+    """Damage met while reading the log, counted by kind (`perfmodel.profile.quality`)."""
     spark_metrics: dict[str, int] = field(default_factory=dict)
     """Spark's raw task-metric sums over every stage attempt (see `StageDiagnosis`)."""
 
@@ -461,30 +461,24 @@ def _bytes(n: int) -> str:
 
 def diagnose(
     loaded: LoadedProfile,
-    vectors: Mapping[StageKey, ResourceVector] | None = None,
     *,
-    with_advice: bool = True,
+    baseline: Prediction | None = None,
+    advice: Sequence[Mapping[str, Any]] = (),
     has_samples: bool = False,
 ) -> Diagnosis:
     """Everything `perfmodel diagnose` reports about one loaded profile.
 
-    ``vectors`` are code-inferred resource vectors per stage attempt (from stack samples
-    and the code models) when available; without them the simulator's advice rests on
-    the measured decomposition alone. ``has_samples`` says the profile came with stack
-    samples, so the findings point at them instead of asking for a recording.
+    The what-if parts come from the caller (the facade, `perfmodel.analysis`), which
+    compiles the workload once: ``baseline`` is the replay of the observed configuration
+    (the bottleneck and the model's self-check error), ``advice`` the quantified advice
+    lines. Without them the diagnosis is the measured part alone. ``has_samples`` says
+    the profile came with stack samples, so the findings point at them instead of asking
+    for a recording.
     """
     p = loaded.profile
     warnings = list(p.warnings)
-    bottleneck: str | None = None
-    model_error: float | None = None
-    advice: list[dict[str, Any]] = []
-    if with_advice and p.stages:
-        try:
-            base = replay(p, None, vectors)
-            bottleneck, model_error = base.bottleneck, base.model_error
-            advice = [asdict(a) for a in advise(p, vectors)]
-        except PerfmodelError as exc:
-            warnings.append(f"no what-if advice for this log: {exc}")
+    bottleneck = baseline.bottleneck if baseline is not None else None
+    model_error = baseline.model_error if baseline is not None else None
     app_ms = p.duration_ms
     figures = _TaskFigures(p)
     stages = [
@@ -569,11 +563,12 @@ def diagnose(
         findings=findings,
         bottleneck=bottleneck,
         model_error=model_error,
-        advice=advice,
+        advice=[dict(a) for a in advice],
         warnings=warnings,
         problems=[
             {"file": pr.file, "line": pr.line, "message": pr.message} for pr in loaded.problems
         ],
+        data_quality=loaded.quality.as_dict(),
         spark_metrics=figures.spark.sums(),
     )
 

@@ -21,6 +21,7 @@ from perfmodel.simulate.config import (
     baseline_config,
 )
 from perfmodel.simulate.replay import (
+    BaselineReplay,
     Prediction,
     StagePrediction,
     replay_baseline,
@@ -60,22 +61,29 @@ def advise(
     return advise_workload(workload, base, max_stages=max_stages)
 
 
-def advise_workload(workload: Workload, base: ClusterConfig, max_stages: int = 3) -> list[Advice]:
+def advise_workload(
+    workload: Workload,
+    base: ClusterConfig,
+    max_stages: int = 3,
+    baseline: BaselineReplay | None = None,
+) -> list[Advice]:
+    """Advice lines from a compiled workload; pass its ``baseline`` replay when the caller
+    already has it (the facade does), so the self-check is not replayed again."""
     changes = _changes(base)
-    done = replay_baseline(workload, base)
+    done = baseline or replay_baseline(workload, base)
     predictions = {
         name: replay_workload(workload, base, apply_what_if(base, change), done)
         for name, change in changes.items()
     }
-    baseline = replay_workload(workload, base, base, done)
+    replayed = replay_workload(workload, base, base, done)
     out: list[Advice] = []
-    overall = _overall(baseline, predictions)
+    overall = _overall(replayed, predictions)
     if overall is not None:
         out.append(overall)
-    total = max(baseline.baseline_replay_s, 1e-9)
-    ranked = sorted(range(len(baseline.stages)), key=lambda i: -baseline.stages[i].baseline_s)
+    total = max(replayed.baseline_replay_s, 1e-9)
+    ranked = sorted(range(len(replayed.stages)), key=lambda i: -replayed.stages[i].baseline_s)
     for i in ranked[:max_stages]:
-        stage = baseline.stages[i]
+        stage = replayed.stages[i]
         if stage.baseline_s / total < MIN_STAGE_SHARE:
             break
         line = _stage_advice(i, stage, predictions)

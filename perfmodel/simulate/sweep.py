@@ -98,20 +98,42 @@ def what_if_for(settings: dict[str, str], base: WhatIf | None = None) -> WhatIf:
     return WhatIf(**fields)  # type: ignore[arg-type]
 
 
+MAX_SWEEP_POINTS = 10_000
+"""A grid larger than this is refused: each point is a full replay."""
+
+
+def sweep_points(
+    axes: Sequence[SweepAxis], fixed: WhatIf | None = None
+) -> list[tuple[dict[str, str], WhatIf]]:
+    """Every point of the grid (the product of the axes) as settings and the change they make."""
+    size = 1
+    for axis in axes:
+        size *= len(axis.values)
+    if size > MAX_SWEEP_POINTS:
+        raise ConfigError(
+            f"the sweep has {size:,} points; at most {MAX_SWEEP_POINTS:,} are allowed "
+            "(each point is a full replay): use fewer values per axis"
+        )
+    points: list[tuple[dict[str, str], WhatIf]] = []
+    for combo in itertools.product(*(axis.values for axis in axes)):
+        settings = {axis.name: value for axis, value in zip(axes, combo, strict=True)}
+        points.append((settings, what_if_for(settings, fixed)))
+    return points
+
+
 def run_sweep(
     workload: Workload,
     base: ClusterConfig,
     axes: Sequence[SweepAxis],
     fixed: WhatIf | None = None,
 ) -> list[SweepPoint]:
-    """Predict every point of the grid (the product of the axes), ``fixed`` applied to all."""
-    points: list[SweepPoint] = []
+    """Predict every point of the grid on a compiled workload (the facade's `sweep` is the
+    usual way in; this serves code that holds a workload but no profile)."""
     baseline = replay_baseline(workload, base)
-    for combo in itertools.product(*(axis.values for axis in axes)):
-        settings = {axis.name: value for axis, value in zip(axes, combo, strict=True)}
-        target = apply_what_if(base, what_if_for(settings, fixed))
-        points.append(SweepPoint(settings, replay_workload(workload, base, target, baseline)))
-    return points
+    return [
+        SweepPoint(settings, replay_workload(workload, base, apply_what_if(base, change), baseline))
+        for settings, change in sweep_points(axes, fixed)
+    ]
 
 
 def _int(key: str, value: str) -> int:

@@ -1,0 +1,206 @@
+"""The one library facade: ``perfmodel.load(path)`` → `Analysis`.
+
+The CLI, the HTML report, the experiment reports, ``recommend`` and the fleet engine all
+ask the same questions of one profile (where did the time go, what would other
+resources do, what should change). Answering them used to mean repeating load →
+samples → code vectors → baseline → compile → replay in each caller, each a little
+differently, and compiling the workload again for every replay behind the advice.
+`Analysis` does each step once, on first use, and shares the results:
+
+    analysis = perfmodel.load("app.zstd")
+    analysis.diagnose()                        # the Diagnosis `perfmodel diagnose` shows
+    analysis.predict(WhatIf(cores=8))          # one what-if
+    analysis.sweep(["cores=2,4,8", "mem=2g,4g"])  # a grid, compiled once
+    analysis.advice()                          # quantified advice lines
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from perfmodel.dag.model import ApplicationProfile, StageKey
+from perfmodel.dag.resources import ResourceVector
+from perfmodel.dag.samples import SampleProfile, attribute_samples
+from perfmodel.dag.spark import LoadedProfile, build_profile
+from perfmodel.errors import PerfmodelError
+from perfmodel.profile.bundle import load_samples
+from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
+from perfmodel.report.diagnosis import Diagnosis, diagnose
+from perfmodel.report.pipeline import add_code_vectors, add_sample_views
+from perfmodel.simulate.advice import Advice, advise_workload
+from perfmodel.simulate.config import (
+    BaselineOverrides,
+    ClusterConfig,
+    ConfigError,
+    WhatIf,
+    apply_what_if,
+    baseline_config,
+)
+from perfmodel.simulate.replay import BaselineReplay, Prediction, replay_baseline, replay_workload
+from perfmodel.simulate.sweep import SweepAxis, SweepPoint, parse_axes, sweep_points
+from perfmodel.simulate.workload import Workload, compile_workload
+
+
+class NoStagesError(PerfmodelError):
+    """The log holds no stage, so there is nothing to replay."""
+
+
+@dataclass(slots=True)
+class Analysis:
+    """One loaded profile and everything derived from it, each computed once on first use.
+
+    Build it with `load`. ``vectors`` are the code-inferred resource vectors per stage
+    attempt (bundles with stack samples only); ``notes`` say what the predictions assumed
+    about them, ``warnings`` what could not be done (e.g. no trained models).
+    """
+
+    loaded: LoadedProfile
+    baseline: ClusterConfig
+    samples: SampleProfile | None = None
+    vectors: dict[StageKey, ResourceVector] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    _workload: Workload | None = None
+    _baseline_replay: BaselineReplay | None = None
+    _diagnosis: Diagnosis | None = None
+    _advice: list[Advice] | None = None
+
+    @property
+    def profile(self) -> ApplicationProfile:
+        return self.loaded.profile
+
+    @property
+    def source(self) -> str:
+        return str(self.loaded.source.path)
+
+    @property
+    def workload(self) -> Workload:
+        """The replayable workload, compiled on first use and shared by every prediction."""
+        if self._workload is None:
+            if not self.profile.stages:
+                raise NoStagesError(
+                    f"{self.source}: the log holds no stages, so there is nothing to replay"
+                )
+            self._workload = compile_workload(self.profile, self.baseline, self.vectors or None)
+        return self._workload
+
+    def _base(self) -> BaselineReplay:
+        if self._baseline_replay is None:
+            self._baseline_replay = replay_baseline(self.workload, self.baseline)
+        return self._baseline_replay
+
+    def target(self, change: WhatIf | ClusterConfig | None) -> ClusterConfig:
+        """The configuration a change describes (None: the baseline itself)."""
+        if change is None:
+            return self.baseline
+        if isinstance(change, WhatIf):
+            return apply_what_if(self.baseline, change)
+        return change
+
+    def predict(self, change: WhatIf | ClusterConfig | None = None) -> Prediction:
+        """The runtime and bottleneck on another configuration, with the model's self-check."""
+        prediction = replay_workload(
+            self.workload, self.baseline, self.target(change), self._base()
+        )
+        prediction.notes.extend(self.notes)
+        return prediction
+
+    def predict_many(self, targets: Sequence[WhatIf | ClusterConfig]) -> list[Prediction]:
+        """`predict` for each target; the workload and the self-check are shared."""
+        return [self.predict(t) for t in targets]
+
+    def sweep(
+        self, axes: Sequence[SweepAxis] | Sequence[str], fixed: WhatIf | None = None
+    ) -> list[SweepPoint]:
+        """Every point of a grid (``["cores=1,2,4", "mem=2g,4g"]`` or parsed axes)."""
+        parsed = [a for a in axes if isinstance(a, SweepAxis)]
+        specs = [a for a in axes if isinstance(a, str)]
+        if specs:
+            parsed += parse_axes(specs)
+        if not parsed:
+            raise ConfigError("a sweep needs at least one axis, e.g. cores=1,2,4,8")
+        points = sweep_points(parsed, fixed)
+        return [SweepPoint(settings, self.predict(change)) for settings, change in points]
+
+    def advice(self, max_stages: int = 3) -> list[Advice]:
+        """Advice for the application and its most expensive stages, each line a replay."""
+        if self._advice is None:
+            self._advice = advise_workload(
+                self.workload, self.baseline, max_stages=max_stages, baseline=self._base()
+            )
+        return list(self._advice)
+
+    def diagnose(self) -> Diagnosis:
+        """What `perfmodel diagnose` reports: measured split, critical path, findings, advice."""
+        if self._diagnosis is not None:
+            return self._diagnosis
+        baseline: Prediction | None = None
+        advice: list[Advice] = []
+        warnings = list(self.warnings)
+        if self.profile.stages:
+            try:
+                baseline = self.predict()
+                advice = self.advice()
+            except PerfmodelError as exc:
+                warnings.append(f"no what-if advice for this log: {exc}")
+        result = diagnose(
+            self.loaded,
+            baseline=baseline,
+            advice=[asdict(a) for a in advice],
+            has_samples=self.samples is not None,
+        )
+        result.warnings.extend(warnings)
+        if self.samples is not None:
+            add_sample_views(result, self.samples)
+            add_code_vectors(result, self.vectors)
+        self._diagnosis = result
+        return result
+
+
+def load(
+    path: str | Path,
+    attempt: str | None = None,
+    *,
+    code_vectors: bool = True,
+    overrides: BaselineOverrides | None = None,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    models_dir: Path | None = None,
+) -> Analysis:
+    """Read an event log or a profile bundle and get it ready to analyse.
+
+    ``code_vectors``: with a bundle's stack samples, infer each stage's resource vector from
+    the code it ran and let it split the task time Spark's metrics leave unattributed
+    (otherwise that time is split by bytes moved, as for a bare event log). ``overrides``
+    replace what the log cannot tell about the profiled machine (host cores, bandwidths).
+    ``models_dir`` holds the trained code models (default: the shipped ones).
+    """
+    loaded = build_profile(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
+    analysis = Analysis(loaded=loaded, baseline=baseline_config(loaded.profile, overrides))
+    if loaded.bundle is None:
+        return analysis
+    analysis.samples = attribute_samples(loaded.profile, load_samples(loaded.bundle))
+    if not code_vectors:
+        analysis.notes.append("code-inferred resource vectors not used (--no-code-vectors)")
+        return analysis
+    if not sum(analysis.samples.attribution.values()):
+        analysis.notes.append("the bundle has no stack samples (recorded without JFR and py-spy)")
+        return analysis
+    from perfmodel.embed.stage_inference import infer_stage_vectors
+
+    try:
+        analysis.vectors = infer_stage_vectors(analysis.samples, models_dir)
+    except PerfmodelError as exc:
+        message = f"no code-inferred resource vectors: {exc}"
+        analysis.notes.append(message)
+        analysis.warnings.append(message)
+        return analysis
+    if analysis.vectors:
+        analysis.notes.append(
+            f"unattributed task time split by code-inferred resource vectors for "
+            f"{len(analysis.vectors)} stage(s) (--no-code-vectors splits it by bytes moved)"
+        )
+    else:
+        analysis.notes.append("the bundle's stack samples gave no code-inferred resource vector")
+    return analysis

@@ -1,0 +1,68 @@
+"""The CLI's one error boundary: every subcommand, given a path that is missing or holds
+garbage, ends with one ``error:`` line and exit status 2, never a traceback.
+
+Run as real processes (the installed ``perfmodel`` script), as a user would, so the test
+covers ``main`` and not only the Typer app.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PERFMODEL = str(Path(sys.executable).with_name("perfmodel"))
+
+
+def _commands(target: Path, out: Path) -> list[list[str]]:
+    """Every subcommand that reads a user's path, pointed at ``target``."""
+    return [
+        ["diagnose", str(target)],
+        ["diagnose", str(target), "--json"],
+        ["predict", str(target), "--cores", "4"],
+        ["predict", str(target), "--sweep", "cores=1,2"],
+        ["profile", str(target), "--out", str(out / "bundle")],
+        ["profile", str(target), "--jfr", str(target), "--out", str(out / "bundle2")],
+        ["flame", str(target)],
+        ["flame", str(target), "--stage", "1"],
+        ["classify", str(out / "garbage.py")],
+        ["experiment", "run", str(target), "--store", str(out / "runs.db")],
+        ["experiment", "report", str(target), "--store", str(out / "runs.db")],
+        ["train", str(target), "--out", str(out / "models")],
+        ["corpus", "build", "--manifest", str(target), "--out", str(out / "corpus")],
+    ]
+
+
+def _garbage(tmp_path: Path) -> Path:
+    path = tmp_path / "garbage"
+    path.write_bytes(os.urandom(4096))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["missing", "garbage"])
+def test_every_subcommand_fails_cleanly(kind: str, tmp_path: Path) -> None:
+    target = tmp_path / "no-such-log" if kind == "missing" else _garbage(tmp_path)
+    commands = _commands(target, tmp_path)
+    if kind == "garbage":  # a missing store is a new, empty one; a garbage one is an error
+        commands.append(["runs", "list", "--store", str(target)])
+    (tmp_path / "garbage.py").write_bytes(b"\xff\xfe" + os.urandom(64))  # classify's input
+    env = {**os.environ, "PERFMODEL_STATE_DIR": str(tmp_path / "state")}
+    for args in commands:
+        done = subprocess.run(
+            [PERFMODEL, *args], capture_output=True, text=True, env=env, timeout=300
+        )
+        said = done.stdout + done.stderr
+        assert "Traceback" not in said, (args, said)
+        assert done.returncode == 2, (args, done.returncode, said)
+        assert done.stderr.strip().splitlines()[-1].startswith("error: "), (args, said)
+
+
+def test_record_of_a_command_that_cannot_start(tmp_path: Path) -> None:
+    out = tmp_path / "run1"
+    args = [PERFMODEL, "record", "--out", str(out), "--", str(tmp_path / "no-such-command")]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.returncode == 2 and "error: " in done.stderr
