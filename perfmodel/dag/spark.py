@@ -14,7 +14,9 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
+from sys import intern
 
 import msgspec
 import numpy as np
@@ -129,6 +131,7 @@ def _reason_text(reason: ev.TaskEndReasonJson) -> str:
     return ": ".join(parts)
 
 
+@lru_cache(maxsize=4096)
 def _scope_name(scope: str | None) -> str:
     if not scope:
         return ""
@@ -136,19 +139,23 @@ def _scope_name(scope: str | None) -> str:
         data = json.loads(scope)
     except ValueError:
         return ""
-    return str(data.get("name", "")) if isinstance(data, dict) else ""
+    return intern(str(data.get("name", ""))) if isinstance(data, dict) else ""
 
 
 def _plan(info: ev.SparkPlanInfoJson) -> PlanNode:
     """Convert a plan tree iteratively: deep plans must not hit Python's recursion limit."""
-    root = PlanNode(name=info.node_name)
+    # Names repeat in every query of a log (and metric names in every operator): interned,
+    # a log of thousands of queries keeps one copy of each.
+    root = PlanNode(name=intern(info.node_name))
     stack: list[tuple[ev.SparkPlanInfoJson, PlanNode]] = [(info, root)]
     while stack:
         src, node = stack.pop()
-        node.description = src.simple_string
-        node.metric_ids = {m.accumulator_id: m.name for m in src.metrics if m.accumulator_id >= 0}
+        node.description = intern(src.simple_string)
+        node.metric_ids = {
+            m.accumulator_id: intern(m.name) for m in src.metrics if m.accumulator_id >= 0
+        }
         for child in src.children:
-            child_node = PlanNode(name=child.node_name)
+            child_node = PlanNode(name=intern(child.node_name))
             node.children.append(child_node)
             stack.append((child, child_node))
     return root
@@ -443,7 +450,7 @@ class _ProfileBuilder:
         for parent in parents:
             graph.add_edge(parent, info.stage_id)
         if info.details:
-            stage.details = info.details
+            stage.details = intern(info.details)
         if info.rdd_info and stage.operations.number_of_nodes() == 0:
             self._operations(stage, info.rdd_info)
         if not declare_only:
@@ -460,9 +467,9 @@ class _ProfileBuilder:
                 r.rdd_id,
                 op=OperationNode(
                     op_id=r.rdd_id,
-                    name=r.name,
+                    name=intern(r.name),
                     scope_name=_scope_name(r.scope),
-                    call_site=r.callsite,
+                    call_site=intern(r.callsite),
                     parent_ids=list(r.parent_ids),
                     num_partitions=r.num_partitions,
                     cached=bool(level and (level.use_memory or level.use_disk)),
@@ -496,7 +503,9 @@ class _ProfileBuilder:
         stage.status = "FAILED" if info.failure_reason else "COMPLETE"
         if info.failure_reason:
             stage.failure_reason = info.failure_reason.splitlines()[0][:300]
-        stage.accumulable_ids.update(a.acc_id for a in info.accumulables)
+        if info.accumulables:
+            ids = np.unique(np.array([a.acc_id for a in info.accumulables], dtype=np.int64))
+            stage.accumulable_ids = np.union1d(stage.accumulable_ids, ids)
 
     # -- tasks -----------------------------------------------------------------------------
 
@@ -626,20 +635,28 @@ def _link_plans(profile: ApplicationProfile) -> None:
     """Attach to each plan operator the stage attempts that updated its metrics.
 
     This is how Spark's own UI ties SQL operators to stages: an operator's metrics are
-    accumulators, and a stage lists the accumulators its tasks updated.
+    accumulators, and a stage lists the accumulators its tasks updated. All metric ids of
+    all operators are looked up at once in the sorted ids of all stages.
     """
-    by_acc: dict[int, list[tuple[int, int]]] = {}
-    for key, stage in profile.stages.items():
-        for acc in stage.accumulable_ids:
-            by_acc.setdefault(acc, []).append(key)
-    for query in profile.queries.values():
-        if query.plan is None:
-            continue
-        for node in query.plan.walk():
-            keys: set[tuple[int, int]] = set()
-            for acc in node.metric_ids:
-                keys.update(by_acc.get(acc, ()))
-            node.stage_keys = sorted(keys)
+    keys = list(profile.stages)
+    ids = [np.asarray(s.accumulable_ids, dtype=np.int64) for s in profile.stages.values()]
+    nodes = [n for q in profile.queries.values() if q.plan is not None for n in q.plan.walk()]
+    if not nodes:
+        return
+    all_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+    owner = np.repeat(np.arange(len(keys)), [len(i) for i in ids])
+    order = np.argsort(all_ids, kind="stable")
+    all_ids, owner = all_ids[order], owner[order]
+    metric = np.fromiter((acc for n in nodes for acc in n.metric_ids), np.int64)
+    node_of = np.repeat(np.arange(len(nodes)), [len(n.metric_ids) for n in nodes])
+    lo = np.searchsorted(all_ids, metric, side="left")
+    hi = np.searchsorted(all_ids, metric, side="right")
+    found: dict[int, set[int]] = {}
+    for k in np.flatnonzero(hi > lo).tolist():
+        found.setdefault(int(node_of[k]), set()).update(owner[lo[k] : hi[k]].tolist())
+    for i, node in enumerate(nodes):
+        owners = found.get(i)
+        node.stage_keys = sorted(keys[o] for o in owners) if owners else []
 
 
 _PRINTABLE = re.compile(rb"[\x20-\x7e]")
