@@ -141,3 +141,19 @@ def test_a_huge_finish_time_does_not_stop_the_reading(tmp_path: Path) -> None:
     loaded = build_profile(_write(tmp_path, lines))
     assert loaded.quality.counts["out_of_range_value"] == 1
     assert loaded.task_end_events == 200
+
+
+def test_rows_kept_in_small_chunks_give_the_same_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunk boundaries (and Resubmitted ends reaching back into earlier chunks) change
+    nothing: the log with 50 Resubmitted ends, read with 7-row chunks."""
+    from perfmodel.dag import task_ingest
+
+    log = shared_eventlogs() / "tasks_executors_fail_compressed_eventlog.zstd"
+    whole = diagnose(build_profile(log)).to_json()
+    monkeypatch.setattr(task_ingest, "CHUNK_ROWS", 7)
+    loaded = build_profile(log)
+    assert loaded.task_end_reasons["Resubmitted"] == 50
+    assert int(loaded.profile.task_table().resubmitted.sum()) == 50
+    assert diagnose(loaded).to_json() == whole

@@ -93,6 +93,9 @@ _STATUS_COL, _FINISH_COL, _RESUB_COL = COL["status"], COL["finish_ms"], COL["res
 _FIRST_ID = COL["task_id"]
 """Columns task_id … getting_result_ms are range-checked too."""
 _NO_METRICS = (0.0, 0.0) + (0.0,) * (K - _FIRST_VALUE)
+CHUNK_ROWS = 16384
+"""Rows per chunk: `finish` turns one chunk at a time into columns and frees it, so the
+rows and the columns are never both whole in memory."""
 _DENSE_IDS = 1 << 26
 """Task ids below this find their row through a flat array; others (damage) a dict."""
 
@@ -162,6 +165,10 @@ class TaskAccumulator:
         self.on_new_stage = on_new_stage
         """Called with (stage id, attempt) when a task of a stage attempt is first seen."""
         self.rows = array("d")
+        """The rows since the last full chunk; full ones wait in `chunks`."""
+        self.chunks: list[array | None] = []
+        self._done_rows = 0
+        """Rows in `chunks`."""
         self.stage_keys: list[tuple[int, int]] = []
         self._stage_code: dict[tuple[int, int], int] = {}
         self._codes: dict[str, dict[str, int]] = {n: {} for n in CODE_FIELDS if n != "status"}
@@ -175,7 +182,15 @@ class TaskAccumulator:
         self.out_of_range = 0
 
     def __len__(self) -> int:
-        return len(self.rows) // K
+        return self._done_rows + len(self.rows) // K
+
+    def _row_buffer(self, row: int) -> tuple[array, int]:
+        """The chunk holding global ``row`` and the row's offset in it."""
+        if row >= self._done_rows:
+            return self.rows, (row - self._done_rows) * K
+        chunk = self.chunks[row // CHUNK_ROWS]
+        assert chunk is not None
+        return chunk, (row % CHUNK_ROWS) * K
 
     # -- ingest --------------------------------------------------------------------------
 
@@ -226,8 +241,7 @@ class TaskAccumulator:
         finish = info.finish_time
         row = self._row_of(task_id)
         if row >= 0:
-            rows = self.rows
-            base = row * K
+            rows, base = self._row_buffer(row)
             if status == _RESUBMITTED and not rows[base + _RESUB_COL]:
                 # Spark reports a lost map output as a second end of the same, already
                 # successful attempt; the work was done once, so its timing is kept.
@@ -275,6 +289,10 @@ class TaskAccumulator:
         except OverflowError:  # an integer too large for a float (damage): ±inf, clamped later
             del rows[size:]  # extend stopped part way
             rows.extend([as_float(v) for v in head + values])
+        if len(rows) >= CHUNK_ROWS * K:
+            self.chunks.append(rows)
+            self._done_rows += CHUNK_ROWS
+            self.rows = array("d")
 
     def never_ended(self) -> None:
         """Rows for attempts that started but never ended (the log stops mid-task)."""
@@ -307,32 +325,45 @@ class TaskAccumulator:
         """Sort the rows into stage attempts (in ``stages`` order, then launch time and task
         id), check their values, and give every stage attempt its `TaskTable`."""
         n = len(self)
-        data = np.frombuffer(self.rows, dtype=np.float64).reshape(n, K) if n else None
         position = {key: i for i, key in enumerate(stages)}
         stage_pos = np.array([position[k] for k in self.stage_keys] or [0], dtype=np.int64)
-        if data is None:
+        if n == 0:
             columns = TaskColumns.empty()
             for stage in stages.values():
                 stage.table = TaskTable(columns, 0, 0)
             return columns
-        self._check_values(data)
-        pos = stage_pos[data[:, COL["stage"]].astype(np.int64)]
-        order = np.lexsort((data[:, COL["task_id"]], data[:, COL["launch_ms"]], pos))
+        if len(self.rows):
+            self.chunks.append(self.rows)
+        self.rows = array("d")
+        dtypes = {name: np.float64 for name in FLOAT_FIELDS}
+        dtypes |= {name: np.int64 for name in INT_FIELDS}
+        dtypes |= {name: np.bool_ for name in BOOL_FIELDS}
+        dtypes |= {name: np.int32 for name in CODE_FIELDS}
+        dtypes["stage"] = np.int64
+        arrays: dict[str, np.ndarray] = {name: np.empty(n, dtype=t) for name, t in dtypes.items()}
+        lo = 0
+        for i, chunk in enumerate(self.chunks):
+            assert chunk is not None
+            data = np.frombuffer(chunk, dtype=np.float64).reshape(-1, K)
+            self._check_values(data)
+            hi = lo + len(data)
+            for name, column in arrays.items():
+                column[lo:hi] = (
+                    data[:, COL[name]] != 0.0 if column.dtype == np.bool_ else data[:, COL[name]]
+                )
+            del data
+            self.chunks[i] = None  # this chunk is columns now: free it
+            lo = hi
+        self.chunks = []
+        pos = stage_pos[arrays["stage"]]
+        order = np.lexsort((arrays["task_id"], arrays["launch_ms"], pos))
         pos = pos[order]
-        arrays: dict[str, np.ndarray] = {}
-        for name in FLOAT_FIELDS:
-            arrays[name] = data[order, COL[name]]
-        for name in INT_FIELDS:
-            arrays[name] = data[order, COL[name]].astype(np.int64)
-        for name in BOOL_FIELDS:
-            arrays[name] = data[order, COL[name]] != 0.0
-        for name in CODE_FIELDS:
-            arrays[name] = data[order, COL[name]].astype(np.int32)
+        for name in list(arrays):
+            arrays[name] = arrays[name][order]  # one column at a time: one copy at a time
         keys = np.array(self.stage_keys, dtype=np.int64).reshape(-1, 2)
-        codes = data[order, COL["stage"]].astype(np.int64)
+        codes = arrays.pop("stage")
         stage_id, stage_attempt = keys[codes, 0], keys[codes, 1]
-        del data
-        self.rows = array("d")  # the rows are columns now: free them
+        del codes
         new_row = np.empty(n, dtype=np.int64)
         new_row[order] = np.arange(n)
         strings = {name: list(table) for name, table in self._codes.items()}
