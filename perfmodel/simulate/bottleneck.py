@@ -26,6 +26,8 @@ RESOURCE_OF: dict[str, str] = {
 class _StageLike(Protocol):
     predicted_s: float
     component_s: dict[str, float]
+    vector: dict[str, float]
+    """`resource_shares` of ``component_s`` (made once per stage by the replay)."""
 
 
 def resource_totals(component_s: Mapping[str, float]) -> dict[str, float]:
@@ -57,7 +59,7 @@ def overall_bottleneck(stages: Iterable[_StageLike]) -> str:
     """The resource with the most stage-wall-time-weighted share over all stages."""
     weight: dict[str, float] = {}
     for stage in stages:
-        for res, share in resource_shares(stage.component_s).items():
+        for res, share in stage.vector.items():
             weight[res] = weight.get(res, 0.0) + share * stage.predicted_s
     if not weight:
         return "none"

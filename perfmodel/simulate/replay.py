@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.resources import ResourceVector
-from perfmodel.simulate.bottleneck import overall_bottleneck, resource_shares, stage_bottleneck
+from perfmodel.simulate.bottleneck import overall_bottleneck, resource_shares
 from perfmodel.simulate.config import (
     BaselineOverrides,
     ClusterConfig,
@@ -165,9 +165,8 @@ def replay_workload(
         )
     stages: list[StagePrediction] = []
     for i, (work, st) in enumerate(zip(workload.stages, times, strict=True)):
-        comp = {
-            name: float(v) / 1000.0 for name, v in zip(COMPONENTS, st.component_ms, strict=True)
-        }
+        comp = dict(zip(COMPONENTS, (v / 1000.0 for v in st.component_ms.tolist()), strict=True))
+        shares = resource_shares(comp)  # once per stage: the bottleneck is its first key
         stages.append(
             StagePrediction(
                 stage_id=work.key[0],
@@ -177,9 +176,9 @@ def replay_workload(
                 observed_s=work.observed_ms / 1000.0,
                 baseline_s=_stage_span(base_line, i) / 1000.0,
                 predicted_s=_stage_span(line, i) / 1000.0,
-                bottleneck=stage_bottleneck(comp),
+                bottleneck=next(iter(shares), "none"),
                 component_s=comp,
-                vector=resource_shares(comp),
+                vector=shares,
             )
         )
     return Prediction(
