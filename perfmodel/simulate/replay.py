@@ -22,7 +22,7 @@ from perfmodel.simulate.config import (
     apply_what_if,
     baseline_config,
 )
-from perfmodel.simulate.rescale import StageTimes, stage_times
+from perfmodel.simulate.rescale import StageTimes, all_stage_times
 from perfmodel.simulate.scheduler import Timeline, run_schedule
 from perfmodel.simulate.workload import COMPONENTS, Workload, compile_workload
 
@@ -136,7 +136,7 @@ class BaselineReplay:
 
 
 def replay_baseline(workload: Workload, base: ClusterConfig) -> BaselineReplay:
-    times = [stage_times(w, base, base) for w in workload.stages]
+    times = all_stage_times(workload.stages, base, base)
     line = run_schedule(
         workload, [t.durations.tolist() for t in times], slot_plan(workload, base, base)
     )
@@ -159,7 +159,7 @@ def replay_workload(
     if target == base:
         times, line = base_times, base_line
     else:
-        times = [stage_times(w, base, target) for w in workload.stages]
+        times = all_stage_times(workload.stages, base, target)
         line = run_schedule(
             workload, [t.durations.tolist() for t in times], slot_plan(workload, base, target)
         )
