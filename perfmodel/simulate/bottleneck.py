@@ -26,8 +26,9 @@ RESOURCE_OF: dict[str, str] = {
 class _StageLike(Protocol):
     predicted_s: float
     component_s: dict[str, float]
-    vector: dict[str, float]
-    """`resource_shares` of ``component_s`` (made once per stage by the replay)."""
+
+    @property
+    def vector(self) -> dict[str, float]: ...  # `resource_shares` of ``component_s``
 
 
 def resource_totals(component_s: Mapping[str, float]) -> dict[str, float]:

@@ -22,6 +22,7 @@ from perfmodel.simulate.config import (
     apply_what_if,
     baseline_config,
 )
+from perfmodel.simulate.laws import FloatArray
 from perfmodel.simulate.rescale import StageTimes, all_stage_times
 from perfmodel.simulate.scheduler import Timeline, run_schedule
 from perfmodel.simulate.workload import COMPONENTS, Workload, compile_workload
@@ -39,10 +40,21 @@ class StagePrediction:
     baseline_s: float
     predicted_s: float
     bottleneck: str
-    component_s: dict[str, float]
-    """Predicted task-time per component (summed over the stage's tasks)."""
-    vector: dict[str, float]
-    """Predicted share of task time per resource (cpu, memory, disk, network, ...)."""
+    component_ms: FloatArray
+    """Predicted task-time per component (ms, summed over the stage's tasks), in
+    `COMPONENTS` order: an array, not a dict, because the advice holds a prediction of
+    every stage for each of its changes at once (a dict per stage each was ~1 KB a stage)."""
+
+    @property
+    def component_s(self) -> dict[str, float]:
+        """Predicted task-time per component, in seconds."""
+        return dict(zip(COMPONENTS, (v / 1000.0 for v in self.component_ms.tolist()), strict=True))
+
+    @property
+    def vector(self) -> dict[str, float]:
+        """Predicted share of task time per resource (cpu, memory, disk, network, ...),
+        largest first."""
+        return resource_shares(self.component_s)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -166,7 +178,6 @@ def replay_workload(
     stages: list[StagePrediction] = []
     for i, (work, st) in enumerate(zip(workload.stages, times, strict=True)):
         comp = dict(zip(COMPONENTS, (v / 1000.0 for v in st.component_ms.tolist()), strict=True))
-        shares = resource_shares(comp)  # once per stage: the bottleneck is its first key
         stages.append(
             StagePrediction(
                 stage_id=work.key[0],
@@ -176,9 +187,8 @@ def replay_workload(
                 observed_s=work.observed_ms / 1000.0,
                 baseline_s=_stage_span(base_line, i) / 1000.0,
                 predicted_s=_stage_span(line, i) / 1000.0,
-                bottleneck=next(iter(shares), "none"),
-                component_s=comp,
-                vector=shares,
+                bottleneck=next(iter(resource_shares(comp)), "none"),
+                component_ms=st.component_ms,
             )
         )
     return Prediction(
