@@ -176,8 +176,11 @@ def replay_workload(
             workload, [t.durations.tolist() for t in times], slot_plan(workload, base, target)
         )
     stages: list[StagePrediction] = []
+    all_shares: list[dict[str, float]] = []
     for i, (work, st) in enumerate(zip(workload.stages, times, strict=True)):
         comp = dict(zip(COMPONENTS, (v / 1000.0 for v in st.component_ms.tolist()), strict=True))
+        shares = resource_shares(comp)
+        all_shares.append(shares)  # for the overall bottleneck; not kept per stage
         stages.append(
             StagePrediction(
                 stage_id=work.key[0],
@@ -187,7 +190,7 @@ def replay_workload(
                 observed_s=work.observed_ms / 1000.0,
                 baseline_s=_stage_span(base_line, i) / 1000.0,
                 predicted_s=_stage_span(line, i) / 1000.0,
-                bottleneck=next(iter(resource_shares(comp)), "none"),
+                bottleneck=next(iter(shares), "none"),
                 component_ms=st.component_ms,
             )
         )
@@ -198,7 +201,7 @@ def replay_workload(
         predicted_s=line.end_ms / 1000.0,
         config=target,
         baseline_config=base,
-        bottleneck=overall_bottleneck(stages),
+        bottleneck=overall_bottleneck(stages, all_shares),
         stages=stages,
         n_tasks=workload.n_tasks,
         notes=list(workload.notes),
