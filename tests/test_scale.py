@@ -14,7 +14,8 @@ import pytest
 
 from perfmodel.dag.model import ApplicationProfile, StageNode
 from perfmodel.dag.tasks import TaskTable
-from perfmodel.report.diagnosis import CRITICAL_SLACK_MS, critical_path, diagnose
+from perfmodel.report.critical_path import CRITICAL_SLACK_MS, critical_path
+from perfmodel.report.diagnosis import diagnose
 from perfmodel.simulate import replay
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 

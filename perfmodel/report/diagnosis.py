@@ -15,11 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from perfmodel.dag.decomposition import COMPONENTS, TimeDecomposition, decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageNode
 from perfmodel.dag.spark import LoadedProfile
-from perfmodel.dag.spark_metrics import SparkMetricColumns
-from perfmodel.dag.tasks import SUCCESS
+from perfmodel.report.critical_path import CriticalPath, critical_path
+from perfmodel.report.task_figures import BYTE_FIELDS, TaskFigures, median_of_sorted
 from perfmodel.simulate.replay import Prediction
 
 SCHEMA_VERSION = 1
@@ -163,94 +162,12 @@ class Diagnosis:
         return asdict(self)
 
 
-_BYTE_FIELDS = (
-    "input_bytes",
-    "output_bytes",
-    "shuffle_read_bytes",
-    "shuffle_write_bytes",
-    "memory_spill_bytes",
-    "disk_spill_bytes",
-)
-
-
-def segment_sums(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Sum of each consecutive segment of ``values`` (segments cover it in order; empty
-    ones sum to 0, which `np.add.reduceat` alone gets wrong)."""
-    out = np.zeros(len(starts), dtype=values.dtype)
-    full = lengths > 0
-    if full.any():
-        out[full] = np.add.reduceat(values, starts[full])
-    return out
-
-
-class _TaskFigures:
-    """Every stage's task figures, computed for all stages at once from the application's
-    task table (each stage attempt a consecutive row range of it), so a log with 20,000
-    stages costs a handful of array operations, not a few dozen per stage."""
-
-    def __init__(self, profile: ApplicationProfile) -> None:
-        table = profile.task_table()
-        self.table = table
-        self.parts = parts = decompose_table(table)
-        self.durations = durations = table.duration_ms
-        self.spark = SparkMetricColumns(table)
-        keys = list(profile.stages)
-        lengths = np.array([len(s.table) for s in profile.stages.values()], dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-        self.index = {key: i for i, key in enumerate(keys)}
-        self.bounds = (starts, lengths)
-        stage_of_row = np.repeat(np.arange(len(keys)), lengths)
-        ended = parts.ended
-        succeeded = ended & (table.col("status") == SUCCESS)
-        self.tasks_run = np.bincount(stage_of_row[ended], minlength=len(keys))
-        self.succeeded = np.bincount(stage_of_row[succeeded], minlength=len(keys))
-        self.cpu_measured = np.bincount(stage_of_row[parts.cpu_measured], minlength=len(keys))
-        self.bytes = {
-            name: segment_sums(np.where(ended, table.col(name), 0), starts, lengths)
-            for name in _BYTE_FIELDS
-        }
-        self.metric_sums = self.spark.segment_sums(starts, lengths)
-        # The components as one matrix (zeros where an attempt never ended: adding 0.0
-        # leaves a float sum unchanged, so per-stage sums equal the per-task loop's).
-        self.components = np.vstack([parts.component(name) for name in COMPONENTS])
-        # Successful attempts' durations sorted within each stage, stage after stage.
-        rows = np.flatnonzero(succeeded)
-        order = np.lexsort((durations[rows], stage_of_row[rows]))
-        self.sorted_durations = durations[rows][order]
-        counts = self.succeeded
-        self.duration_starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-
-    def total(self, i: int) -> TimeDecomposition:
-        lo, n = int(self.bounds[0][i]), int(self.bounds[1][i])
-        out = TimeDecomposition()
-        if n == 0 or self.tasks_run[i] == 0:
-            return out
-        sums = np.cumsum(self.components[:, lo : lo + n], axis=1)[:, -1].tolist()
-        for name, value in zip(COMPONENTS, sums, strict=True):
-            setattr(out, name, value)
-        out.cpu_measured = bool(self.cpu_measured[i])
-        return out
-
-    def successful_durations(self, i: int) -> list[float]:
-        lo = int(self.duration_starts[i])
-        return self.sorted_durations[lo : lo + int(self.succeeded[i])].tolist()
-
-
-def _median(sorted_values: list[float]) -> float:
-    """`statistics.median` of values already sorted (the same arithmetic)."""
-    n = len(sorted_values)
-    if n == 0:
-        return 0.0
-    i = n // 2
-    return sorted_values[i] if n % 2 else (sorted_values[i - 1] + sorted_values[i]) / 2
-
-
-def _stage_diagnosis(stage: StageNode, app_ms: float, f: _TaskFigures) -> StageDiagnosis:
+def _stage_diagnosis(stage: StageNode, app_ms: float, f: TaskFigures) -> StageDiagnosis:
     i = f.index[stage.key]
     total = f.total(i)
     durations = f.successful_durations(i)
     tasks_run = int(f.tasks_run[i])
-    median = _median(durations)
+    median = median_of_sorted(durations)
     longest = durations[-1] if durations else 0.0
     skew = longest / median if len(durations) >= 2 and median > 0 else None
     threshold = max(median * STRAGGLER_FACTOR, median + STRAGGLER_MIN_EXCESS_MS)
@@ -259,7 +176,7 @@ def _stage_diagnosis(stage: StageNode, app_ms: float, f: _TaskFigures) -> StageD
     decomposition = {k: v / 1000.0 for k, v in total.as_dict().items()}
     dominant = max(shares.items(), key=lambda kv: kv[1])[0] if total.total_ms > 0 else None
     duration = stage.duration_ms
-    sums = {name: int(f.bytes[name][i]) for name in _BYTE_FIELDS}
+    sums = {name: int(f.bytes[name][i]) for name in BYTE_FIELDS}
     return StageDiagnosis(
         stage_id=stage.stage_id,
         attempt=stage.attempt,
@@ -288,113 +205,6 @@ def _stage_diagnosis(stage: StageNode, app_ms: float, f: _TaskFigures) -> StageD
         share_of_app=duration / app_ms if app_ms > 0 else 0.0,
         spark_metrics={name: int(v[i]) for name, v in f.metric_sums.items()},
     )
-
-
-CRITICAL_SLACK_MS = 5.0
-"""Stages finishing this close before another's submission count as having held it up."""
-
-
-@dataclass(slots=True)
-class CriticalPath:
-    stage_ids: list[int]
-    stage_s: float
-    """Wall time of the stages on the path."""
-    gaps_s: float
-    """Time on the path between one stage's end and the next one's start: driver work,
-    job submission, scheduling (and, before the first stage, application start-up)."""
-
-
-def critical_path(profile: ApplicationProfile) -> CriticalPath:
-    """The chain of stage attempts that determined when the application finished.
-
-    Walks back from the last stage to finish: each step goes to the stage that finished
-    last before the current one was submitted, preferring the current stage's parents
-    (a data dependency) over stages of earlier jobs (a driver-side sequence). What lies
-    between the stages on the chain is driver time, reported separately, so the path
-    explains the whole run rather than only the stages that happened to be linked.
-
-    One pass in completion order: the candidates of a step are a prefix of the attempts
-    sorted by completion time (found by bisection), stages already on the chain are
-    skipped through a union-find of "next lower index still free", and the step's choice
-    is either one of the current stage's parents (looked up by id) or the best of the
-    attempts that finished at the latest time (a per-time queue that only moves forward),
-    so a log with 20,000 stages takes milliseconds, not hours.
-    """
-    ran = [
-        s
-        for s in profile.stages.values()
-        if s.submit_ms is not None and s.complete_ms is not None and s.status != "SKIPPED"
-    ]
-    if not ran:
-        return CriticalPath([], 0.0, 0.0)
-    ran.sort(key=lambda s: s.complete_ms or 0.0)  # stable: ties keep the profile's order
-    done = [s.complete_ms or 0.0 for s in ran]
-    n = len(ran)
-    free = list(range(n))  # leads (path halving) to the highest index ≤ i off the chain, or -1
-
-    def highest_free(i: int) -> int:
-        while i >= 0 and free[i] != i:
-            free[i] = free[free[i]] if free[i] >= 0 else -1
-            i = free[i]
-        return i
-
-    def take(i: int) -> None:
-        free[i] = i - 1
-
-    # Attempts that finished at one time, best first: highest stage id, then earliest in
-    # completion order (what max() over the sorted list picks among equal keys).
-    same_time: dict[float, list[int]] = {}
-    for i, t in enumerate(done):
-        same_time.setdefault(t, []).append(i)
-    for group in same_time.values():
-        group.sort(key=lambda i: (-ran[i].stage_id, i))
-    head = dict.fromkeys(same_time, 0)
-    on_chain = [False] * n
-    positions: dict[int, list[int]] = {}
-    for i, s in enumerate(ran):
-        positions.setdefault(s.stage_id, []).append(i)
-
-    current = n - 1
-    chain = [current]
-    on_chain[current] = True
-    take(current)
-    while True:
-        submit = ran[current].submit_ms or 0.0
-        top = highest_free(bisect_right(done, submit + CRITICAL_SLACK_MS) - 1)
-        if top < 0:
-            break
-        latest = done[top]
-        floor = latest - CRITICAL_SLACK_MS
-        best = -1
-        for parent in set(ran[current].parent_stage_ids):
-            for i in positions.get(parent, ()):
-                if on_chain[i] or i > top or done[i] < floor:
-                    continue
-                if best < 0 or (done[i], ran[i].stage_id, -i) > (
-                    done[best],
-                    ran[best].stage_id,
-                    -best,
-                ):
-                    best = i
-        if best < 0:
-            group = same_time[latest]
-            k = head[latest]
-            while on_chain[group[k]]:
-                k += 1
-            head[latest] = k
-            best = group[k]
-        current = best
-        chain.append(current)
-        on_chain[current] = True
-        take(current)
-    stages = [ran[i] for i in reversed(chain)]
-    stage_ms = sum(s.duration_ms for s in stages)
-    gaps_ms = 0.0
-    if profile.start_ms is not None and stages[0].submit_ms is not None:
-        gaps_ms += max(0.0, stages[0].submit_ms - profile.start_ms)
-    for prev, nxt in zip(stages, stages[1:], strict=False):
-        gaps_ms += max(0.0, (nxt.submit_ms or 0.0) - (prev.complete_ms or 0.0))
-    return CriticalPath([s.stage_id for s in stages], stage_ms / 1000.0, gaps_ms / 1000.0)
 
 
 def _cut(text: str, width: int) -> str:
@@ -480,7 +290,7 @@ def diagnose(
     bottleneck = baseline.bottleneck if baseline is not None else None
     model_error = baseline.model_error if baseline is not None else None
     app_ms = p.duration_ms
-    figures = _TaskFigures(p)
+    figures = TaskFigures(p)
     stages = [
         _stage_diagnosis(s, app_ms, figures) for s in sorted(p.stages.values(), key=lambda s: s.key)
     ]
