@@ -126,8 +126,11 @@ class StageNode:
     log ends before it ran)."""
     failure_reason: str | None = None
     details: str = ""
-    operations: nx.DiGraph = field(default_factory=nx.DiGraph)
-    """Operation graph: nodes are op ids with attribute ``op`` (OperationNode)."""
+    op_nodes: list[OperationNode] = field(default_factory=list)
+    """Its operations (RDDs), in the order the log lists them; `operations` is their graph."""
+    graph_cache: nx.DiGraph | None = field(default=None, repr=False, compare=False)
+    """`operations`, once asked for: a networkx graph costs ~4 KB a stage, which a log
+    of 100,000 stages should not pay unless something walks its operations."""
     table: TaskTable = field(default_factory=lambda: _empty_table())
     """Its task attempts as columns, in launch order (see `perfmodel.dag.tasks`)."""
     accumulable_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -161,6 +164,22 @@ class StageNode:
         if np.isnan(finish).all():
             return 0.0
         return max(0.0, float(np.nanmax(finish)) - float(table.launch_ms.min()))
+
+    @property
+    def operations(self) -> nx.DiGraph:
+        """Operation graph: nodes are op ids with attribute ``op`` (OperationNode), edges
+        parent → child within the stage. Made on first access from `op_nodes`."""
+        if self.graph_cache is None:
+            g = nx.DiGraph()
+            ids = {op.op_id for op in self.op_nodes}
+            for op in self.op_nodes:
+                g.add_node(op.op_id, op=op)
+            for op in self.op_nodes:
+                for parent in op.parent_ids:
+                    if parent in ids:
+                        g.add_edge(parent, op.op_id)
+            self.graph_cache = g
+        return self.graph_cache
 
     def operation(self, op_id: int) -> OperationNode:
         return self.operations.nodes[op_id]["op"]

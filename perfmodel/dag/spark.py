@@ -451,7 +451,7 @@ class _ProfileBuilder:
             graph.add_edge(parent, info.stage_id)
         if info.details:
             stage.details = intern(info.details)
-        if info.rdd_info and stage.operations.number_of_nodes() == 0:
+        if info.rdd_info and not stage.op_nodes:
             self._operations(stage, info.rdd_info)
         if not declare_only:
             stage.name = info.name or stage.name
@@ -459,26 +459,20 @@ class _ProfileBuilder:
         return stage
 
     def _operations(self, stage: StageNode, rdds: list[ev.RddInfoJson]) -> None:
-        g = stage.operations
-        ids = {r.rdd_id for r in rdds}
-        for r in rdds:
-            level = r.storage_level
-            g.add_node(
-                r.rdd_id,
-                op=OperationNode(
-                    op_id=r.rdd_id,
-                    name=intern(r.name),
-                    scope_name=_scope_name(r.scope),
-                    call_site=intern(r.callsite),
-                    parent_ids=list(r.parent_ids),
-                    num_partitions=r.num_partitions,
-                    cached=bool(level and (level.use_memory or level.use_disk)),
+        stage.op_nodes = [
+            OperationNode(
+                op_id=r.rdd_id,
+                name=intern(r.name),
+                scope_name=_scope_name(r.scope),
+                call_site=intern(r.callsite),
+                parent_ids=list(r.parent_ids),
+                num_partitions=r.num_partitions,
+                cached=bool(
+                    r.storage_level and (r.storage_level.use_memory or r.storage_level.use_disk)
                 ),
             )
-        for r in rdds:
-            for parent in r.parent_ids:
-                if parent in ids:
-                    g.add_edge(parent, r.rdd_id)
+            for r in rdds
+        ]
 
     def _stage_submitted(self, e: ev.StageSubmitted) -> None:
         info = e.stage_info
