@@ -10,9 +10,13 @@ sub-millisecond precision matters); durations are milliseconds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
+import numpy as np
+
+if TYPE_CHECKING:
+    from perfmodel.dag.tasks import TaskTable
 
 StageKey = tuple[int, int]
 """(stage id, attempt number): a stage attempt is the unit that runs tasks."""
@@ -122,11 +126,27 @@ class StageNode:
     log ends before it ran)."""
     failure_reason: str | None = None
     details: str = ""
-    operations: nx.DiGraph = field(default_factory=nx.DiGraph)
-    """Operation graph: nodes are op ids with attribute ``op`` (OperationNode)."""
-    tasks: list[TaskRun] = field(default_factory=list)
-    accumulable_ids: set[int] = field(default_factory=set)
-    """Metric ids updated by this stage; links query-plan operators to the stage."""
+    op_nodes: list[OperationNode] = field(default_factory=list)
+    """Its operations (RDDs), in the order the log lists them; `operations` is their graph."""
+    graph_cache: nx.DiGraph | None = field(default=None, repr=False, compare=False)
+    """`operations`, once asked for: a networkx graph costs ~4 KB a stage, which a log
+    of 100,000 stages should not pay unless something walks its operations."""
+    table: TaskTable = field(default_factory=lambda: _empty_table())
+    """Its task attempts as columns, in launch order (see `perfmodel.dag.tasks`)."""
+    accumulable_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Metric ids updated by this stage, sorted, unique (an array: 8 bytes an id, where a
+    set took ~60); links query-plan operators to the stage."""
+
+    @property
+    def tasks(self) -> list[TaskRun]:
+        """Its task attempts as objects, made on each access from `table` (cold paths)."""
+        return self.table.runs()
+
+    @tasks.setter
+    def tasks(self, runs: list[TaskRun]) -> None:
+        from perfmodel.dag.tasks import TaskTable
+
+        self.table = TaskTable.from_runs(runs)
 
     @property
     def key(self) -> StageKey:
@@ -137,13 +157,38 @@ class StageNode:
         """Submit-to-complete wall time, falling back to the span of its tasks."""
         if self.submit_ms is not None and self.complete_ms is not None:
             return max(0.0, self.complete_ms - self.submit_ms)
-        ends = [t.finish_ms for t in self.tasks if t.finish_ms is not None]
-        if not ends or not self.tasks:
+        table = self.table
+        if not len(table):
             return 0.0
-        return max(0.0, max(ends) - min(t.launch_ms for t in self.tasks))
+        finish = table.finish_ms
+        if np.isnan(finish).all():
+            return 0.0
+        return max(0.0, float(np.nanmax(finish)) - float(table.launch_ms.min()))
+
+    @property
+    def operations(self) -> nx.DiGraph:
+        """Operation graph: nodes are op ids with attribute ``op`` (OperationNode), edges
+        parent → child within the stage. Made on first access from `op_nodes`."""
+        if self.graph_cache is None:
+            g = nx.DiGraph()
+            ids = {op.op_id for op in self.op_nodes}
+            for op in self.op_nodes:
+                g.add_node(op.op_id, op=op)
+            for op in self.op_nodes:
+                for parent in op.parent_ids:
+                    if parent in ids:
+                        g.add_edge(parent, op.op_id)
+            self.graph_cache = g
+        return self.graph_cache
 
     def operation(self, op_id: int) -> OperationNode:
         return self.operations.nodes[op_id]["op"]
+
+
+def _empty_table() -> TaskTable:
+    from perfmodel.dag.tasks import TaskTable
+
+    return TaskTable.empty()
 
 
 @dataclass(slots=True)
@@ -295,8 +340,15 @@ class ApplicationProfile:
         return max(0.0, self.end_ms - self.start_ms)
 
     def tasks(self) -> list[TaskRun]:
-        """All task attempts of all stage attempts."""
-        return [t for s in self.stages.values() for t in s.tasks]
+        """All task attempts of all stage attempts, as objects (cold paths: see `task_table`)."""
+        return self.task_table().runs()
+
+    def task_table(self) -> TaskTable:
+        """All task attempts of all stage attempts as one table, in stage order (a view of
+        the built profile's columns, no copy)."""
+        from perfmodel.dag.tasks import concat_tables
+
+        return concat_tables([s.table for s in self.stages.values()])
 
     def latest_attempts(self) -> dict[int, StageNode]:
         """For each stage id, its last attempt: the one whose output later stages used."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode
+from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
 
 TASK_THREAD_PREFIX = "Executor task launch worker"
 
@@ -129,12 +129,16 @@ def attribute_samples(profile: ApplicationProfile, samples: pa.Table) -> SampleP
     method = np.where(task >= 0, "plugin", "outside").astype(object)
 
     window_rows = _window_candidates(samples, task)
-    tasks_by_id = {t.task_id: t for t in profile.tasks()}
+    all_runs = profile.tasks()  # made once: a bundle's tasks, grouped by executor below
+    tasks_by_id = {t.task_id: t for t in all_runs}
+    runs_of: dict[str, list[TaskRun]] = {}
+    for t in all_runs:
+        runs_of.setdefault(t.executor_id, []).append(t)
     if window_rows.size:
         executors = np.array(samples.column("executor_id").to_pylist(), dtype=object)
         for executor in {e for e in executors[window_rows] if e is not None}:
             rows = window_rows[executors[window_rows] == executor]
-            runs = [t for t in profile.tasks() if t.executor_id == executor]
+            runs = runs_of.get(executor, [])
             _place_by_window(rows, ts, runs, profile, task, stage, attempt, method)
     unknown = [int(t) for t in set(task[task >= 0].tolist()) if int(t) not in tasks_by_id]
     if unknown:

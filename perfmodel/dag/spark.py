@@ -7,7 +7,6 @@ and line number and skipped; the rest is still analysed.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import json
 import re
@@ -15,11 +14,12 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from operator import attrgetter
+from functools import lru_cache
 from pathlib import Path
 from sys import intern
 
 import msgspec
+import numpy as np
 
 from perfmodel.dag.model import (
     ApplicationProfile,
@@ -30,10 +30,9 @@ from perfmodel.dag.model import (
     PlanNode,
     QueryNode,
     StageNode,
-    TaskMetrics,
-    TaskRun,
 )
 from perfmodel.dag.spark_config import resolve_resources
+from perfmodel.dag.task_ingest import MAX_VALUE, TaskAccumulator, as_float
 from perfmodel.errors import NotAnEventLogError
 from perfmodel.profile import spark_events as ev
 from perfmodel.profile.bundle import find_event_log, is_bundle, load_resources, read_manifest
@@ -49,13 +48,6 @@ from perfmodel.profile.quality import DataQuality
 
 SNIFF_LINES = 200
 """Lines read before a file with no Spark event in them is declared not an event log."""
-
-_END_REASON_STATUS = {
-    "Success": "SUCCESS",
-    "TaskKilled": "KILLED",
-    "TaskKilledException": "KILLED",
-    "Resubmitted": "RESUBMITTED",
-}
 
 
 @dataclass(slots=True)
@@ -104,9 +96,8 @@ def build_profile(
 def _gc_paused() -> Iterator[None]:
     """Hold off the cyclic garbage collector while the DAG is built.
 
-    Ingest allocates two tracked objects per task (`TaskRun`, `TaskMetrics`) and frees
-    no cycles, so every collection is wasted work, and the full ones walk the whole
-    growing DAG again and again: a fifth of the ingest time on a 120k-task log. Nothing
+    Ingest allocates tracked objects per event and frees no cycles, so every collection
+    is wasted work, and the full ones walk the whole growing DAG again and again. Nothing
     is left for the collector afterwards either (decoded events are freed by reference
     counting), so pausing it costs no memory.
     """
@@ -141,125 +132,31 @@ def _reason_text(reason: ev.TaskEndReasonJson) -> str:
     return ": ".join(parts)
 
 
+@lru_cache(maxsize=4096)
 def _scope_name(scope: str | None) -> str:
     if not scope:
         return ""
     try:
         data = json.loads(scope)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
         return ""
-    return str(data.get("name", "")) if isinstance(data, dict) else ""
-
-
-_LAUNCH_ORDER = attrgetter("launch_ms", "task_id")
-
-_NO_SHUFFLE_READ = ev.ShuffleReadJson()
-_NO_SHUFFLE_WRITE = ev.ShuffleWriteJson()
-_NO_INPUT = ev.InputJson()
-_NO_OUTPUT = ev.OutputJson()
-
-
-_TASK_METRICS_FIELDS = (
-    "reported",
-    "run_ms",
-    "cpu_ms",
-    "has_cpu_time",
-    "deserialize_ms",
-    "result_serialize_ms",
-    "gc_ms",
-    "shuffle_fetch_wait_ms",
-    "shuffle_write_ms",
-    "input_bytes",
-    "input_records",
-    "output_bytes",
-    "output_records",
-    "shuffle_read_bytes",
-    "shuffle_remote_read_bytes",
-    "shuffle_read_records",
-    "shuffle_write_bytes",
-    "shuffle_write_records",
-    "memory_spill_bytes",
-    "disk_spill_bytes",
-    "peak_execution_memory",
-    "result_size",
-)
-_TASK_RUN_FIELDS = (
-    "task_id",
-    "index",
-    "attempt",
-    "stage_id",
-    "stage_attempt",
-    "executor_id",
-    "host",
-    "launch_ms",
-    "finish_ms",
-    "getting_result_ms",
-    "status",
-    "failure_reason",
-    "locality",
-    "speculative",
-    "resubmitted",
-    "task_type",
-    "metrics",
-)
-# The per-task constructors below pass arguments by position: with twenty-odd fields a
-# keyword call costs three times as much (CPython matches each keyword by a linear scan).
-# Positions are only safe while the model's field order is the one written here.
-for _cls, _names in ((TaskMetrics, _TASK_METRICS_FIELDS), (TaskRun, _TASK_RUN_FIELDS)):
-    if tuple(f.name for f in dataclasses.fields(_cls)) != _names:
-        raise RuntimeError(
-            f"perfmodel.dag.model.{_cls.__name__} fields changed: update the positional "
-            f"{_cls.__name__}(...) calls in {__name__} and their field list"
-        )
-
-
-def _metrics(m: ev.TaskMetricsJson | None) -> TaskMetrics:
-    """Flatten Spark's nested task metrics (one call per task: one positional constructor,
-    in `_TASK_METRICS_FIELDS` order)."""
-    if m is None:
-        return TaskMetrics(False)
-    sr = m.shuffle_read or _NO_SHUFFLE_READ
-    sw = m.shuffle_write or _NO_SHUFFLE_WRITE
-    inp = m.input or _NO_INPUT
-    out = m.output or _NO_OUTPUT
-    cpu_ns = m.cpu_time_ns
-    remote = sr.remote_bytes
-    return TaskMetrics(
-        True,
-        float(m.run_time),
-        cpu_ns / 1e6 if cpu_ns is not None else 0.0,
-        cpu_ns is not None,
-        float(m.deserialize_time),
-        float(m.result_serialization_time),
-        float(m.gc_time),
-        float(sr.fetch_wait),
-        sw.write_time_ns / 1e6,
-        inp.bytes_read,
-        inp.records,
-        out.bytes_written,
-        out.records,
-        remote + sr.local_bytes,
-        remote,
-        sr.records,
-        sw.bytes_written,
-        sw.records,
-        m.memory_spilled,
-        m.disk_spilled,
-        m.peak_execution_memory,
-        m.result_size,
-    )
+    return intern(str(data.get("name", ""))) if isinstance(data, dict) else ""
 
 
 def _plan(info: ev.SparkPlanInfoJson) -> PlanNode:
     """Convert a plan tree iteratively: deep plans must not hit Python's recursion limit."""
-    root = PlanNode(name=info.node_name)
+    # Names repeat in every query of a log (and metric names in every operator): interned,
+    # a log of thousands of queries keeps one copy of each.
+    root = PlanNode(name=intern(info.node_name))
     stack: list[tuple[ev.SparkPlanInfoJson, PlanNode]] = [(info, root)]
     while stack:
         src, node = stack.pop()
-        node.description = src.simple_string
-        node.metric_ids = {m.accumulator_id: m.name for m in src.metrics if m.accumulator_id >= 0}
+        node.description = intern(src.simple_string)
+        node.metric_ids = {
+            m.accumulator_id: intern(m.name) for m in src.metrics if m.accumulator_id >= 0
+        }
         for child in src.children:
-            child_node = PlanNode(name=child.node_name)
+            child_node = PlanNode(name=intern(child.node_name))
             node.children.append(child_node)
             stack.append((child, child_node))
     return root
@@ -276,15 +173,17 @@ class _ProfileBuilder:
             framework="spark",
             source=str(source.path),
         )
-        self.tasks: dict[int, TaskRun] = {}
-        self.started: dict[int, ev.TaskStart] = {}
-        """Task id → start event of tasks whose end has not been seen (yet)."""
-        self.task_end_events = 0
-        self.task_end_reasons: dict[str, int] = {}
+        self.quality = DataQuality()
+        self.tasks = TaskAccumulator(self.quality, self._stage_of_task)
+        self._stage_jobs: dict[tuple[int, int], set[int]] = {}
+        """Stage attempt → its job ids (a set beside `StageNode.job_ids`: a stage that many
+        jobs declare must not cost a list scan per declaration)."""
+        self._query_jobs: dict[int, set[int]] = {}
+        """Query id → ids of the jobs that ran it (from the jobs' properties)."""
+        self._attempts_of: dict[int, list[StageNode]] = {}
         self.header_lines = 0
         self._first_problem: LogProblem | None = None
         self._seen_lines = 0
-        self._last_stage: StageNode | None = None
         self.orphan_job_ends: list[int] = []
         self.valid_events = 0
         self.last_time_ms: float | None = None
@@ -404,6 +303,16 @@ class _ProfileBuilder:
         if ms and (self.last_time_ms is None or ms > self.last_time_ms):
             self.last_time_ms = float(ms)
 
+    def _ms(self, value: int, what: str) -> float:
+        """A timestamp as a float, clamped into [0, MAX_VALUE] (and counted) when damaged."""
+        if 0 <= value <= MAX_VALUE:
+            return float(value)
+        self.quality.add("out_of_range_value", what)
+        return 0.0 if value < 0 else MAX_VALUE
+
+    def _ms_or_none(self, value: int | None, what: str) -> float | None:
+        return None if value is None else self._ms(value, what)
+
     # -- application-level events --------------------------------------------------
 
     def _log_start(self, e: ev.LogStart) -> None:
@@ -416,14 +325,14 @@ class _ProfileBuilder:
             p.app_id = e.app_id
         if e.attempt_id:
             p.attempt = e.attempt_id
-        p.start_ms = float(e.timestamp)
+        p.start_ms = self._ms(e.timestamp, "application start time")
         p.user = e.user
-        self._seen_time(e.timestamp)
+        self._seen_time(p.start_ms)
 
     def _app_end(self, e: ev.ApplicationEnd) -> None:
-        self.profile.end_ms = float(e.timestamp)
+        self.profile.end_ms = self._ms(e.timestamp, "application end time")
         self.profile.complete = True
-        self._seen_time(e.timestamp)
+        self._seen_time(self.profile.end_ms)
 
     def _environment(self, e: ev.EnvironmentUpdate) -> None:
         props = e.spark_properties
@@ -442,17 +351,17 @@ class _ProfileBuilder:
             self.profile.executors[e.executor_id] = ex
         ex.host = e.info.host or ex.host
         ex.cores = e.info.total_cores
-        ex.added_ms = float(e.timestamp)
-        self._seen_time(e.timestamp)
+        ex.added_ms = self._ms(e.timestamp, f"executor {e.executor_id} added time")
+        self._seen_time(ex.added_ms)
 
     def _executor_removed(self, e: ev.ExecutorRemoved) -> None:
         ex = self.profile.executors.get(e.executor_id)
         if ex is None:
             ex = ExecutorInfo(executor_id=e.executor_id, host="")
             self.profile.executors[e.executor_id] = ex
-        ex.removed_ms = float(e.timestamp)
+        ex.removed_ms = self._ms(e.timestamp, f"executor {e.executor_id} removed time")
         ex.removed_reason = e.reason
-        self._seen_time(e.timestamp)
+        self._seen_time(ex.removed_ms)
 
     def _block_manager_added(self, e: ev.BlockManagerAdded) -> None:
         bm = e.block_manager
@@ -460,18 +369,26 @@ class _ProfileBuilder:
         if ex is None:
             ex = ExecutorInfo(executor_id=bm.executor_id, host=bm.host)
             if e.timestamp is not None:
-                ex.added_ms = float(e.timestamp)
+                ex.added_ms = self._ms(e.timestamp, f"executor {bm.executor_id} added time")
             self.profile.executors[bm.executor_id] = ex
         if e.max_memory is not None:
             ex.memory_bytes = e.max_memory
 
     # -- jobs and stages ---------------------------------------------------------------
 
+    def _add_job_to_stage(self, stage: StageNode, job_id: int) -> None:
+        jobs = self._stage_jobs.get(stage.key)
+        if jobs is None:
+            jobs = self._stage_jobs[stage.key] = set(stage.job_ids)
+        if job_id not in jobs:
+            jobs.add(job_id)
+            stage.job_ids.append(job_id)
+
     def _job_start(self, e: ev.JobStart) -> None:
         job = JobNode(job_id=e.job_id, stage_ids=list(e.stage_ids))
         if e.submission_time is not None:
-            job.submit_ms = float(e.submission_time)
-            self._seen_time(e.submission_time)
+            job.submit_ms = self._ms(e.submission_time, f"job {e.job_id} submission time")
+            self._seen_time(job.submit_ms)
         props = e.properties or {}
         sql_id = props.get("spark.sql.execution.id")
         if sql_id not in (None, ""):
@@ -485,11 +402,11 @@ class _ProfileBuilder:
         self.profile.jobs[e.job_id] = job
         for info in e.stage_infos:
             stage = self._stage_from_info(info, declare_only=True)
-            if e.job_id not in stage.job_ids:
-                stage.job_ids.append(e.job_id)
+            self._add_job_to_stage(stage, e.job_id)
         if not job.stage_ids:
             job.stage_ids = [info.stage_id for info in e.stage_infos]
         if job.query_id is not None:
+            self._query_jobs.setdefault(job.query_id, set()).add(e.job_id)
             query = self.profile.queries.get(job.query_id)
             if query is not None and e.job_id not in query.job_ids:
                 query.job_ids.append(e.job_id)
@@ -502,8 +419,11 @@ class _ProfileBuilder:
             self.orphan_job_ends.append(e.job_id)
             return
         if e.completion_time is not None:
-            job.complete_ms = float(e.completion_time)
-            self._seen_time(e.completion_time)
+            job.complete_ms = self._ms(e.completion_time, f"job {e.job_id} completion time")
+            self._seen_time(job.complete_ms)
+            if job.submit_ms is not None and job.complete_ms < job.submit_ms:
+                self.quality.add("impossible_times", f"job {e.job_id} ends before it starts")
+                job.complete_ms = job.submit_ms
         result = e.job_result.result
         job.result = "SUCCEEDED" if result == "JobSucceeded" else "FAILED"
         if job.result == "FAILED":
@@ -513,17 +433,17 @@ class _ProfileBuilder:
             else:
                 job.failure_reason = result or None
 
+    def _new_stage(self, stage_id: int, attempt: int, name: str, num_tasks: int) -> StageNode:
+        stage = StageNode(stage_id=stage_id, attempt=attempt, name=name, num_tasks=num_tasks)
+        self.profile.stages[(stage_id, attempt)] = stage
+        self._attempts_of.setdefault(stage_id, []).append(stage)
+        return stage
+
     def _stage_from_info(self, info: ev.StageInfoJson, declare_only: bool = False) -> StageNode:
         key = (info.stage_id, info.attempt)
         stage = self.profile.stages.get(key)
         if stage is None:
-            stage = StageNode(
-                stage_id=info.stage_id,
-                attempt=info.attempt,
-                name=info.name,
-                num_tasks=info.num_tasks,
-            )
-            self.profile.stages[key] = stage
+            stage = self._new_stage(info.stage_id, info.attempt, info.name, info.num_tasks)
         graph = self.profile.stage_graph
         graph.add_node(info.stage_id)
         parents = info.parent_ids if info.parent_ids is not None else []
@@ -531,8 +451,8 @@ class _ProfileBuilder:
         for parent in parents:
             graph.add_edge(parent, info.stage_id)
         if info.details:
-            stage.details = info.details
-        if info.rdd_info and stage.operations.number_of_nodes() == 0:
+            stage.details = intern(info.details)
+        if info.rdd_info and not stage.op_nodes:
             self._operations(stage, info.rdd_info)
         if not declare_only:
             stage.name = info.name or stage.name
@@ -540,143 +460,70 @@ class _ProfileBuilder:
         return stage
 
     def _operations(self, stage: StageNode, rdds: list[ev.RddInfoJson]) -> None:
-        g = stage.operations
-        ids = {r.rdd_id for r in rdds}
-        for r in rdds:
-            level = r.storage_level
-            g.add_node(
-                r.rdd_id,
-                op=OperationNode(
-                    op_id=r.rdd_id,
-                    name=r.name,
-                    scope_name=_scope_name(r.scope),
-                    call_site=r.callsite,
-                    parent_ids=list(r.parent_ids),
-                    num_partitions=r.num_partitions,
-                    cached=bool(level and (level.use_memory or level.use_disk)),
+        stage.op_nodes = [
+            OperationNode(
+                op_id=r.rdd_id,
+                name=intern(r.name),
+                scope_name=_scope_name(r.scope),
+                call_site=intern(r.callsite),
+                parent_ids=list(r.parent_ids),
+                num_partitions=r.num_partitions,
+                cached=bool(
+                    r.storage_level and (r.storage_level.use_memory or r.storage_level.use_disk)
                 ),
             )
-        for r in rdds:
-            for parent in r.parent_ids:
-                if parent in ids:
-                    g.add_edge(parent, r.rdd_id)
+            for r in rdds
+        ]
 
     def _stage_submitted(self, e: ev.StageSubmitted) -> None:
         info = e.stage_info
         stage = self._stage_from_info(info)
         stage.status = "RUNNING"
         if info.submission_time is not None:
-            stage.submit_ms = float(info.submission_time)
-            self._seen_time(info.submission_time)
+            stage.submit_ms = self._ms(info.submission_time, f"stage {info.stage_id} submit")
+            self._seen_time(stage.submit_ms)
 
     def _stage_completed(self, e: ev.StageCompleted) -> None:
         info = e.stage_info
         stage = self._stage_from_info(info)
+        what = f"stage {info.stage_id}"
         if info.submission_time is not None:
-            stage.submit_ms = float(info.submission_time)
+            stage.submit_ms = self._ms(info.submission_time, f"{what} submission time")
         if info.completion_time is not None:
-            stage.complete_ms = float(info.completion_time)
-            self._seen_time(info.completion_time)
+            stage.complete_ms = self._ms(info.completion_time, f"{what} completion time")
+            self._seen_time(stage.complete_ms)
+            if stage.submit_ms is not None and stage.complete_ms < stage.submit_ms:
+                self.quality.add("impossible_times", f"{what} ends before it starts")
+                stage.complete_ms = stage.submit_ms
         stage.status = "FAILED" if info.failure_reason else "COMPLETE"
         if info.failure_reason:
             stage.failure_reason = info.failure_reason.splitlines()[0][:300]
-        stage.accumulable_ids.update(a.acc_id for a in info.accumulables)
+        if info.accumulables:
+            ids = np.unique(np.array([a.acc_id for a in info.accumulables], dtype=np.int64))
+            stage.accumulable_ids = np.union1d(stage.accumulable_ids, ids)
 
     # -- tasks -----------------------------------------------------------------------------
 
     def _stage_of_task(self, stage_id: int, stage_attempt: int) -> StageNode:
-        last = self._last_stage
-        if last is not None and last.stage_id == stage_id and last.attempt == stage_attempt:
-            return last  # consecutive task events mostly belong to one stage
+        """The stage attempt of a task, declared here if the log never announced it."""
         stage = self.profile.stages.get((stage_id, stage_attempt))
         if stage is None:
             # A task of a stage the log never announced (log starts mid-run).
-            stage = StageNode(stage_id=stage_id, attempt=stage_attempt, name="", num_tasks=0)
+            stage = self._new_stage(stage_id, stage_attempt, "", 0)
             stage.status = "RUNNING"
-            self.profile.stages[(stage_id, stage_attempt)] = stage
             self.profile.stage_graph.add_node(stage_id)
-        self._last_stage = stage
         return stage
 
-    def _task_run(self, stage_id: int, stage_attempt: int, info: ev.TaskInfoJson) -> TaskRun:
-        """The run of a task that started but has not (yet) ended."""
-        task = self.tasks.get(info.task_id)
-        if task is None:
-            task = TaskRun(
-                task_id=info.task_id,
-                index=info.index,
-                attempt=info.attempt,
-                stage_id=stage_id,
-                stage_attempt=stage_attempt,
-                executor_id=info.executor_id,
-                host=info.host,
-                launch_ms=float(info.launch_time),
-                locality=info.locality,
-                speculative=info.speculative,
-            )
-            self.tasks[info.task_id] = task
-            self._stage_of_task(stage_id, stage_attempt).tasks.append(task)
-        return task
-
     def _task_start(self, e: ev.TaskStart) -> None:
-        # Kept as the small decoded event until the task ends (its end event repeats the
-        # task info): one object per task instead of two, and only running tasks wait here.
-        self.started[e.task_info.task_id] = e
+        self.tasks.start(e)
 
     def _task_end(self, e: ev.TaskEnd) -> None:
-        """The hot path of ingest (one call per task attempt): one object, built once."""
-        info = e.task_info
-        task_id = info.task_id
-        self.started.pop(task_id, None)
-        self.task_end_events += 1
-        reason = e.reason.reason or "Unknown"
-        reasons = self.task_end_reasons
-        reasons[reason] = reasons.get(reason, 0) + 1
-        status = _END_REASON_STATUS.get(reason, "FAILED")
-        finish = info.finish_time
+        """The hot path of ingest (one call per task attempt): one row of numbers."""
+        reason = e.reason
+        failure = None if reason.reason == "Success" else _reason_text(reason)
+        finish = self.tasks.end(e, failure)
         if finish and (self.last_time_ms is None or finish > self.last_time_ms):
-            self.last_time_ms = float(finish)
-        tasks = self.tasks
-        task = tasks.get(task_id)
-        if task is None:
-            task = TaskRun(  # positional, in _TASK_RUN_FIELDS order
-                task_id,
-                info.index,
-                info.attempt,
-                e.stage_id,
-                e.stage_attempt,
-                # A log repeats a handful of these names in every task; decoding gives
-                # each task its own copies, interning keeps one (~10% of the DAG's memory).
-                intern(info.executor_id),
-                intern(info.host),
-                float(info.launch_time),
-                float(finish) if finish else None,
-                float(info.getting_result_time),
-                status,
-                None if status == "SUCCESS" else _reason_text(e.reason),
-                intern(info.locality),
-                info.speculative,
-                False,
-                intern(e.task_type),
-                _metrics(e.metrics),
-            )
-            tasks[task_id] = task
-            self._stage_of_task(e.stage_id, e.stage_attempt).tasks.append(task)
-            return
-        if status == "RESUBMITTED" and task.finish_ms is not None:
-            # Spark reports a lost map output as a second end of the same, already
-            # successful task attempt; the work was done once, so keep its timing.
-            task.resubmitted = True
-            return
-        task.status = status
-        if status != "SUCCESS":
-            task.failure_reason = _reason_text(e.reason)
-        task.task_type = e.task_type
-        task.finish_ms = float(finish) if finish else None
-        task.getting_result_ms = float(info.getting_result_time)
-        task.executor_id = info.executor_id or task.executor_id
-        task.host = info.host or task.host
-        task.metrics = _metrics(e.metrics)
+            self.last_time_ms = min(max(as_float(finish), 0.0), MAX_VALUE)
 
     # -- SQL -------------------------------------------------------------------------------
 
@@ -690,19 +537,17 @@ class _ProfileBuilder:
     def _sql_start(self, e: ev.SqlExecutionStart) -> None:
         query = self._query(e.execution_id)
         query.description = e.description
-        query.start_ms = float(e.time) if e.time else None
+        query.start_ms = self._ms(e.time, f"query {e.execution_id} start") if e.time else None
         if e.plan_info is not None:
             query.plan = _plan(e.plan_info)
-        query.job_ids = sorted(
-            j.job_id for j in self.profile.jobs.values() if j.query_id == e.execution_id
-        )
-        self._seen_time(e.time)
+        query.job_ids = sorted(self._query_jobs.get(e.execution_id, ()))
+        self._seen_time(query.start_ms)
 
     def _sql_end(self, e: ev.SqlExecutionEnd) -> None:
         query = self._query(e.execution_id)
-        query.end_ms = float(e.time) if e.time else None
+        query.end_ms = self._ms(e.time, f"query {e.execution_id} end") if e.time else None
         query.error = e.error_message or None
-        self._seen_time(e.time)
+        self._seen_time(query.end_ms)
 
     def _sql_update(self, e: ev.SqlAdaptiveUpdate) -> None:
         if e.plan_info is not None:
@@ -712,14 +557,15 @@ class _ProfileBuilder:
 
     def finish(self, problems: list[LogProblem]) -> LoadedProfile:
         p = self.profile
-        for start in self.started.values():  # never ended: the log stops mid-task
-            self._task_run(start.stage_id, start.stage_attempt, start.task_info)
-            self._seen_time(start.task_info.launch_time)
-        for stage in p.stages.values():
-            stage.tasks.sort(key=_LAUNCH_ORDER)
+        tasks = self.tasks
+        for start in tasks.started.values():  # never ended: the log stops mid-task
+            self._seen_time(min(max(as_float(start.task_info.launch_time), 0.0), MAX_VALUE))
+        tasks.never_ended()
+        columns = tasks.finish(p.stages)
         if p.start_ms is None:
             starts = [s.submit_ms for s in p.stages.values() if s.submit_ms is not None]
-            starts += [t.launch_ms for t in self.tasks.values()]
+            if len(columns):
+                starts.append(float(columns.arrays["launch_ms"].min()))
             if starts:
                 p.start_ms = min(starts)
                 p.warnings.append(
@@ -736,9 +582,8 @@ class _ProfileBuilder:
             )
         for job in p.jobs.values():
             for stage_id in job.stage_ids:
-                for stage in self._attempts(stage_id):
-                    if job.job_id not in stage.job_ids:
-                        stage.job_ids.append(job.job_id)
+                for stage in self._attempts_of.get(stage_id, ()):
+                    self._add_job_to_stage(stage, job.job_id)
         for stage in p.stages.values():
             if stage.status == "PENDING":
                 jobs_done = all(
@@ -746,7 +591,7 @@ class _ProfileBuilder:
                 )
                 stage.status = "SKIPPED" if stage.job_ids and jobs_done else "PENDING"
         for query in p.queries.values():
-            linked = {j.job_id for j in p.jobs.values() if j.query_id == query.query_id}
+            linked = self._query_jobs.get(query.query_id, set())
             query.job_ids = sorted(set(query.job_ids) | linked)
         _link_plans(p)
         p.resources = resolve_resources(p)
@@ -761,7 +606,7 @@ class _ProfileBuilder:
                 f"{len(self.orphan_job_ends)} job(s) ended without having started (aborted "
                 f"before submission; not counted as jobs): {ids}"
             )
-        running = sum(1 for t in self.tasks.values() if t.finish_ms is None)
+        running = int(np.isnan(columns.arrays["finish_ms"]).sum())
         if running:
             p.warnings.append(f"{running} task(s) started but never ended in this log")
         if problems:
@@ -774,33 +619,39 @@ class _ProfileBuilder:
             profile=p,
             source=self.source,
             problems=problems,
-            task_end_events=self.task_end_events,
-            task_end_reasons=dict(sorted(self.task_end_reasons.items())),
+            task_end_events=tasks.task_end_events,
+            task_end_reasons=dict(sorted(tasks.task_end_reasons.items())),
             header_lines_skipped=self.header_lines,
+            quality=self.quality,
         )
-
-    def _attempts(self, stage_id: int) -> list[StageNode]:
-        return [s for (sid, _), s in self.profile.stages.items() if sid == stage_id]
 
 
 def _link_plans(profile: ApplicationProfile) -> None:
     """Attach to each plan operator the stage attempts that updated its metrics.
 
     This is how Spark's own UI ties SQL operators to stages: an operator's metrics are
-    accumulators, and a stage lists the accumulators its tasks updated.
+    accumulators, and a stage lists the accumulators its tasks updated. All metric ids of
+    all operators are looked up at once in the sorted ids of all stages.
     """
-    by_acc: dict[int, list[tuple[int, int]]] = {}
-    for key, stage in profile.stages.items():
-        for acc in stage.accumulable_ids:
-            by_acc.setdefault(acc, []).append(key)
-    for query in profile.queries.values():
-        if query.plan is None:
-            continue
-        for node in query.plan.walk():
-            keys: set[tuple[int, int]] = set()
-            for acc in node.metric_ids:
-                keys.update(by_acc.get(acc, ()))
-            node.stage_keys = sorted(keys)
+    keys = list(profile.stages)
+    ids = [np.asarray(s.accumulable_ids, dtype=np.int64) for s in profile.stages.values()]
+    nodes = [n for q in profile.queries.values() if q.plan is not None for n in q.plan.walk()]
+    if not nodes:
+        return
+    all_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+    owner = np.repeat(np.arange(len(keys)), [len(i) for i in ids])
+    order = np.argsort(all_ids, kind="stable")
+    all_ids, owner = all_ids[order], owner[order]
+    metric = np.fromiter((acc for n in nodes for acc in n.metric_ids), np.int64)
+    node_of = np.repeat(np.arange(len(nodes)), [len(n.metric_ids) for n in nodes])
+    lo = np.searchsorted(all_ids, metric, side="left")
+    hi = np.searchsorted(all_ids, metric, side="right")
+    found: dict[int, set[int]] = {}
+    for k in np.flatnonzero(hi > lo).tolist():
+        found.setdefault(int(node_of[k]), set()).update(owner[lo[k] : hi[k]].tolist())
+    for i, node in enumerate(nodes):
+        owners = found.get(i)
+        node.stage_keys = sorted(keys[o] for o in owners) if owners else []
 
 
 _PRINTABLE = re.compile(rb"[\x20-\x7e]")

@@ -8,10 +8,12 @@ what was observed, and what was assumed.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
 from perfmodel.dag.model import ApplicationProfile, ResourceConfig, TaskRun
+from perfmodel.dag.tasks import TaskTable
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:\s*,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\]$")
@@ -40,7 +42,9 @@ SUSTAINED_SHARE = 0.02
 """A concurrency level counts as a slot count only if tasks ran at it this share of the time."""
 
 
-def sustained_concurrency(tasks: list[TaskRun], min_share: float = SUSTAINED_SHARE) -> int:
+def sustained_concurrency(
+    tasks: Sequence[TaskRun] | TaskTable, min_share: float = SUSTAINED_SHARE
+) -> int:
     """The most tasks that ran at once for a meaningful share of the busy time.
 
     The plain maximum over-counts: the driver timestamps a task's end when it hears of
@@ -48,13 +52,15 @@ def sustained_concurrency(tasks: list[TaskRun], min_share: float = SUSTAINED_SHA
     16 tasks "running". Levels held for less than ``min_share`` of the busy time are such
     artefacts, not slots.
     """
-    ended = [t for t in tasks if t.finish_ms is not None]
-    if not ended:
+    if not isinstance(tasks, TaskTable):
+        tasks = TaskTable.from_runs(tasks)
+    ended = tasks.ended
+    if not ended.any():
         return 0
-    starts = np.fromiter((t.launch_ms for t in ended), dtype=np.float64, count=len(ended))
-    ends = np.fromiter((t.finish_ms or 0.0 for t in ended), dtype=np.float64, count=len(ended))
+    starts = tasks.launch_ms[ended]
+    ends = tasks.finish_ms[ended]
     times = np.concatenate([ends, starts])
-    deltas = np.concatenate([-np.ones(len(ended)), np.ones(len(ended))])
+    deltas = np.concatenate([-np.ones(len(ends)), np.ones(len(ends))])
     order = np.lexsort((deltas, times))  # at equal times a slot is freed before it is reused
     times, deltas = times[order], deltas[order]
     running = np.cumsum(deltas)[:-1].astype(np.int64)
@@ -91,8 +97,7 @@ def resolve_resources(profile: ApplicationProfile) -> ResourceConfig:
     if cfg.executor_instances:
         src["executor_instances"] = "log: spark.executor.instances"
 
-    tasks = profile.tasks()
-    observed = sustained_concurrency(tasks)
+    observed = sustained_concurrency(profile.task_table())
     local = _LOCAL.match(cfg.master)
     cluster = _LOCAL_CLUSTER.match(cfg.master)
     if local:

@@ -17,6 +17,10 @@ from msgspec import Struct, field
 SQL_PREFIX = "org.apache.spark.sql.execution.ui."
 
 Long = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+Measured = int
+"""A task's times and metrics: decoded whatever their size, because the builder clamps a
+value outside any physical range into range and counts it (``out_of_range_value``), so the
+task is kept; refusing the event would drop the whole task from the counts."""
 """Spark writes Java longs: an integer outside their range is damage, not data. Refusing it
 here keeps a 400-digit number from reaching arithmetic that would overflow; the line is
 skipped and counted as an out-of-range value."""
@@ -149,13 +153,13 @@ class TaskInfoJson(_Event, kw_only=True):
     task_id: Long = field(name="Task ID")
     index: Long = field(name="Index", default=0)
     attempt: Long = field(name="Attempt", default=0)
-    launch_time: Long = field(name="Launch Time", default=0)
+    launch_time: Measured = field(name="Launch Time", default=0)
     executor_id: str = field(name="Executor ID", default="")
     host: str = field(name="Host", default="")
     locality: str = field(name="Locality", default="")
     speculative: bool = field(name="Speculative", default=False)
-    getting_result_time: Long = field(name="Getting Result Time", default=0)
-    finish_time: Long = field(name="Finish Time", default=0)
+    getting_result_time: Measured = field(name="Getting Result Time", default=0)
+    finish_time: Measured = field(name="Finish Time", default=0)
     failed: bool = field(name="Failed", default=False)
     killed: bool = field(name="Killed", default=False)
 
@@ -167,38 +171,38 @@ class TaskStart(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskS
 
 
 class ShuffleReadJson(_Event, kw_only=True):
-    remote_bytes: Long = field(name="Remote Bytes Read", default=0)
-    local_bytes: Long = field(name="Local Bytes Read", default=0)
-    fetch_wait: Long = field(name="Fetch Wait Time", default=0)
-    records: Long = field(name="Total Records Read", default=0)
+    remote_bytes: Measured = field(name="Remote Bytes Read", default=0)
+    local_bytes: Measured = field(name="Local Bytes Read", default=0)
+    fetch_wait: Measured = field(name="Fetch Wait Time", default=0)
+    records: Measured = field(name="Total Records Read", default=0)
 
 
 class ShuffleWriteJson(_Event, kw_only=True):
-    bytes_written: Long = field(name="Shuffle Bytes Written", default=0)
-    write_time_ns: Long = field(name="Shuffle Write Time", default=0)
-    records: Long = field(name="Shuffle Records Written", default=0)
+    bytes_written: Measured = field(name="Shuffle Bytes Written", default=0)
+    write_time_ns: Measured = field(name="Shuffle Write Time", default=0)
+    records: Measured = field(name="Shuffle Records Written", default=0)
 
 
 class InputJson(_Event, kw_only=True):
-    bytes_read: Long = field(name="Bytes Read", default=0)
-    records: Long = field(name="Records Read", default=0)
+    bytes_read: Measured = field(name="Bytes Read", default=0)
+    records: Measured = field(name="Records Read", default=0)
 
 
 class OutputJson(_Event, kw_only=True):
-    bytes_written: Long = field(name="Bytes Written", default=0)
-    records: Long = field(name="Records Written", default=0)
+    bytes_written: Measured = field(name="Bytes Written", default=0)
+    records: Measured = field(name="Records Written", default=0)
 
 
 class TaskMetricsJson(_Event, kw_only=True):
-    deserialize_time: Long = field(name="Executor Deserialize Time", default=0)
-    run_time: Long = field(name="Executor Run Time", default=0)
-    cpu_time_ns: Long | None = field(name="Executor CPU Time", default=None)
-    result_size: Long = field(name="Result Size", default=0)
-    gc_time: Long = field(name="JVM GC Time", default=0)
-    result_serialization_time: Long = field(name="Result Serialization Time", default=0)
-    memory_spilled: Long = field(name="Memory Bytes Spilled", default=0)
-    disk_spilled: Long = field(name="Disk Bytes Spilled", default=0)
-    peak_execution_memory: Long = field(name="Peak Execution Memory", default=0)
+    deserialize_time: Measured = field(name="Executor Deserialize Time", default=0)
+    run_time: Measured = field(name="Executor Run Time", default=0)
+    cpu_time_ns: Measured | None = field(name="Executor CPU Time", default=None)
+    result_size: Measured = field(name="Result Size", default=0)
+    gc_time: Measured = field(name="JVM GC Time", default=0)
+    result_serialization_time: Measured = field(name="Result Serialization Time", default=0)
+    memory_spilled: Measured = field(name="Memory Bytes Spilled", default=0)
+    disk_spilled: Measured = field(name="Disk Bytes Spilled", default=0)
+    peak_execution_memory: Measured = field(name="Peak Execution Memory", default=0)
     shuffle_read: ShuffleReadJson | None = field(name="Shuffle Read Metrics", default=None)
     shuffle_write: ShuffleWriteJson | None = field(name="Shuffle Write Metrics", default=None)
     input: InputJson | None = field(name="Input Metrics", default=None)

@@ -8,14 +8,17 @@ flow, never mixed in silently.
 
 from __future__ import annotations
 
-import statistics
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from perfmodel.dag.decomposition import TimeDecomposition, decompose_task
+import numpy as np
+
 from perfmodel.dag.model import ApplicationProfile, StageNode
 from perfmodel.dag.spark import LoadedProfile
+from perfmodel.report.critical_path import CriticalPath, critical_path
+from perfmodel.report.task_figures import BYTE_FIELDS, TaskFigures, median_of_sorted
 from perfmodel.simulate.replay import Prediction
 
 SCHEMA_VERSION = 1
@@ -76,6 +79,9 @@ class StageDiagnosis:
     code_bottleneck: str | None = None
     disagreements: list[str] = field(default_factory=list)
     """Where the measured decomposition and the code-inferred vector disagree."""
+    spark_metrics: dict[str, int] = field(default_factory=dict)
+    """Spark's raw task-metric sums for the stage attempt, as its REST API names them
+    (`perfmodel.dag.spark_metrics`; docs/diagnose-json.md)."""
 
 
 @dataclass(slots=True)
@@ -149,40 +155,28 @@ class Diagnosis:
     """Sections added by later analyses (code-inferred vectors, samples, advice)."""
     data_quality: dict[str, Any] = field(default_factory=dict)
     """Damage met while reading the log, counted by kind (`perfmodel.profile.quality`)."""
+    spark_metrics: dict[str, int] = field(default_factory=dict)
+    """Spark's raw task-metric sums over every stage attempt (see `StageDiagnosis`)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _stage_diagnosis(stage: StageNode, app_ms: float) -> StageDiagnosis:
-    total = TimeDecomposition()
-    durations: list[float] = []
-    failed = 0
-    m_in = m_out = m_sr = m_sw = m_ms = m_ds = 0
-    for t in stage.tasks:
-        if t.finish_ms is None:
-            continue
-        total.add(decompose_task(t))
-        if t.succeeded:
-            durations.append(t.duration_ms)
-        else:
-            failed += 1
-        m = t.metrics
-        m_in += m.input_bytes
-        m_out += m.output_bytes
-        m_sr += m.shuffle_read_bytes
-        m_sw += m.shuffle_write_bytes
-        m_ms += m.memory_spill_bytes
-        m_ds += m.disk_spill_bytes
-    median = statistics.median(durations) if durations else 0.0
-    longest = max(durations) if durations else 0.0
+def _stage_diagnosis(stage: StageNode, app_ms: float, f: TaskFigures) -> StageDiagnosis:
+    i = f.index[stage.key]
+    total = f.total(i)
+    durations = f.successful_durations(i)
+    tasks_run = int(f.tasks_run[i])
+    median = median_of_sorted(durations)
+    longest = durations[-1] if durations else 0.0
     skew = longest / median if len(durations) >= 2 and median > 0 else None
     threshold = max(median * STRAGGLER_FACTOR, median + STRAGGLER_MIN_EXCESS_MS)
-    stragglers = sum(1 for d in durations if d > threshold) if len(durations) >= 2 else 0
+    stragglers = len(durations) - bisect_right(durations, threshold) if len(durations) >= 2 else 0
     shares = total.shares()
     decomposition = {k: v / 1000.0 for k, v in total.as_dict().items()}
     dominant = max(shares.items(), key=lambda kv: kv[1])[0] if total.total_ms > 0 else None
     duration = stage.duration_ms
+    sums = {name: int(f.bytes[name][i]) for name in BYTE_FIELDS}
     return StageDiagnosis(
         stage_id=stage.stage_id,
         attempt=stage.attempt,
@@ -190,8 +184,8 @@ def _stage_diagnosis(stage: StageNode, app_ms: float) -> StageDiagnosis:
         status=stage.status,
         job_ids=sorted(stage.job_ids),
         num_tasks=stage.num_tasks,
-        tasks_run=sum(1 for t in stage.tasks if t.finish_ms is not None),
-        failed_tasks=failed,
+        tasks_run=tasks_run,
+        failed_tasks=tasks_run - len(durations),
         duration_s=duration / 1000.0,
         task_time_s=total.total_ms / 1000.0,
         decomposition=decomposition,
@@ -202,74 +196,15 @@ def _stage_diagnosis(stage: StageNode, app_ms: float) -> StageDiagnosis:
         max_task_s=longest / 1000.0,
         skew=skew,
         stragglers=stragglers,
-        input_bytes=m_in,
-        output_bytes=m_out,
-        shuffle_read_bytes=m_sr,
-        shuffle_write_bytes=m_sw,
-        memory_spill_bytes=m_ms,
-        disk_spill_bytes=m_ds,
+        input_bytes=sums["input_bytes"],
+        output_bytes=sums["output_bytes"],
+        shuffle_read_bytes=sums["shuffle_read_bytes"],
+        shuffle_write_bytes=sums["shuffle_write_bytes"],
+        memory_spill_bytes=sums["memory_spill_bytes"],
+        disk_spill_bytes=sums["disk_spill_bytes"],
         share_of_app=duration / app_ms if app_ms > 0 else 0.0,
+        spark_metrics={name: int(v[i]) for name, v in f.metric_sums.items()},
     )
-
-
-CRITICAL_SLACK_MS = 5.0
-"""Stages finishing this close before another's submission count as having held it up."""
-
-
-@dataclass(slots=True)
-class CriticalPath:
-    stage_ids: list[int]
-    stage_s: float
-    """Wall time of the stages on the path."""
-    gaps_s: float
-    """Time on the path between one stage's end and the next one's start: driver work,
-    job submission, scheduling (and, before the first stage, application start-up)."""
-
-
-def critical_path(profile: ApplicationProfile) -> CriticalPath:
-    """The chain of stage attempts that determined when the application finished.
-
-    Walks back from the last stage to finish: each step goes to the stage that finished
-    last before the current one was submitted, preferring the current stage's parents
-    (a data dependency) over stages of earlier jobs (a driver-side sequence). What lies
-    between the stages on the chain is driver time, reported separately, so the path
-    explains the whole run rather than only the stages that happened to be linked.
-    """
-    ran = [
-        s
-        for s in profile.stages.values()
-        if s.submit_ms is not None and s.complete_ms is not None and s.status != "SKIPPED"
-    ]
-    if not ran:
-        return CriticalPath([], 0.0, 0.0)
-    ran.sort(key=lambda s: s.complete_ms or 0.0)
-    current = ran[-1]
-    chain = [current]
-    while True:
-        submit = current.submit_ms or 0.0
-        before = [
-            s
-            for s in ran
-            if s is not current
-            and (s.complete_ms or 0.0) <= submit + CRITICAL_SLACK_MS
-            and s not in chain
-        ]
-        if not before:
-            break
-        parents = set(current.parent_stage_ids)
-        latest = max(s.complete_ms or 0.0 for s in before)
-        near = [s for s in before if (s.complete_ms or 0.0) >= latest - CRITICAL_SLACK_MS]
-        preferred = [s for s in near if s.stage_id in parents] or near
-        current = max(preferred, key=lambda s: (s.complete_ms or 0.0, s.stage_id))
-        chain.append(current)
-    chain.reverse()
-    stage_ms = sum(s.duration_ms for s in chain)
-    gaps_ms = 0.0
-    if profile.start_ms is not None and chain[0].submit_ms is not None:
-        gaps_ms += max(0.0, chain[0].submit_ms - profile.start_ms)
-    for prev, nxt in zip(chain, chain[1:], strict=False):
-        gaps_ms += max(0.0, (nxt.submit_ms or 0.0) - (prev.complete_ms or 0.0))
-    return CriticalPath([s.stage_id for s in chain], stage_ms / 1000.0, gaps_ms / 1000.0)
 
 
 def _cut(text: str, width: int) -> str:
@@ -355,7 +290,10 @@ def diagnose(
     bottleneck = baseline.bottleneck if baseline is not None else None
     model_error = baseline.model_error if baseline is not None else None
     app_ms = p.duration_ms
-    stages = [_stage_diagnosis(s, app_ms) for s in sorted(p.stages.values(), key=lambda s: s.key)]
+    figures = TaskFigures(p)
+    stages = [
+        _stage_diagnosis(s, app_ms, figures) for s in sorted(p.stages.values(), key=lambda s: s.key)
+    ]
     ranked = sorted(
         (s for s in stages if s.duration_s > 0), key=lambda s: s.duration_s, reverse=True
     )
@@ -365,11 +303,7 @@ def diagnose(
     for s in stages:
         s.summary = _stage_sentence(s)
 
-    total = TimeDecomposition()
-    for s in p.stages.values():
-        for t in s.tasks:
-            if t.finish_ms is not None:
-                total.add(decompose_task(t))
+    total = figures.parts.total()
     shares = total.shares()
     dominant = max(shares.items(), key=lambda kv: kv[1])[0] if total.total_ms > 0 else None
 
@@ -389,7 +323,8 @@ def diagnose(
     )
     utilisation = None
     if res.total_slots and app_ms > 0:
-        busy = sum(t.duration_ms for t in p.tasks())
+        durations = figures.durations
+        busy = float(np.cumsum(durations)[-1]) if durations.size else 0
         utilisation = busy / (res.total_slots * app_ms)
 
     path = critical_path(p)
@@ -444,6 +379,7 @@ def diagnose(
             {"file": pr.file, "line": pr.line, "message": pr.message} for pr in loaded.problems
         ],
         data_quality=loaded.quality.as_dict(),
+        spark_metrics=figures.spark.sums(),
     )
 
 

@@ -27,6 +27,9 @@ class _StageLike(Protocol):
     predicted_s: float
     component_s: dict[str, float]
 
+    @property
+    def vector(self) -> dict[str, float]: ...  # `resource_shares` of ``component_s``
+
 
 def resource_totals(component_s: Mapping[str, float]) -> dict[str, float]:
     """Seconds per resource, from seconds per time component."""
@@ -53,11 +56,17 @@ def stage_bottleneck(component_s: Mapping[str, float]) -> str:
     return next(iter(shares), "none")
 
 
-def overall_bottleneck(stages: Iterable[_StageLike]) -> str:
-    """The resource with the most stage-wall-time-weighted share over all stages."""
+def overall_bottleneck(
+    stages: Iterable[_StageLike], shares: Iterable[Mapping[str, float]] | None = None
+) -> str:
+    """The resource with the most stage-wall-time-weighted share over all stages.
+
+    ``shares``: each stage's `resource_shares`, when the caller has them already."""
     weight: dict[str, float] = {}
-    for stage in stages:
-        for res, share in resource_shares(stage.component_s).items():
+    stage_list = list(stages)
+    share_list = list(shares) if shares is not None else [s.vector for s in stage_list]
+    for stage, vector in zip(stage_list, share_list, strict=True):
+        for res, share in vector.items():
             weight[res] = weight.get(res, 0.0) + share * stage.predicted_s
     if not weight:
         return "none"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.resources import ResourceVector
-from perfmodel.simulate.bottleneck import overall_bottleneck, resource_shares, stage_bottleneck
+from perfmodel.simulate.bottleneck import overall_bottleneck, resource_shares
 from perfmodel.simulate.config import (
     BaselineOverrides,
     ClusterConfig,
@@ -22,7 +22,8 @@ from perfmodel.simulate.config import (
     apply_what_if,
     baseline_config,
 )
-from perfmodel.simulate.rescale import StageTimes, stage_times
+from perfmodel.simulate.laws import FloatArray
+from perfmodel.simulate.rescale import StageTimes, all_stage_times
 from perfmodel.simulate.scheduler import Timeline, run_schedule
 from perfmodel.simulate.workload import COMPONENTS, Workload, compile_workload
 
@@ -39,10 +40,21 @@ class StagePrediction:
     baseline_s: float
     predicted_s: float
     bottleneck: str
-    component_s: dict[str, float]
-    """Predicted task-time per component (summed over the stage's tasks)."""
-    vector: dict[str, float]
-    """Predicted share of task time per resource (cpu, memory, disk, network, ...)."""
+    component_ms: FloatArray
+    """Predicted task-time per component (ms, summed over the stage's tasks), in
+    `COMPONENTS` order: an array, not a dict, because the advice holds a prediction of
+    every stage for each of its changes at once (a dict per stage each was ~1 KB a stage)."""
+
+    @property
+    def component_s(self) -> dict[str, float]:
+        """Predicted task-time per component, in seconds."""
+        return dict(zip(COMPONENTS, (v / 1000.0 for v in self.component_ms.tolist()), strict=True))
+
+    @property
+    def vector(self) -> dict[str, float]:
+        """Predicted share of task time per resource (cpu, memory, disk, network, ...),
+        largest first."""
+        return resource_shares(self.component_s)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -136,7 +148,7 @@ class BaselineReplay:
 
 
 def replay_baseline(workload: Workload, base: ClusterConfig) -> BaselineReplay:
-    times = [stage_times(w, base, base) for w in workload.stages]
+    times = all_stage_times(workload.stages, base, base)
     line = run_schedule(
         workload, [t.durations.tolist() for t in times], slot_plan(workload, base, base)
     )
@@ -159,15 +171,16 @@ def replay_workload(
     if target == base:
         times, line = base_times, base_line
     else:
-        times = [stage_times(w, base, target) for w in workload.stages]
+        times = all_stage_times(workload.stages, base, target)
         line = run_schedule(
             workload, [t.durations.tolist() for t in times], slot_plan(workload, base, target)
         )
     stages: list[StagePrediction] = []
+    all_shares: list[dict[str, float]] = []
     for i, (work, st) in enumerate(zip(workload.stages, times, strict=True)):
-        comp = {
-            name: float(v) / 1000.0 for name, v in zip(COMPONENTS, st.component_ms, strict=True)
-        }
+        comp = dict(zip(COMPONENTS, (v / 1000.0 for v in st.component_ms.tolist()), strict=True))
+        shares = resource_shares(comp)
+        all_shares.append(shares)  # for the overall bottleneck; not kept per stage
         stages.append(
             StagePrediction(
                 stage_id=work.key[0],
@@ -177,9 +190,8 @@ def replay_workload(
                 observed_s=work.observed_ms / 1000.0,
                 baseline_s=_stage_span(base_line, i) / 1000.0,
                 predicted_s=_stage_span(line, i) / 1000.0,
-                bottleneck=stage_bottleneck(comp),
-                component_s=comp,
-                vector=resource_shares(comp),
+                bottleneck=next(iter(shares), "none"),
+                component_ms=st.component_ms,
             )
         )
     return Prediction(
@@ -189,7 +201,7 @@ def replay_workload(
         predicted_s=line.end_ms / 1000.0,
         config=target,
         baseline_config=base,
-        bottleneck=overall_bottleneck(stages),
+        bottleneck=overall_bottleneck(stages, all_shares),
         stages=stages,
         n_tasks=workload.n_tasks,
         notes=list(workload.notes),

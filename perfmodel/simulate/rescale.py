@@ -8,6 +8,7 @@ baseline replay reproduce the observed task times.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,7 @@ from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.laws import FloatArray
 from perfmodel.simulate.workload import (
+    COMPONENTS,
     CPU,
     CPU_OTHER,
     DISK,
@@ -109,6 +111,52 @@ def stage_times(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> Sta
     out[SCHEDULING] = c[SCHEDULING]
     out[OTHER] = c[OTHER]
     return StageTimes(durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1)
+
+
+def all_stage_times(
+    works: Sequence[StageWork], base: ClusterConfig, new: ClusterConfig
+) -> list[StageTimes]:
+    """`stage_times` of every stage: the laws' factors for all stages in one array pass,
+    then one multiplication per stage (the same numbers, without ~20 scalar numpy calls
+    per stage per replay)."""
+    if not works:
+        return []
+    k0 = np.array([w.concurrency for w in works], dtype=np.float64)
+    k1 = np.array([expected_concurrency(w, base, new) for w in works], dtype=np.float64)
+    demand = np.array([w.cpu_demand for w in works], dtype=np.float64)
+    disk_share = np.array([w.disk_share for w in works], dtype=np.float64)
+    net_share = np.array([w.network_share for w in works], dtype=np.float64)
+    cf0 = laws.contention_factor(k0, demand, base.host_cores)
+    cf1 = laws.contention_factor(k1, demand, new.host_cores)
+    cpu_f = laws.compute_factor(base.cpu_speed, new.cpu_speed) * cf1 / cf0
+    gc_f = cpu_f * laws.gc_factor(base.memory_bytes, new.memory_bytes)
+    disk_f = laws.bandwidth_factor(
+        base.disk_bw,
+        new.disk_bw,
+        laws.io_streams(k0, disk_share),
+        laws.io_streams(k1, disk_share),
+    )
+    net_f = laws.bandwidth_factor(
+        base.net_bw,
+        new.net_bw,
+        laws.io_streams(k0, net_share),
+        laws.io_streams(k1, net_share),
+    )
+    factors = np.ones((len(works), len(COMPONENTS)), dtype=np.float64)
+    factors[:, CPU] = cpu_f
+    factors[:, CPU_OTHER] = cpu_f
+    factors[:, GC] = gc_f
+    factors[:, NETWORK] = net_f
+    factors[:, DISK] = disk_f
+    out_list: list[StageTimes] = []
+    k0s, k1s, disk_fs = k0.tolist(), k1.tolist(), disk_f.tolist()
+    for i, work in enumerate(works):
+        out = work.components * factors[i][:, None]
+        out[SPILL] = _spill_ms(work, base, new, k0s[i], k1s[i]) * disk_fs[i]
+        out_list.append(
+            StageTimes(durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1s[i])
+        )
+    return out_list
 
 
 READ_EXPANSION = 3.0

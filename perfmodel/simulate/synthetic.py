@@ -17,6 +17,7 @@ from perfmodel.dag.model import (
     TaskMetrics,
     TaskRun,
 )
+from perfmodel.dag.tasks import TaskColumns, TaskTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,7 @@ def build_synthetic(
     )
     now = 0.0
     tid = 0
+    pending: list[tuple[StageNode, list[TaskRun]]] = []
     free = [0.0] * slots
     for job_id, stages in enumerate(jobs):
         now += driver_gap_ms
@@ -87,12 +89,13 @@ def build_synthetic(
                 submit_ms=ready,
                 status="COMPLETE",
             )
+            runs: list[TaskRun] = []
             for index, t in enumerate(spec.tasks):
                 slot = min(range(slots), key=free.__getitem__)
                 launch = max(free[slot], ready)
                 finish = launch + t.run_ms + t.overhead_ms
                 free[slot] = finish
-                stage.tasks.append(
+                runs.append(
                     TaskRun(
                         task_id=tid,
                         index=index,
@@ -118,7 +121,8 @@ def build_synthetic(
                     )
                 )
                 tid += 1
-            end = max([ready] + [t.finish_ms or ready for t in stage.tasks])
+            pending.append((stage, runs))
+            end = max([ready] + [t.finish_ms or ready for t in runs])
             stage.complete_ms = end
             done[spec.stage_id] = end
             profile.stages[stage.key] = stage
@@ -130,4 +134,10 @@ def build_synthetic(
         profile.jobs[job_id] = job
         now = job.complete_ms
     profile.end_ms = now
+    # One table for all tasks, each stage a row range of it, as the log reader builds it.
+    columns = TaskColumns.from_runs([t for _, runs in pending for t in runs])
+    offset = 0
+    for stage, runs in pending:
+        stage.table = TaskTable(columns, offset, offset + len(runs))
+        offset += len(runs)
     return profile

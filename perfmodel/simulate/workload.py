@@ -26,15 +26,17 @@ docs/predict.md):
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from perfmodel.dag.decomposition import decompose_task
+from perfmodel.dag.decomposition import TaskDecompositions, decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
 from perfmodel.dag.resources import ResourceVector
+from perfmodel.dag.tasks import TaskTable
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
 from perfmodel.simulate.laws import FloatArray
@@ -131,16 +133,17 @@ def compile_workload(
     vectors: Mapping[StageKey, ResourceVector] | None = None,
 ) -> Workload:
     """Split every task's time into components and lay out the observed timeline."""
-    start = _start_ms(profile)
-    end = _end_ms(profile, start)
+    tasks = _AppTasks.of(profile)
+    start = _start_ms(profile, tasks)
+    end = _end_ms(profile, start, tasks)
     notes: list[str] = []
     if not profile.complete:
         notes.append(
             "the log has no application end (in progress or cut off): observed runtime is "
             "taken to the last event, and unfinished tasks are left out"
         )
-    concurrency = _task_concurrency(profile)
-    stage_list = _replayed_stages(profile)
+    concurrency = _task_concurrency(tasks)
+    stage_list = _replayed_stages(profile, tasks)
     measured = _measured_cpu(profile, baseline, stage_list)
     if measured:
         notes.append(
@@ -157,51 +160,56 @@ def compile_workload(
         (j for j in profile.jobs.values() if j.submit_ms is not None),
         key=lambda j: (j.submit_ms, j.job_id),
     )
-    job_level: list[tuple[float, int, int]] = [(0.0, 1, 0)]  # (time, tie-break, milestone)
+    # (time, tie-break, milestone) of job-level milestones, as a heap of those not yet
+    # reached by the submissions walked in time order; `anchor_best` is the latest reached.
+    job_level: list[tuple[float, int, int]] = [(0.0, 1, 0)]
+    anchor_best: tuple[float, int, int] | None = None
     stage_index: dict[StageKey, int] = {}
     works: list[StageWork] = []
     per_job_stages: dict[int, list[int]] = defaultdict(list)
     for stage in stage_list:
-        jid = _owning_job(profile, stage)
+        jid = _owning_job(profile, stage, _submit_of(stage, tasks))
         if jid is not None:
             per_job_stages[jid].append(len(works))
         stage_index[stage.key] = len(works)
         works.append(
-            _stage_work(stage, jid, baseline, concurrency, vectors, measured.get(stage.key))
+            _stage_work(stage, tasks, jid, baseline, concurrency, vectors, measured.get(stage.key))
         )
 
     for job in jobs:
         t_submit = float(job.submit_ms) - start
-        # A job logged before the application's start (a damaged or partial log) anchors on
-        # the start itself.
-        anchor_time, _, anchor = max(
-            (x for x in job_level if x[0] <= t_submit + 1e-9), default=job_level[0]
-        )
+        while job_level and job_level[0][0] <= t_submit + 1e-9:
+            reached = heapq.heappop(job_level)
+            if anchor_best is None or reached > anchor_best:
+                anchor_best = reached
+        # A job logged before the application's start (clock skew) anchors on the start.
+        anchor_time, _, anchor = anchor_best or (0.0, 1, 0)
         m = len(milestones)
         milestones.append(
             Milestone(JOB_SUBMIT, job.job_id, [anchor], max(0.0, t_submit - anchor_time), t_submit)
         )
         job_submit[job.job_id] = m
-        job_level.append((t_submit, 0, m))
+        heapq.heappush(job_level, (t_submit, 0, m))
         if job.complete_ms is not None:
             # Completion milestones are created after the stages; reserve the time now so
             # later submissions can anchor on it.
-            job_level.append((float(job.complete_ms) - start, 1, -1 - job.job_id))
+            heapq.heappush(job_level, (float(job.complete_ms) - start, 1, -1 - job.job_id))
     # Stage milestones.
-    stage_done: dict[StageKey, tuple[int, float]] = {}
+    done_of_id: dict[int, list[tuple[int, int, float]]] = defaultdict(list)
+    """Stage id → (attempt, complete milestone, time) of its attempts completed so far."""
     for idx, (stage, work) in enumerate(zip(stage_list, works, strict=True)):
         t_submit = float(stage.submit_ms) - start if stage.submit_ms is not None else 0.0
         prereqs: list[tuple[float, int]] = []
-        jid = _owning_job(profile, stage)
+        jid = _owning_job(profile, stage, _submit_of(stage, tasks))
         if jid is not None and jid in job_submit:
             sj = milestones[job_submit[jid]]
             prereqs.append((sj.observed_ms, job_submit[jid]))
         for parent_id in _parent_ids(profile, stage):
-            for key, (mi, t_done) in stage_done.items():
-                if key[0] == parent_id and t_done <= t_submit + 1e-9:
+            for _, mi, t_done in done_of_id.get(parent_id, ()):
+                if t_done <= t_submit + 1e-9:
                     prereqs.append((t_done, mi))
-        for key, (mi, t_done) in stage_done.items():
-            if key[0] == stage.stage_id and key[1] < stage.attempt and t_done <= t_submit + 1e-9:
+        for attempt, mi, t_done in done_of_id.get(stage.stage_id, ()):
+            if attempt < stage.attempt and t_done <= t_submit + 1e-9:
                 prereqs.append((t_done, mi))
         if not prereqs:
             prereqs.append((0.0, 0))
@@ -213,13 +221,13 @@ def compile_workload(
             )
         )
         done = len(milestones)
-        t_done = _stage_end(stage, start)
+        t_done = _stage_end(stage, start, tasks)
         milestones.append(Milestone(STAGE_COMPLETE, idx, [ready], 0.0, t_done))
         work.ready_milestone, work.complete_milestone = ready, done
-        last_task = _last_task_end(stage, start)
+        last_task = _last_task_end(stage, start, tasks)
         work.tail_ms = max(0.0, t_done - last_task) if last_task is not None else 0.0
         if stage.complete_ms is not None:
-            stage_done[stage.key] = (done, t_done)
+            done_of_id[stage.stage_id].append((stage.attempt, done, t_done))
     # Job completions.
     remap: dict[int, int] = {}
     for job in jobs:
@@ -275,7 +283,7 @@ def _measured_cpu(
     usage = profile.host_usage
     if usage is None or not baseline.local_mode or baseline.host_cores_assumed:
         return {}
-    return stage_cpu(usage, baseline.host_cores, {s.key: _finished(s) for s in stages})
+    return stage_cpu(usage, baseline.host_cores, {s.key: _finished_runs(s) for s in stages})
 
 
 def measured_demand(cpu: StageCpu, thread_cpu_ms: float) -> float:
@@ -309,58 +317,95 @@ def _executor_timeline(
     return sorted(out)
 
 
-def _start_ms(profile: ApplicationProfile) -> float:
+@dataclass(slots=True)
+class _AppTasks:
+    """The application's tasks as one table, decomposed once, with each stage's rows."""
+
+    table: TaskTable
+    parts: TaskDecompositions
+    rows: dict[StageKey, tuple[int, int]]
+
+    @classmethod
+    def of(cls, profile: ApplicationProfile) -> _AppTasks:
+        table = profile.task_table()
+        rows: dict[StageKey, tuple[int, int]] = {}
+        offset = 0
+        for key, stage in profile.stages.items():
+            rows[key] = (offset, offset + len(stage.table))
+            offset += len(stage.table)
+        return cls(table, decompose_table(table), rows)
+
+    def finish_of(self, stage: StageNode) -> np.ndarray:
+        lo, hi = self.rows[stage.key]
+        return self.table.col("finish_ms")[lo:hi]
+
+    def launch_of(self, stage: StageNode) -> np.ndarray:
+        lo, hi = self.rows[stage.key]
+        return self.table.col("launch_ms")[lo:hi]
+
+    def finished_rows(self, stage: StageNode) -> np.ndarray:
+        """App-table rows of the stage's ended attempts, by (launch, index, attempt)."""
+        lo, hi = self.rows[stage.key]
+        rows = np.flatnonzero(self.parts.ended[lo:hi]) + lo
+        t = self.table
+        order = np.lexsort((t.col("attempt")[rows], t.col("index")[rows], t.col("launch_ms")[rows]))
+        return rows[order]
+
+
+def _start_ms(profile: ApplicationProfile, tasks: _AppTasks) -> float:
     if profile.start_ms is not None:
         return float(profile.start_ms)
-    times = [t.launch_ms for t in profile.tasks()]
+    launch = tasks.table.col("launch_ms")
+    times = [float(launch.min())] if launch.size else []
     times += [j.submit_ms for j in profile.jobs.values() if j.submit_ms is not None]
     return float(min(times)) if times else 0.0
 
 
-def _end_ms(profile: ApplicationProfile, start: float) -> float:
+def _end_ms(profile: ApplicationProfile, start: float, tasks: _AppTasks) -> float:
     if profile.end_ms is not None:
         return float(profile.end_ms)
     times: list[float] = [start]
-    for stage in profile.stages.values():
-        times += [t.finish_ms for t in stage.tasks if t.finish_ms is not None]
-        if stage.complete_ms is not None:
-            times.append(stage.complete_ms)
+    finish = tasks.table.col("finish_ms")
+    if tasks.parts.ended.any():
+        times.append(float(np.nanmax(finish)))
+    times += [s.complete_ms for s in profile.stages.values() if s.complete_ms is not None]
     times += [j.complete_ms for j in profile.jobs.values() if j.complete_ms is not None]
     return float(max(times))
 
 
-def _replayed_stages(profile: ApplicationProfile) -> list[StageNode]:
+def _replayed_stages(profile: ApplicationProfile, tasks: _AppTasks) -> list[StageNode]:
     """Stage attempts that ran, in submission order (skipped stages ran nothing)."""
     ran = [
         s
         for s in profile.stages.values()
-        if s.submit_ms is not None or any(t.finish_ms is not None for t in s.tasks)
+        if s.submit_ms is not None or not np.isnan(tasks.finish_of(s)).all()
     ]
-    return sorted(ran, key=lambda s: (_submit_of(s), s.stage_id, s.attempt))
+    return sorted(ran, key=lambda s: (_submit_of(s, tasks), s.stage_id, s.attempt))
 
 
-def _submit_of(stage: StageNode) -> float:
+def _submit_of(stage: StageNode, tasks: _AppTasks) -> float:
     if stage.submit_ms is not None:
         return float(stage.submit_ms)
-    return min(t.launch_ms for t in stage.tasks)
+    return float(tasks.launch_of(stage).min())
 
 
-def _stage_end(stage: StageNode, start: float) -> float:
+def _stage_end(stage: StageNode, start: float, tasks: _AppTasks) -> float:
     if stage.complete_ms is not None:
         return float(stage.complete_ms) - start
-    last = _last_task_end(stage, start)
-    return last if last is not None else _submit_of(stage) - start
+    last = _last_task_end(stage, start, tasks)
+    return last if last is not None else _submit_of(stage, tasks) - start
 
 
-def _last_task_end(stage: StageNode, start: float) -> float | None:
-    ends = [t.finish_ms for t in stage.tasks if t.finish_ms is not None]
-    return float(max(ends)) - start if ends else None
+def _last_task_end(stage: StageNode, start: float, tasks: _AppTasks) -> float | None:
+    finish = tasks.finish_of(stage)
+    if not finish.size or np.isnan(finish).all():
+        return None
+    return float(np.nanmax(finish)) - start
 
 
-def _owning_job(profile: ApplicationProfile, stage: StageNode) -> int | None:
+def _owning_job(profile: ApplicationProfile, stage: StageNode, submit: float) -> int | None:
     """The job that submitted this attempt: the latest of its jobs submitted before it."""
     best: tuple[float, int] | None = None
-    submit = _submit_of(stage)
     for jid in stage.job_ids:
         job = profile.jobs.get(jid)
         if job is None or job.submit_ms is None or job.submit_ms > submit + 1e-6:
@@ -377,34 +422,45 @@ def _parent_ids(profile: ApplicationProfile, stage: StageNode) -> list[int]:
     return sorted(ids)
 
 
-def _finished(stage: StageNode) -> list[TaskRun]:
+def _finished_runs(stage: StageNode) -> list[TaskRun]:
+    """The stage's ended attempts as objects (the measured-CPU path of bundles only)."""
     tasks = [t for t in stage.tasks if t.finish_ms is not None]
     tasks.sort(key=lambda t: (t.launch_ms, t.index, t.attempt))
     return tasks
 
 
-def _task_concurrency(profile: ApplicationProfile) -> dict[int, float]:
-    """Per task id: mean number of tasks running on its host during its run (itself included).
+def _task_concurrency(tasks: _AppTasks) -> np.ndarray:
+    """Per app-table row: mean number of tasks running on its host during its run (itself
+    included; 1 for attempts that never ended).
 
     Computed per host from the step function of running tasks and its running integral,
     so every task is answered with two binary searches.
     """
-    by_host: dict[str, list[TaskRun]] = defaultdict(list)
-    for stage in profile.stages.values():
-        for t in stage.tasks:
-            if t.finish_ms is not None:
-                by_host[t.host or t.executor_id].append(t)
-    out: dict[int, float] = {}
-    for tasks in by_host.values():
-        a = np.array([t.launch_ms for t in tasks], dtype=np.float64)
-        b = np.array([t.finish_ms for t in tasks], dtype=np.float64)
+    t = tasks.table
+    out = np.ones(len(t), dtype=np.float64)
+    ended = np.flatnonzero(tasks.parts.ended)
+    if not ended.size:
+        return out
+    # A task's host, or its executor where the host is not logged.
+    host_names = t.columns.strings["host"]
+    empty_host = np.array([not h for h in host_names] or [False], dtype=bool)
+    host = t.col("host")[ended].astype(np.int64)
+    executor = t.col("executor")[ended].astype(np.int64)
+    group = np.where(empty_host[host], len(host_names) + executor, host)
+    order = np.argsort(group, kind="stable")
+    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    launch_all = t.col("launch_ms")
+    finish_all = t.col("finish_ms")
+    for members in np.split(order, bounds):
+        rows = ended[members]
+        a = launch_all[rows]
+        b = finish_all[rows]
         times = np.concatenate([a, b])
         deltas = np.concatenate([np.ones_like(a), -np.ones_like(b)])
-        order = np.lexsort((deltas, times))  # ends before starts at equal times
-        times, deltas = times[order], deltas[order]
+        by_time = np.lexsort((deltas, times))  # ends before starts at equal times
+        times, deltas = times[by_time], deltas[by_time]
         level = np.cumsum(deltas)
         integral = np.concatenate([[0.0], np.cumsum(level[:-1] * np.diff(times))])
-
         span = b - a
         with np.errstate(divide="ignore", invalid="ignore"):
             mean = np.where(
@@ -413,8 +469,7 @@ def _task_concurrency(profile: ApplicationProfile) -> dict[int, float]:
                 / span,
                 1.0,
             )
-        for t, k in zip(tasks, mean.tolist(), strict=True):
-            out[t.task_id] = max(1.0, k)
+        out[rows] = np.maximum(1.0, mean)
     return out
 
 
@@ -428,37 +483,31 @@ def _integral_at(
 
 def _stage_work(
     stage: StageNode,
+    tasks: _AppTasks,
     job_id: int | None,
     baseline: ClusterConfig,
-    concurrency: Mapping[int, float],
+    concurrency: np.ndarray,
     vectors: Mapping[StageKey, ResourceVector] | None,
     measured: StageCpu | None = None,
 ) -> StageWork:
-    tasks = _finished(stage)
-    n = len(tasks)
+    rows = tasks.finished_rows(stage)
+    n = len(rows)
+    parts = tasks.parts
+    t = tasks.table
     comp = np.zeros((len(COMPONENTS), n), dtype=np.float64)
-    unattributed = np.zeros(n, dtype=np.float64)
-    io_bytes = np.zeros(n, dtype=np.float64)
-    peak = np.zeros(n, dtype=np.float64)
-    mem_spill = np.zeros(n, dtype=np.float64)
-    disk_spill = np.zeros(n, dtype=np.float64)
-    read = np.zeros(n, dtype=np.float64)
-    k = np.ones(n, dtype=np.float64)
-    for i, task in enumerate(tasks):
-        d = decompose_task(task)
-        comp[CPU, i] = d.cpu
-        comp[GC, i] = d.gc
-        comp[NETWORK, i] = d.network
-        comp[DISK, i] = d.disk
-        comp[SCHEDULING, i] = d.scheduling
-        unattributed[i] = d.unattributed
-        m = task.metrics
-        io_bytes[i] = m.input_bytes + m.output_bytes
-        peak[i] = m.peak_execution_memory
-        mem_spill[i] = m.memory_spill_bytes
-        disk_spill[i] = m.disk_spill_bytes
-        read[i] = m.input_bytes + m.shuffle_read_bytes
-        k[i] = concurrency.get(task.task_id, 1.0)
+    comp[CPU] = parts.cpu[rows]
+    comp[GC] = parts.gc[rows]
+    comp[NETWORK] = parts.network[rows]
+    comp[DISK] = parts.disk[rows]
+    comp[SCHEDULING] = parts.scheduling[rows]
+    unattributed = parts.unattributed[rows]
+    input_bytes = t.col("input_bytes")[rows]
+    io_bytes = (input_bytes + t.col("output_bytes")[rows]).astype(np.float64)
+    peak = t.col("peak_execution_memory")[rows].astype(np.float64)
+    mem_spill = t.col("memory_spill_bytes")[rows].astype(np.float64)
+    disk_spill = t.col("disk_spill_bytes")[rows].astype(np.float64)
+    read = (input_bytes + t.col("shuffle_read_bytes")[rows]).astype(np.float64)
+    k = concurrency[rows]
     wall = comp.sum(axis=0) + unattributed
     k_stage = float(np.average(k, weights=wall)) if n and wall.sum() > 0 else 1.0
     vector = vectors.get(stage.key) if vectors else None
