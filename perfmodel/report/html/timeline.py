@@ -11,6 +11,7 @@ at the page's nominal width; the bar's hover text says how many tasks it stands 
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,7 +87,8 @@ class Timeline:
     lanes: list[str]
     """Lane labels, top to bottom: ``executor 3 · slot 1``."""
     bars: dict[str, list[Any]] = field(default_factory=dict)
-    """Columns: lane, start, end, stage, attempt, tasks (merged), failed (count)."""
+    """Columns: lane, start, end, stage, attempt, tasks (merged), failed (count), stages
+    (how many stage attempts the bar covers: 1 unless merging within stages was not enough)."""
     executors: list[dict[str, Any]] = field(default_factory=list)
     """id, first lane, added_s, removed_s, reason."""
     gaps: list[list[float]] = field(default_factory=list)
@@ -108,11 +110,15 @@ def _merge(
     lane_of: list[int],
     lane_base: dict[str, int],
     pixel_ms: float,
+    any_stage: bool = False,
 ) -> list[list[Any]]:
-    """Adjacent tasks of one stage attempt in one lane, gap under ``pixel_ms``, become a bar
-    (``order``: rows by lane, then launch)."""
+    """Adjacent tasks in one lane with a gap under ``pixel_ms`` become one bar (``order``:
+    rows by lane, then launch). Only tasks of one stage attempt merge, unless ``any_stage``
+    (the last resort for a page with more lanes × stages than bars): such a bar takes the
+    colour of its longest task's stage and counts the stages it covers."""
     bars: list[list[Any]] = []
     last: list[Any] | None = None
+    longest = 0.0
     for i in order:
         executor, launch, finish, stage, attempt, _task, status = rows[i]
         lane = lane_base[executor] + lane_of[i]
@@ -120,15 +126,18 @@ def _merge(
         if (
             last is not None
             and last[0] == lane
-            and last[3] == stage
-            and last[4] == attempt
+            and (any_stage or (last[3] == stage and last[4] == attempt))
             and launch - last[2] <= pixel_ms
         ):
             last[2] = max(last[2], finish)
             last[5] += 1
             last[6] += failed
+            last[7].add((stage, attempt))
+            if finish - launch > longest:
+                longest, last[3], last[4] = finish - launch, stage, attempt
             continue
-        last = [lane, launch, finish, stage, attempt, 1, failed]
+        last = [lane, launch, finish, stage, attempt, 1, failed, {(stage, attempt)}]
+        longest = finish - launch
         bars.append(last)
     return bars
 
@@ -185,11 +194,15 @@ def build_timeline(
     order = sorted(
         range(len(rows)), key=lambda i: (lane_base[rows[i][0]] + lane_of[i], rows[i][1])
     )
-    bars = _merge(rows, order, lane_of, lane_base, 0.0)
-    merged = False
+    bars = _merge(rows, order, lane_of, lane_base, -math.inf)  # one bar per task
+    merged = any_stage = False
     while len(bars) > max_bars:
         merged = True
-        bars = _merge(rows, order, lane_of, lane_base, pixel)
+        if pixel > span * 2:  # one bar per lane and stage is still too many
+            if any_stage:
+                break  # one bar per lane: cannot draw less
+            any_stage, pixel = True, span / NOMINAL_WIDTH_PX
+        bars = _merge(rows, order, lane_of, lane_base, pixel, any_stage)
         pixel *= 2
     columns: dict[str, list[Any]] = {
         "lane": [b[0] for b in bars],
@@ -199,6 +212,7 @@ def build_timeline(
         "attempt": [b[4] for b in bars],
         "tasks": [b[5] for b in bars],
         "failed": [b[6] for b in bars],
+        "stages": [len(b[7]) for b in bars],
     }
     gaps = [
         [round((a - start) / 1000.0, 3), round((b - start) / 1000.0, 3)]

@@ -83,7 +83,8 @@
       colors[i] = stageColor(b.stage[i]);
       lines[i] = b.failed[i] ? "#d1342f" : colors[i];
       keys[i] = b.stage[i] + "." + b.attempt[i];
-      text[i] = `stage ${keys[i]}<br>${t.lanes[b.lane[i]]}<br>` +
+      text[i] = (b.stages[i] > 1 ? `${b.stages[i]} stages, mostly ${keys[i]}` : `stage ${keys[i]}`) +
+        `<br>${t.lanes[b.lane[i]]}<br>` +
         (b.tasks[i] > 1 ? `${b.tasks[i]} tasks merged` : "1 task") +
         (b.failed[i] ? ` (${b.failed[i]} not successful)` : "") +
         `<br>${b.start[i].toFixed(2)}–${b.end[i].toFixed(2)} s`;
@@ -206,7 +207,8 @@
     }
     if (withCode) for (const c of comps) {
       if (rows.some((s) => (s.code_vector[c] || 0) > 0)) traces.push({
-        type: "bar", orientation: "h", name: c + " (code)", y: y, showlegend: false,
+        type: "bar", orientation: "h", name: c + " (code)", y: y,
+        showlegend: !rows.some((s) => (s.shares[c] || 0) > 0),
         x: rows.map((s) => (s.code_vector || {})[c] || 0), legendgroup: c,
         marker: { color: COMPONENT_COLORS[c] || "#888", pattern: { shape: "/" } },
         customdata: rows.map((s) => s.key),
@@ -491,12 +493,10 @@
     }
     const stages = PAGE.sections.find((s) => s.kind === "stages");
     if (stages && stages.data.stages.length) {
-      const dag = PAGE.sections.find((s) => s.kind === "dag");
-      const first = (dag && dag.data.critical.length)
-        ? stages.data.stages.find((s) => s.id === dag.data.critical[dag.data.critical.length - 1] && s.detailed)
-        : null;
-      const longest = stages.data.stages.slice().sort((a, b) => b.duration_s - a.duration_s)[0];
-      selectStage((first || longest).key);
+      // Open on the longest stage of the critical path (else the longest stage).
+      const ranked = stages.data.stages.filter((s) => s.detailed).sort((a, b) => b.duration_s - a.duration_s);
+      const first = ranked.find((s) => s.critical) || ranked[0] || stages.data.stages[0];
+      selectStage(first.key);
     }
     Promise.all(pending).then(() => { document.body.dataset.ready = "1"; });
   }
