@@ -106,7 +106,11 @@ class Browser:
         return json.loads(raw)
 
     def send(
-        self, method: str, params: dict[str, Any] | None = None, *, session: bool = True,
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        session: bool = True,
         timeout: float = 60.0,
     ) -> dict[str, Any]:
         self._next_id += 1
@@ -128,7 +132,8 @@ class Browser:
         """Open a page on ``path`` and start recording what it does."""
         target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)
         attached = self.send(
-            "Target.attachToTarget", {"targetId": target["targetId"], "flatten": True},
+            "Target.attachToTarget",
+            {"targetId": target["targetId"], "flatten": True},
             session=False,
         )
         self.session = attached["sessionId"]
@@ -142,7 +147,8 @@ class Browser:
 
     def evaluate(self, expression: str) -> Any:
         result = self.send(
-            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
         )
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression}: {result['exceptionDetails']}")

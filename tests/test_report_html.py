@@ -225,9 +225,7 @@ def _check_in_browser(name: str, source: Path, tmp_path: Path) -> None:
             "[...document.querySelectorAll('#findings-items li')].map(li => li.textContent)"
         )
         assert findings == d.findings
-        bars = browser.evaluate(
-            "document.getElementById('timeline-plot').data[0].x.length"
-        )
+        bars = browser.evaluate("document.getElementById('timeline-plot').data[0].x.length")
         timeline = next(s for s in page.sections if s.id == "timeline").data
         assert bars == len(timeline["bars"]["lane"])
         assert sum(timeline["bars"]["tasks"]) == sum(
@@ -244,9 +242,9 @@ def _check_in_browser(name: str, source: Path, tmp_path: Path) -> None:
             assert shown.split(".")[0] == str(target)
         sections = browser.evaluate("[...document.querySelectorAll('section')].map(s => s.id)")
         assert {"summary", "timeline", "dag", "stages", "whatif", "findings"} <= set(sections)
-        assert ("flame" in sections) == (analysis.samples is not None and bool(
-            analysis.samples.stages
-        ))
+        assert ("flame" in sections) == (
+            analysis.samples is not None and bool(analysis.samples.stages)
+        )
         damaged = d.data_quality.get("damaged") or bool(d.problems)
         assert ("quality" in sections) == damaged
         if "flame" in sections:
@@ -280,4 +278,3 @@ def test_damaged_log_in_browser(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_recorded_bundle_in_browser(recorded_bundle: Path, tmp_path: Path) -> None:
     _check_in_browser("bundle", recorded_bundle, tmp_path)
-

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from perfmodel.experiment.accuracy import AccuracyReport
@@ -127,13 +126,24 @@ def html_page(report: AccuracyReport, run_load: tuple[float, float] | None = Non
     cards = [
         {"key": "runs", "label": "Runs", "value": report.runs, "detail": load_text},
         {"key": "pairs", "label": "Pairs", "value": len(report.pairs), "detail": ""},
-        {"key": "mean_error", "label": "Mean error", "value": _pct(report.mean_error),
-         "detail": f"worst {_pct(report.worst_error)}"},
-        {"key": "slot_only", "label": "Slot-only mean error",
-         "value": _pct(report.slot_only_mean_error),
-         "detail": f"worst {_pct(report.slot_only_worst_error)}"},
-        {"key": "repeat_error", "label": "Repeat error (noise floor)",
-         "value": _pct(report.repeat_error), "detail": ""},
+        {
+            "key": "mean_error",
+            "label": "Mean error",
+            "value": _pct(report.mean_error),
+            "detail": f"worst {_pct(report.worst_error)}",
+        },
+        {
+            "key": "slot_only",
+            "label": "Slot-only mean error",
+            "value": _pct(report.slot_only_mean_error),
+            "detail": f"worst {_pct(report.slot_only_worst_error)}",
+        },
+        {
+            "key": "repeat_error",
+            "label": "Repeat error (noise floor)",
+            "value": _pct(report.repeat_error),
+            "detail": "",
+        },
     ]
     page.sections.append(Section("summary", "Summary", "cards", {"cards": cards}))
     labels = [
@@ -174,12 +184,26 @@ def html_page(report: AccuracyReport, run_load: tuple[float, float] | None = Non
             "Per workload",
             "table",
             {
-                "columns": ["workload", "pairs", "mean error", "worst error",
-                            "slot-only mean", "repeat error", "bottlenecks"],
+                "columns": [
+                    "workload",
+                    "pairs",
+                    "mean error",
+                    "worst error",
+                    "slot-only mean",
+                    "repeat error",
+                    "bottlenecks",
+                ],
                 "numeric": [False, True, True, True, True, True, False],
                 "rows": [
-                    [w.workload, w.pairs, _pct(w.mean_error), _pct(w.worst_error),
-                     _pct(w.slot_only_mean_error), _pct(w.repeat_error), ", ".join(w.bottlenecks)]
+                    [
+                        w.workload,
+                        w.pairs,
+                        _pct(w.mean_error),
+                        _pct(w.worst_error),
+                        _pct(w.slot_only_mean_error),
+                        _pct(w.repeat_error),
+                        ", ".join(w.bottlenecks),
+                    ]
                     for w in report.workloads
                 ],
             },
@@ -191,14 +215,30 @@ def html_page(report: AccuracyReport, run_load: tuple[float, float] | None = Non
             "Every pair",
             "table",
             {
-                "columns": ["workload", "baseline (run)", "target", "measured s", "predicted s",
-                            "error", "slot-only s", "bottleneck", "baseline replay error"],
+                "columns": [
+                    "workload",
+                    "baseline (run)",
+                    "target",
+                    "measured s",
+                    "predicted s",
+                    "error",
+                    "slot-only s",
+                    "bottleneck",
+                    "baseline replay error",
+                ],
                 "numeric": [False, False, False, True, True, True, True, False, True],
                 "rows": [
-                    [p.workload, f"{p.baseline_config} ({p.baseline_run})", p.target_config,
-                     round(p.measured_s, 1), round(p.predicted_s, 1), _pct(p.error),
-                     round(p.slot_only_s, 1), p.bottleneck,
-                     f"{100 * p.baseline_model_error:+.1f}%"]
+                    [
+                        p.workload,
+                        f"{p.baseline_config} ({p.baseline_run})",
+                        p.target_config,
+                        round(p.measured_s, 1),
+                        round(p.predicted_s, 1),
+                        _pct(p.error),
+                        round(p.slot_only_s, 1),
+                        p.bottleneck,
+                        f"{100 * p.baseline_model_error:+.1f}%",
+                    ]
                     for p in report.pairs
                 ],
             },

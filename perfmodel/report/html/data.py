@@ -85,17 +85,22 @@ def summary_cards(d: Diagnosis) -> list[dict[str, Any]]:
     """The headline numbers, each with a stable key the tests (and users' scripts) look up."""
     ex = d.executors
     cards = [
-        _card("app", "Application", d.app_name or d.app_id, f"{d.app_id} · Spark {d.spark_version}"),
-        _card("duration", "Duration", f"{d.duration_s:.1f} s", "complete" if d.complete else
-              "did not finish in this log"),
+        _card(
+            "app", "Application", d.app_name or d.app_id, f"{d.app_id} · Spark {d.spark_version}"
+        ),
+        _card(
+            "duration",
+            "Duration",
+            f"{d.duration_s:.1f} s",
+            "complete" if d.complete else "did not finish in this log",
+        ),
         _card("complete", "Complete", "yes" if d.complete else "no"),
         _card("jobs", "Jobs", d.jobs, f"{d.failed_jobs} failed"),
         _card(
             "stages",
             "Stage attempts",
             len(d.stages),
-            f"{d.stages_completed} completed, {d.stages_failed} failed, "
-            f"{d.stages_skipped} skipped",
+            f"{d.stages_completed} completed, {d.stages_failed} failed, {d.stages_skipped} skipped",
         ),
         _card("tasks", "Tasks", d.tasks, f"{d.failed_tasks} not successful"),
         _card(
@@ -125,11 +130,22 @@ def summary_cards(d: Diagnosis) -> list[dict[str, Any]]:
         _card(
             "critical_path",
             "Critical path",
-            " → ".join(str(s) for s in d.critical_path) or "none",
-            f"{d.critical_path_s:.1f} s in stages, {d.critical_path_gaps_s:.1f} s between them",
+            _chain(d.critical_path),
+            f"{len(d.critical_path)} stage(s): {d.critical_path_s:.1f} s in stages, "
+            f"{d.critical_path_gaps_s:.1f} s between them",
         ),
     ]
     return cards
+
+
+def _chain(stage_ids: list[int], shown: int = 6) -> str:
+    """``0 → 1 → 2 → … → 9``: a long path cut in the middle (the DAG shows all of it)."""
+    if not stage_ids:
+        return "none"
+    if len(stage_ids) <= shown:
+        return " → ".join(str(s) for s in stage_ids)
+    head = " → ".join(str(s) for s in stage_ids[: shown - 2])
+    return f"{head} → … → {stage_ids[-1]}"
 
 
 def _durations_by_stage(rows: list[TaskRow]) -> dict[str, list[float]]:
@@ -356,7 +372,9 @@ def whatif_section(analysis: Analysis, d: Diagnosis) -> dict[str, Any]:
                 "title": "Runtime against task cores (whole application)",
                 "x_label": "task cores",
                 "observed": {"x": slots, "y": d.duration_s, "replay": replay},
-                **_sweep_curve(analysis, "cores", [str(c) for c in cores], [float(c) for c in cores]),
+                **_sweep_curve(
+                    analysis, "cores", [str(c) for c in cores], [float(c) for c in cores]
+                ),
             }
         )
         mib = max(1, base.memory_bytes // (1024 * 1024))

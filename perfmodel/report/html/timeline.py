@@ -191,9 +191,7 @@ def build_timeline(
             }
         )
     pixel = span / NOMINAL_WIDTH_PX
-    order = sorted(
-        range(len(rows)), key=lambda i: (lane_base[rows[i][0]] + lane_of[i], rows[i][1])
-    )
+    order = sorted(range(len(rows)), key=lambda i: (lane_base[rows[i][0]] + lane_of[i], rows[i][1]))
     bars = _merge(rows, order, lane_of, lane_base, -math.inf)  # one bar per task
     merged = any_stage = False
     while len(bars) > max_bars:

@@ -428,8 +428,19 @@
   };
 
   RENDER.quality = function (body, q) {
-    body.append(el("p", { class: "warn", id: "quality-headline", text: q.headline +
-      (q.affects_answer ? " (this damage can change the answers below)" : "") }));
+    body.append(el("p", { class: "warn", id: "quality-headline",
+      text: (q.headline || `${q.problems_total} problem(s) met while reading the log`) +
+        (q.affects_answer ? " (this damage can change the answers below)" : "") }));
+    if (Object.keys(q.counts).length) body.append(qualityTable(q));
+    if (q.problems.length) {
+      body.append(el("h3", { text: `Problems (${q.problems_total})` }));
+      const ul = el("ul", { class: "warn" });
+      for (const p of q.problems) ul.append(el("li", { text: `${p.file}${p.line ? ":" + p.line : ""}: ${p.message}` }));
+      body.append(ul);
+    }
+  };
+
+  function qualityTable(q) {
     const t = el("table", { class: "data", id: "quality-table" });
     t.append(el("tr", {}, el("th", { text: "damage" }), el("th", { class: "num", text: "count" }),
       el("th", { text: "examples" })));
@@ -438,14 +449,8 @@
         el("td", { class: "num", text: String(v) }),
         el("td", { class: "muted", text: (q.examples[k] || []).slice(0, 3).join(" · ") })));
     }
-    body.append(t);
-    if (q.problems.length) {
-      body.append(el("h3", { text: `Problems (${q.problems_total})` }));
-      const ul = el("ul", { class: "warn" });
-      for (const p of q.problems) ul.append(el("li", { text: `${p.file}${p.line ? ":" + p.line : ""}: ${p.message}` }));
-      body.append(ul);
-    }
-  };
+    return t;
+  }
 
   RENDER.table = function (body, t) {
     const wrap = el("div", { class: "scroll" });
