@@ -11,11 +11,10 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
-import os
-import tempfile
 from functools import cache
 from pathlib import Path
 
+from perfmodel.atomic import write_atomically
 from perfmodel.errors import PerfmodelError
 from perfmodel.report.html.data import Page
 
@@ -70,17 +69,6 @@ def render_html(page: Page) -> str:
 def write_html(page: Page, out: Path) -> Path:
     """Write the page atomically: a reader never sees half a report."""
     out = Path(out)
-    text = render_html(page)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a report is for sharing
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(out, render_html(page))
     return out
