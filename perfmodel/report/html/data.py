@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 HIST_BINS = 20
 MAX_DETAILED_STAGES = 300
 """Stages with full detail (histogram, functions); the rest keep their headline numbers."""
+MAX_PAGE_STAGES = 2000
+"""Stages on the page at most (the summary still counts them all)."""
 MAX_DAG_NODES = 1500
 FLAME_MIN_SHARE = 0.003
 """Flame-graph frames under this share of their stage's samples are dropped (page size)."""
@@ -208,15 +210,26 @@ def _stage_entry(
     return entry
 
 
+def _longest_first(
+    stages: list[StageDiagnosis], n: int, critical: set[int]
+) -> list[StageDiagnosis]:
+    """The ``n`` stages a reader needs most: the critical path's and the important ones
+    first, then the rest, longest first within each."""
+    ranked = sorted(
+        stages, key=lambda s: (not (s.stage_id in critical or s.important), -s.duration_s)
+    )
+    return ranked[:n]
+
+
 def stage_entries(d: Diagnosis, rows: list[TaskRow]) -> list[dict[str, Any]]:
+    """One entry per stage attempt, at most `MAX_PAGE_STAGES` of them (a driver-heavy log
+    has tens of thousands of stages; the page keeps the ones that decide the run), full
+    detail for `MAX_DETAILED_STAGES`."""
     critical = set(d.critical_path)
-    by_length = sorted(d.stages, key=lambda s: -s.duration_s)
+    kept = {(s.stage_id, s.attempt) for s in _longest_first(d.stages, MAX_PAGE_STAGES, critical)}
     detailed = {
-        (s.stage_id, s.attempt)
-        for s in by_length[:MAX_DETAILED_STAGES]
-        if s.important or s.stage_id in critical or s.duration_s > 0
+        (s.stage_id, s.attempt) for s in _longest_first(d.stages, MAX_DETAILED_STAGES, critical)
     }
-    detailed |= {(s.stage_id, s.attempt) for s in d.stages if s.stage_id in critical}
     durations = _durations_by_stage(rows)
     return [
         _stage_entry(
@@ -226,6 +239,7 @@ def stage_entries(d: Diagnosis, rows: list[TaskRow]) -> list[dict[str, Any]]:
             durations.get(stage_key(s.stage_id, s.attempt), []),
         )
         for s in d.stages
+        if (s.stage_id, s.attempt) in kept
     ]
 
 
@@ -245,9 +259,7 @@ def dag_layout(analysis: Analysis, d: Diagnosis) -> dict[str, Any]:
     nodes.sort(key=lambda s: (s.submit_ms or 0.0, s.stage_id))
     truncated = len(nodes) > MAX_DAG_NODES
     if truncated:
-        keep = set(d.critical_path) | {s.stage_id for s in d.stages if s.important}
-        longest = sorted(nodes, key=lambda s: -s.duration_ms)[: MAX_DAG_NODES - len(keep)]
-        keep |= {s.stage_id for s in longest}
+        keep = {s.stage_id for s in _longest_first(d.stages, MAX_DAG_NODES, set(d.critical_path))}
         nodes = [s for s in nodes if s.stage_id in keep]
     critical = set(d.critical_path)
     important = {s.stage_id for s in d.stages if s.important}
@@ -453,7 +465,9 @@ def application_page(analysis: Analysis) -> Page:
             "stages), stages that matter outlined. Click a stage for its detail.",
         )
     )
-    page.sections.append(Section("stages", "Per stage", "stages", {"stages": stages}))
+    page.sections.append(
+        Section("stages", "Per stage", "stages", {"stages": stages, "total": len(d.stages)})
+    )
     flame = flame_section(analysis)
     if flame is not None:
         page.sections.append(Section("flame", "Flame graph", "flame", flame))

@@ -237,6 +237,7 @@
       body.append(div);
       stackedShares(div, ranked);
     }
+    if (data.total > stages.length) body.append(el("p", { class: "note", text: `${stages.length} of ${data.total} stage attempts are on this page: the critical path, the stages that matter and the longest.` }));
     const row = el("div", { class: "row" });
     const tableWrap = el("div", { class: "side scroll" });
     const detail = el("div", { class: "grow detail", id: "stage-detail" });
