@@ -247,6 +247,13 @@ def _check_in_browser(name: str, source: Path, tmp_path: Path) -> None:
         )
         damaged = d.data_quality.get("damaged") or bool(d.problems)
         assert ("quality" in sections) == damaged
+        if damaged:
+            shown_counts = browser.evaluate(
+                "Object.fromEntries([...document.querySelectorAll('#quality-table tr[data-key]')]"
+                ".map(r => [r.dataset.key, +r.cells[1].textContent]))"
+            )
+            counts = d.data_quality.get("counts", {})
+            assert shown_counts == {k: v for k, v in counts.items() if v}
         if "flame" in sections:
             assert browser.evaluate("document.querySelectorAll('#flame-graph rect').length") > 1
         for section in sections:
