@@ -34,11 +34,9 @@ def register(app: typer.Typer) -> None:
             help="Refuse logs that decompress to more than this (guards against bombs).",
         ),
     ) -> None:
-        """Write an HTML report: summary, timeline, stage DAG, per-stage detail, flame
-        graphs (bundles), what-if curves, findings.
+        """Write one HTML page: summary, timeline, stage DAG, stages, flames, what-if, findings.
 
-        The file is self-contained (scripts and styles inlined, nothing fetched), so it
-        opens offline and can be mailed or attached as it is.
+        Self-contained (scripts and styles inlined, nothing fetched): it opens offline.
         """
         from perfmodel.analysis import load
         from perfmodel.report.html import application_page, write_html
