@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml $(wildcard jvm/src/*/*.java jvm/src/*/*/*.java jvm/src/
 	$(BIN)/pip check
 	PYTHON=$(BIN)/python ./jvm/build.sh
 	PYTHON=$(BIN)/python scripts/install_jdk_sources.sh
+	scripts/install_chromium.sh
 	touch $(STAMP)
 
 install: $(STAMP)

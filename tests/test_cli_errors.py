@@ -22,6 +22,7 @@ def _commands(target: Path, out: Path) -> list[list[str]]:
     return [
         ["diagnose", str(target)],
         ["diagnose", str(target), "--json"],
+        ["report", str(target), "-o", str(out / "report.html")],
         ["predict", str(target), "--cores", "4"],
         ["predict", str(target), "--sweep", "cores=1,2"],
         ["profile", str(target), "--out", str(out / "bundle")],

@@ -90,7 +90,17 @@ def test_report_pairs_every_run_with_the_other_config(study, tmp_path: Path) -> 
     out = tmp_path / "report"
     result = CliRunner().invoke(
         _app(),
-        ["experiment", "report", str(spec), "--store", str(store), "--out", str(out), "--json"],
+        [
+            "experiment",
+            "report",
+            str(spec),
+            "--store",
+            str(store),
+            "--out",
+            str(out),
+            "--html",
+            "--json",
+        ],
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -119,11 +129,30 @@ def test_report_pairs_every_run_with_the_other_config(study, tmp_path: Path) -> 
     for stem in ("runtime-wordcount", "stages-wordcount"):
         assert (out / "plots" / f"{stem}.png").stat().st_size > 1000
         assert (out / "plots" / f"{stem}.svg").read_text().lstrip().startswith("<?xml")
+    _check_accuracy_page(out / "accuracy.html", report)
     # Predictions are kept in the store, one per pair and method.
     import sqlite3
 
     count = sqlite3.connect(store).execute("SELECT COUNT(*) FROM predictions").fetchone()[0]
     assert count == 4
+
+
+def _check_accuracy_page(page: Path, report: dict) -> None:
+    """The --html page: measured against predicted per pair, drawn without errors."""
+    from tests.headless_chromium import Browser
+
+    with Browser() as browser:
+        browser.open(page)
+        browser.wait_for("document.body && document.body.dataset.ready === '1'", timeout=120)
+        assert browser.problems() == []
+        pairs = browser.evaluate("document.querySelector('[data-key=pairs] .value').textContent")
+        assert pairs == str(len(report["pairs"]))
+        plotted = browser.evaluate("document.getElementById('pairs-plot-plot').data[0]")
+        assert sorted(zip(plotted["x"], plotted["y"], strict=True)) == sorted(
+            (p["measured_s"], p["predicted_s"]) for p in report["pairs"]
+        )
+        rows = browser.evaluate("document.querySelectorAll('#every-pair-table tr').length")
+        assert rows == len(report["pairs"]) + 1
 
 
 def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:

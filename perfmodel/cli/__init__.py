@@ -9,7 +9,7 @@ import typer
 from typer.core import TyperGroup
 
 from perfmodel import __version__
-from perfmodel.cli import diagnose, experiment, models, predict, recommend, record
+from perfmodel.cli import diagnose, experiment, models, predict, recommend, record, report
 from perfmodel.cli.cluster import cluster_app
 from perfmodel.cli.corpus import corpus_app
 from perfmodel.errors import PerfmodelError
@@ -82,6 +82,7 @@ def build_app() -> typer.Typer:
         """perfmodel: performance characterisation for Spark jobs."""
 
     diagnose.register(app)
+    report.register(app)
     predict.register(app)
     record.register(app)
     models.register(app)

@@ -174,6 +174,14 @@ def experiment_report(
         typer.Option(help="Directory for accuracy.md/.json and plots (default: none written)."),
     ] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write figures.")] = True,
+    html: Annotated[
+        bool,
+        typer.Option(
+            "--html",
+            help="Also write accuracy.html (into --out, else the current directory): measured "
+            "against predicted per configuration, a self-contained page like perfmodel report's.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Measured vs predicted for every (baseline run → other configuration) pair."""
@@ -192,6 +200,12 @@ def experiment_report(
 
             files = plot_all(runs, out / "plots")
             typer.echo(f"wrote {len(files)} figure files to {out / 'plots'}", err=True)
+    if html:
+        from perfmodel.experiment.report import html_page
+        from perfmodel.report.html import write_html
+
+        page_path = write_html(html_page(report, load_range), (out or Path(".")) / "accuracy.html")
+        typer.echo(f"wrote {page_path}", err=True)
     if as_json:
         typer.echo(to_json(report, load_range))
     else:

@@ -1,0 +1,74 @@
+"""One self-contained HTML file from a `Page`: data, script, style and plotly.js inlined.
+
+Nothing on the page is fetched: the report is read offline, mailed, attached to tickets,
+so plotly.js (from the pinned ``plotly`` package, where it ships as one minified file) and
+our own script and style are copied into it, and the page data is a JSON ``<script>``
+block that our script draws from. Fonts are the system's (no web fonts to inline).
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+from functools import cache
+from pathlib import Path
+
+from perfmodel.atomic import write_atomically
+from perfmodel.errors import PerfmodelError
+from perfmodel.report.html.data import Page
+
+ASSETS = Path(__file__).with_name("assets")
+
+
+class ReportAssetError(PerfmodelError):
+    """plotly.js is missing: the install step did not install the ``plotly`` package."""
+
+
+@cache
+def plotly_js() -> str:
+    """The minified plotly.js bundled in the ``plotly`` PyPI package (found, not imported:
+    importing plotly's Python side would cost start-up time for nothing)."""
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise ReportAssetError("the plotly package is not installed (run `make install`)")
+    path = Path(next(iter(spec.submodule_search_locations))) / "package_data" / "plotly.min.js"
+    if not path.is_file():
+        raise ReportAssetError(f"plotly.js not found at {path} (reinstall plotly)")
+    return path.read_text(encoding="utf-8")
+
+
+def _script_safe(text: str) -> str:
+    """Text that cannot close the ``<script>`` element it is inlined into."""
+    return text.replace("</", "<\\/")
+
+
+def render_html(page: Page) -> str:
+    data = json.dumps(page.to_json(), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    css = (ASSETS / "report.css").read_text(encoding="utf-8")
+    script = (ASSETS / "report.js").read_text(encoding="utf-8")
+    return "".join(
+        [
+            "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>",
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+            # No network at all: a report that worked offline must not start fetching later.
+            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
+            "script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
+            "img-src data: blob:; font-src data:; connect-src 'none'\">",
+            f"<title>perfmodel · {html.escape(page.title)}</title>",
+            f"<style>{css}</style>",
+            f"<script>{_script_safe(plotly_js())}</script>",
+            "</head><body>",
+            f"<script type='application/json' id='page-data'>{_script_safe(data)}</script>",
+            f"<script>{_script_safe(script)}</script>",
+            "</body></html>\n",
+        ]
+    )
+
+
+def write_html(page: Page, out: Path) -> Path:
+    """Write the page atomically: a reader never sees half a report."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(out, render_html(page))
+    return out
