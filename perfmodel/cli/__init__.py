@@ -9,7 +9,7 @@ import typer
 from typer.core import TyperGroup
 
 from perfmodel import __version__
-from perfmodel.cli import diagnose, experiment, models, predict, record
+from perfmodel.cli import diagnose, experiment, fleet, models, predict, record
 from perfmodel.cli.corpus import corpus_app
 from perfmodel.errors import PerfmodelError
 
@@ -85,6 +85,7 @@ def build_app() -> typer.Typer:
     record.register(app)
     models.register(app)
     experiment.register(app)
+    fleet.register(app)
     app.add_typer(corpus_app, name="corpus")
     return app
 
