@@ -8,6 +8,6 @@ runs in a local process pool or as a PySpark job, and both give the same tables.
 
 Layout: `discover` (which logs), `scenarios` (the what-ifs), `analyse` (one log → rows),
 `limits` (the per-log memory cap), `schema` and `store` (Parquet tables, manifest),
-`local` and `spark` (engines), `regress` (regressions), `summary` and `html` (reports),
+`local` and `spark` (engines), `regress` (regressions), `summary` and `htmlpage` (reports),
 `run` (one fleet run end to end), `synth` (generated fleets for tests and benchmarks).
 """

@@ -20,7 +20,7 @@ import pyarrow as pa
 from perfmodel.errors import PerfmodelError
 from perfmodel.fleet.analyse import Rows
 from perfmodel.fleet.discover import LogRef, discover
-from perfmodel.fleet.html import render_html
+from perfmodel.fleet.htmlpage import render_html
 from perfmodel.fleet.regress import find_regressions
 from perfmodel.fleet.scenarios import Scenario, signature
 from perfmodel.fleet.schema import MANIFEST, RESULT_TABLES, table_from_rows
@@ -82,9 +82,13 @@ def run_fleet(
             "for Hadoop URIs (hdfs://, s3a://)"
         )
     spark = None
+    own_session = False
     if opts.engine == "spark":
+        from pyspark.sql import SparkSession
+
         from perfmodel.fleet.spark import list_remote, spark_session
 
+        own_session = SparkSession.getActiveSession() is None
         spark = spark_session(opts.master, opts.spark_conf)
         if remote:
             since_ns = int(opts.since.timestamp() * 1e9) if opts.since else None
@@ -98,8 +102,8 @@ def run_fleet(
             on_start(len(todo))
         new = _analyse(opts, spark, todo, out, on_done)
     finally:
-        if spark is not None:
-            spark.stop()
+        if spark is not None and own_session:
+            spark.stop()  # a session the caller made (a notebook, a test) stays theirs
     tables: dict[str, pa.Table] = {}
     paths = [r.path for r in todo]
     for name, schema in RESULT_TABLES.items():
@@ -108,7 +112,13 @@ def run_fleet(
         write_table(out, name, tables[name])
     tables["regressions"] = find_regressions(tables["apps"], tables["stages"])
     write_table(out, "regressions", tables["regressions"])
-    failed = set(new["errors"].column("log_path").to_pylist())
+    failed = dict(
+        zip(
+            new["errors"].column("log_path").to_pylist(),
+            new["errors"].column("kind").to_pylist(),
+            strict=True,
+        )
+    )
     now = datetime.now(UTC)
     done = table_from_rows(
         [
@@ -116,7 +126,7 @@ def run_fleet(
                 "log_path": r.path,
                 "log_size": r.size,
                 "log_mtime_ns": r.mtime_ns,
-                "status": "error" if r.path in failed else "ok",
+                "status": f"error:{failed[r.path]}" if r.path in failed else "ok",
                 "what_if": what_if,
                 "engine": opts.engine,
                 "analysed_at": now,

@@ -84,16 +84,29 @@ def replace_logs(old: pa.Table, new: pa.Table, paths: Iterable[str]) -> pa.Table
     return pa.concat_tables([old, new.cast(old.schema)]) if new.num_rows else old
 
 
-def manifest_entries(table: pa.Table) -> dict[str, tuple[int, int, str]]:
-    """``log_path → (size, mtime_ns, what_if)`` as last analysed."""
-    rows = table.select(["log_path", "log_size", "log_mtime_ns", "what_if"]).to_pylist()
-    return {r["log_path"]: (r["log_size"], r["log_mtime_ns"], r["what_if"] or "") for r in rows}
+RETRIED = frozenset({"error:memory_cap", "error:worker_died", "error:internal"})
+"""Outcomes that depend on the run rather than the log (the cap, a crash, a bug since
+fixed): such a log is analysed again by the next run even if it did not change."""
 
 
-def unchanged(ref: LogRef, entries: Mapping[str, tuple[int, int, str]], what_if: str) -> bool:
-    """True when ``ref`` was analysed at this size and mtime, for these what-ifs."""
+def manifest_entries(table: pa.Table) -> dict[str, tuple[int, int, str, str]]:
+    """``log_path → (size, mtime_ns, what_if, status)`` as last analysed."""
+    cols = ["log_path", "log_size", "log_mtime_ns", "what_if", "status"]
+    return {
+        r["log_path"]: (r["log_size"], r["log_mtime_ns"], r["what_if"] or "", r["status"] or "")
+        for r in table.select(cols).to_pylist()
+    }
+
+
+def unchanged(ref: LogRef, entries: Mapping[str, tuple[int, int, str, str]], what_if: str) -> bool:
+    """True when ``ref`` was analysed at this size and mtime, for these what-ifs, with an
+    outcome that another run would repeat."""
     entry = entries.get(ref.path)
-    return entry is not None and entry == (ref.size, ref.mtime_ns, what_if)
+    return (
+        entry is not None
+        and entry[:3] == (ref.size, ref.mtime_ns, what_if)
+        and entry[3] not in RETRIED
+    )
 
 
 __all__ = [

@@ -193,3 +193,14 @@ def generate_fleet(
     if corrupt:
         fleet.corrupt = write_corrupt(directory, rng)
     return fleet
+
+
+def write_huge_log(directory: Path, source: Path, app_id: str, mib: int = 100) -> Path:
+    """A real log whose environment event carries a ``mib``-MiB property value (as a huge
+    SQL plan or a pasted classpath would): compressed it is small, read it needs memory."""
+    events = copy_events(read_source(source), app_id, "huge-event", FLEET_START_MS)
+    for e in events:
+        if e.get("Event") == "SparkListenerEnvironmentUpdate":
+            e.setdefault("Spark Properties", {})["spark.huge.option"] = "x" * (mib << 20)
+    directory.mkdir(parents=True, exist_ok=True)
+    return write_log(directory, app_id, events, "zstd")
