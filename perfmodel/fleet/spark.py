@@ -182,7 +182,8 @@ def analyse_spark(
         raise SparkEngineError(f"--spark-transfer must be one of {', '.join(TRANSFERS)}")
     sc = spark.sparkContext
     binary = [r for r in refs if transfer == "binary" or is_remote(r.path)]
-    direct = [r for r in refs if r not in set(binary)]
+    through_spark = set(binary)
+    direct = [r for r in refs if r not in through_spark]
     parts: list[Any] = []
     cap = memory_cap_bytes
     if direct:
