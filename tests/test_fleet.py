@@ -259,3 +259,19 @@ def test_cli_bad_input_is_one_error_line(tmp_path: Path) -> None:
         build_app(), ["fleet", str(tmp_path), "hdfs://nn/logs", "--out", str(tmp_path / "o")]
     )
     assert res.exit_code == 2 and "--engine spark" in res.output
+
+
+def test_since_keeps_logs_modified_from_that_date(tmp_path: Path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    shared = shared_eventlogs()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(shared / "spark2-eventlog.zstd", logs / "spark2-eventlog.zstd")
+    old = logs / "local-1422981780767"
+    shutil.copy(shared / "local-1422981780767", old)
+    os.utime(old, (1_600_000_000, 1_600_000_000))  # 2020
+    later = run([str(logs)], tmp_path / "out", jobs=1, since=datetime.now(UTC) + timedelta(1))
+    assert later.analysed == []
+    recent = run([str(logs)], tmp_path / "out", jobs=1, since=datetime(2026, 1, 1, tzinfo=UTC))
+    assert [Path(r.path).name for r in recent.analysed] == ["spark2-eventlog.zstd"]
