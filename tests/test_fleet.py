@@ -275,3 +275,20 @@ def test_since_keeps_logs_modified_from_that_date(tmp_path: Path) -> None:
     assert later.analysed == []
     recent = run([str(logs)], tmp_path / "out", jobs=1, since=datetime(2026, 1, 1, tzinfo=UTC))
     assert [Path(r.path).name for r in recent.analysed] == ["spark2-eventlog.zstd"]
+
+
+def test_wasted_core_hours_are_held_minus_busy(fleet) -> None:
+    _, _, out, _ = fleet
+    apps = pq.read_table(out / "apps.parquet").to_pylist()
+    local = [a for a in apps if a["local_mode"]]
+    assert local and any(not a["local_mode"] for a in apps)
+    for a in apps:
+        wasted = max(0.0, a["held_core_hours"] - a["busy_core_hours"])
+        assert a["wasted_core_hours"] == pytest.approx(wasted, rel=1e-9, abs=1e-12)
+    for a in local:  # held = slots × run, so busy ÷ held is the slot utilisation
+        assert a["held_from"].startswith("local mode")
+        if a["task_cpus"] == 1 and a["held_core_hours"]:
+            ratio = a["busy_core_hours"] / a["held_core_hours"]
+            assert ratio == pytest.approx(a["slot_utilisation"], rel=1e-9)
+    cluster = [a for a in apps if a["held_from"] == "executor added/removed events"]
+    assert len(cluster) > len(apps) // 2
