@@ -9,18 +9,12 @@ printed with the option that would replace it. Bad input ends with one message, 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 # The simulator and the Spark front end are imported by the command, not here: every
 # `perfmodel` invocation (`record` included) imports this module to build the CLI.
-if TYPE_CHECKING:
-    from perfmodel.simulate.config import ClusterConfig, WhatIf
-    from perfmodel.simulate.replay import Prediction
-    from perfmodel.simulate.sweep import SweepPoint
-
-MAX_STAGE_ROWS = 10
 
 
 def register(app: typer.Typer) -> None:
@@ -87,6 +81,7 @@ def predict(
     """Predict the runtime and bottleneck under other resources (what-if replay)."""
     from perfmodel.analysis import load
     from perfmodel.jsonout import dumps
+    from perfmodel.report.prediction_text import render_prediction, render_sweep
     from perfmodel.simulate.config import BaselineOverrides, ConfigError, WhatIf
     from perfmodel.simulate.sweep import is_axis_spec, parse_axes
 
@@ -123,13 +118,18 @@ def predict(
         raise ConfigError(f"{source}: no such file or directory")
     analysis = load(source, attempt, code_vectors=code_vectors, overrides=overrides)
     if axes is not None:
-        _print_sweep(analysis.sweep(axes, change), source, remembered, as_json)
+        points = analysis.sweep(axes, change)
+        if as_json:
+            payload = [{"settings": pt.settings, **pt.prediction.as_dict()} for pt in points]
+            typer.echo(dumps(payload))
+        else:
+            typer.echo(render_sweep(points, source, remembered))
         return
     prediction = analysis.predict(change)
     if as_json:
         typer.echo(dumps(prediction.as_dict()))
     else:
-        typer.echo(_render(prediction, source, remembered, change))
+        typer.echo(render_prediction(prediction, source, remembered, change))
 
 
 def _resolve_path(path: str | None, attempt: str | None) -> tuple[str, bool, str | None]:
@@ -176,81 +176,3 @@ def _absolute_bw(text: str | None, option: str) -> float | None:
     if parse_factor(text) is not None:
         raise ConfigError(f"{option} needs an absolute bandwidth such as 500MB/s")
     return parse_bandwidth(text)
-
-
-def _describe(c: ClusterConfig) -> str:
-    from perfmodel.simulate.units import format_bandwidth, format_size
-
-    if c.local_mode:
-        head = f"local[{c.executor_cores}]"
-    else:
-        head = f"{c.executors} executors × {c.executor_cores} cores on {c.hosts} hosts"
-    return (
-        f"{head}, {format_size(c.memory_bytes)} heap, {c.host_cores} cores per host, "
-        f"cpu speed {c.cpu_speed:g}, disk {format_bandwidth(c.disk_bw)}, "
-        f"network {format_bandwidth(c.net_bw)}"
-    )
-
-
-def _render(p: Prediction, source: str, remembered: bool, change: WhatIf) -> str:
-    lines = [f"perfmodel predict — {p.app_id}"]
-    origin = " (the profile last analysed)" if remembered else ""
-    lines.append(f"profile: {source}{origin}")
-    lines.append(f"baseline: {_describe(p.baseline_config)}")
-    if change.is_empty:
-        lines.append("what-if:  (no change given: replaying the baseline)")
-    else:
-        lines.append(f"what-if:  {_describe(p.config)}")
-    lines.append(
-        f"observed {p.observed_s:.1f} s · baseline replay {p.baseline_replay_s:.1f} s · "
-        f"model error {p.model_error:+.1%}"
-    )
-    ratio = p.speedup
-    trend = f"{ratio:.2f}× faster" if ratio >= 1 else f"{1 / ratio:.2f}× slower"
-    lines.append(f"predicted {p.predicted_s:.1f} s ({trend}) · bottleneck: {p.bottleneck}")
-    assumed = [
-        f"{name}: {how}"
-        for name, how in p.baseline_config.sources.items()
-        if how.startswith(("default", "assumed"))
-    ]
-    if assumed:
-        lines.append("assumed about the baseline:")
-        lines += [f"  {a}" for a in assumed]
-    lines += [f"note: {n}" for n in p.notes]
-    lines.append("")
-    lines.append(f"{'stage':>7} {'tasks':>6} {'observed':>9} {'predicted':>9}  bottleneck  vector")
-    ranked = sorted(p.stages, key=lambda s: -max(s.observed_s, s.predicted_s))
-    for s in ranked[:MAX_STAGE_ROWS]:
-        vec = " ".join(f"{k} {v:.0%}" for k, v in list(s.vector.items())[:3])
-        stage = f"{s.stage_id}" + (f".{s.attempt}" if s.attempt else "")
-        lines.append(
-            f"{stage:>7} {s.n_tasks:>6} {s.observed_s:>8.1f}s {s.predicted_s:>8.1f}s  "
-            f"{s.bottleneck:<10}  {vec}"
-        )
-    if len(p.stages) > MAX_STAGE_ROWS:
-        lines.append(f"  … {len(p.stages) - MAX_STAGE_ROWS} more stages (see --json)")
-    return "\n".join(lines)
-
-
-def _print_sweep(points: list[SweepPoint], source: str, remembered: bool, as_json: bool) -> None:
-    if as_json:
-        from perfmodel.jsonout import dumps
-
-        payload = [{"settings": pt.settings, **pt.prediction.as_dict()} for pt in points]
-        typer.echo(dumps(payload))
-        return
-    first = points[0].prediction
-    origin = " (the profile last analysed)" if remembered else ""
-    typer.echo(f"perfmodel predict --sweep — {first.app_id}")
-    typer.echo(f"profile: {source}{origin}")
-    typer.echo(f"baseline: {_describe(first.baseline_config)}")
-    typer.echo(
-        f"observed {first.observed_s:.1f} s · baseline replay {first.baseline_replay_s:.1f} s"
-        f" · model error {first.model_error:+.1%}"
-    )
-    names = list(points[0].settings)
-    header = "  ".join(f"{n:>14}" for n in names) + f"  {'predicted':>10}  bottleneck"
-    typer.echo(header)
-    for pt in points:
-        cells = "  ".join(f"{pt.settings[n]:>14}" for n in names)
-        typer.echo(f"{cells}  {pt.prediction.predicted_s:>9.1f}s  {pt.prediction.bottleneck}")

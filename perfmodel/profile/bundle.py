@@ -325,6 +325,10 @@ def assemble(
             m.warnings.append(f"JFR recordings kept but not read: {exc}")
             for name in names:
                 m.recordings.append(RecordingEntry(path=name, source="jfr", error=str(exc)))
+    # Beside executors in their own JVMs (a cluster), the driver runs no tasks: no task events
+    # are expected of it.
+    own_executors = any(r.process != "jvm driver" for r in jfr_recordings if r.error is None)
+    idle_driver = "jvm driver" if own_executors else None
     for rec in jfr_recordings:
         m.recordings.append(
             RecordingEntry(
@@ -344,7 +348,7 @@ def assemble(
             m.warnings.append(rec.error)
         else:
             m.warnings.extend(rec.warnings)
-            if not rec.has_task_events and rec.samples.num_rows:
+            if not rec.has_task_events and rec.samples.num_rows and rec.process != idle_driver:
                 m.warnings.append(
                     f"{rec.path}: no perfmodel plugin events; its samples are attributed to "
                     "tasks by time window per executor, not exactly"

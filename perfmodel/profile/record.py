@@ -60,6 +60,11 @@ class RecordOptions:
     """How long to wait, after the command ends, for its JVMs to finish writing recordings."""
     monitor: bool = True
     """Process-tree resource monitoring (CPU, memory, I/O) every ``poll_s``."""
+    daemon_pids: tuple[int, ...] = ()
+    """Long-running processes outside the command that start its executors (a standalone
+    cluster's workers): what they start while the command runs (executor JVMs, their Python
+    workers) is sampled and waited for like the command's own processes; the daemons are not.
+    The resource monitor still covers the command's own tree only."""
 
 
 @dataclass(slots=True)
@@ -281,11 +286,12 @@ def record(
         # One listing of the tree per poll serves the tracker and the monitor: listing it is
         # most of perfmodel's own CPU while the job runs (docs/recording-overhead.md).
         walker = ProcessTree(child.pid)
+        daemons = [ProcessTree(pid) for pid in options.daemon_pids]
         exit_signal = _pidfd(child.pid)
         try:
             while child.poll() is None:
                 tree = walker.processes()
-                _track(tree, jvms, recorder)
+                _track(tree + _started_by(daemons, started), jvms, recorder)
                 jvm_threads.poll(jvms)
                 if monitor is not None:
                     monitor.sample(tree)
@@ -390,6 +396,21 @@ def _track(
             jvms[proc.pid] = proc
     if recorder is not None:
         recorder.poll(tree)
+
+
+def _started_by(daemons: list[ProcessTree], since_ms: float) -> list[psutil.Process]:
+    """Descendants of the daemons started since ``since_ms`` (not executors of earlier
+    applications still shutting down, nor the daemons themselves). A process's start time
+    counts from the boot time, which Linux gives in whole seconds: hence the 2 s allowance."""
+    found = []
+    for daemon in daemons:
+        for proc in daemon.processes():
+            try:
+                if proc.pid != daemon.root_pid and proc.create_time() * 1000.0 >= since_ms - 2000.0:
+                    found.append(proc)
+            except psutil.Error:
+                continue
+    return found
 
 
 def _app_infos(out: Path) -> list[dict[str, str]]:
