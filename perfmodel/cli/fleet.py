@@ -83,8 +83,9 @@ def fleet(
     """Analyse many event logs: Parquet tables (apps, stages, findings, predictions, errors),
     a terminal summary and summary.html (docs/fleet.md).
 
-    Logs analysed by an earlier run into the same --out are skipped unless their path, size
-    or modification time changed; new logs are picked up and regressions recomputed.
+    A log analysed by an earlier run into the same --out is skipped unless its path, size
+    or mtime changed; new logs are picked up and regressions recomputed. Exit status 0 when
+    the run completes, even with logs in the errors table; 2 for unusable input.
     """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
