@@ -9,10 +9,18 @@ from typing import Annotated
 
 import typer
 
+HELP = (
+    "Analyse many event logs: Parquet tables (apps, stages, findings, predictions, errors), "
+    "a terminal summary and summary.html (docs/fleet.md).\n\n"
+    "A log analysed by an earlier run into the same --out is skipped unless its path, size "
+    "or mtime changed; new logs are picked up and regressions recomputed. Exit status 0 when "
+    "the run completes, even with logs in the errors table; 2 for unusable input."
+)
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``fleet`` command to ``app``."""
-    app.command("fleet")(fleet)
+    app.command("fleet", help=HELP)(fleet)
 
 
 def fleet(
@@ -80,13 +88,7 @@ def fleet(
         bool, typer.Option("--json", help="Print the summary as JSON (tables stay on disk).")
     ] = False,
 ) -> None:
-    """Analyse many event logs: Parquet tables (apps, stages, findings, predictions, errors),
-    a terminal summary and summary.html (docs/fleet.md).
-
-    A log analysed by an earlier run into the same --out is skipped unless its path, size
-    or mtime changed; new logs are picked up and regressions recomputed. Exit status 0 when
-    the run completes, even with logs in the errors table; 2 for unusable input.
-    """
+    """`HELP` (one string, so the help text wraps to the terminal)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
