@@ -9,7 +9,16 @@ import typer
 from typer.core import TyperGroup
 
 from perfmodel import __version__
-from perfmodel.cli import diagnose, experiment, models, predict, recommend, record, report
+from perfmodel.cli import (
+    diagnose,
+    experiment,
+    fleet,
+    models,
+    predict,
+    recommend,
+    record,
+    report,
+)
 from perfmodel.cli.cluster import cluster_app
 from perfmodel.cli.corpus import corpus_app
 from perfmodel.errors import PerfmodelError
@@ -88,6 +97,7 @@ def build_app() -> typer.Typer:
     models.register(app)
     experiment.register(app)
     recommend.register(app)
+    fleet.register(app)
     app.add_typer(corpus_app, name="corpus")
     app.add_typer(cluster_app, name="cluster")
     return app

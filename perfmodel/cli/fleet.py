@@ -1,0 +1,160 @@
+"""`perfmodel fleet`: many event logs at once, as Parquet tables and a summary."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+HELP = (
+    "Analyse many event logs: Parquet tables (apps, stages, findings, predictions, errors), "
+    "a terminal summary and summary.html (docs/fleet.md).\n\n"
+    "A log analysed by an earlier run into the same --out is skipped unless its path, size "
+    "or mtime changed; new logs are picked up and regressions recomputed. Exit status 0 when "
+    "the run completes, even with logs in the errors table; 2 for unusable input."
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``fleet`` command to ``app``."""
+    app.command("fleet", help=HELP)(fleet)
+
+
+def fleet(
+    inputs: Annotated[
+        list[str],
+        typer.Argument(
+            help="A History Server directory, a glob ('logs/app-*'), a file listing paths "
+            "(one per line), single logs, or Hadoop URIs (--engine spark). A NAME=VALUE "
+            "argument (cores=2x) is taken as a --what-if.",
+            show_default=False,
+        ),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for the tables and summary.html.")
+    ] = Path("fleet"),
+    engine: Annotated[
+        str, typer.Option(help="local: a process pool on this machine; spark: a PySpark job.")
+    ] = "local",
+    since: Annotated[
+        str | None,
+        typer.Option(help="Only logs modified at or after this date (2026-11-01 or ISO time)."),
+    ] = None,
+    what_if: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--what-if",
+            help="A scenario to predict for every application (repeatable): cores=2x, "
+            "mem=0.5x, cores=16,mem=4g (factors are of each application's own baseline).",
+        ),
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option(help="Worker processes (local engine; default: one per core).")
+    ] = None,
+    memory_cap: Annotated[
+        str | None,
+        typer.Option(
+            help="Memory one log's analysis may add (2g, 512m); a log needing more is "
+            "recorded in the errors table."
+        ),
+    ] = None,
+    fresh: Annotated[
+        bool, typer.Option(help="Ignore earlier results in --out and analyse every log.")
+    ] = False,
+    master: Annotated[
+        str | None,
+        typer.Option(help="Spark master (default: spark-submit's, else local[*])."),
+    ] = None,
+    spark_conf: Annotated[
+        list[str] | None, typer.Option(help="Spark setting KEY=VALUE (repeatable).")
+    ] = None,
+    spark_staging: Annotated[
+        str | None,
+        typer.Option(
+            help="URI where Spark writes its Parquet before the merge (needed on a cluster: "
+            "e.g. hdfs:///tmp/perfmodel-fleet)."
+        ),
+    ] = None,
+    spark_transfer: Annotated[
+        str,
+        typer.Option(
+            help="How workers get a log: auto, direct (open the path), binary (Spark reads it)."
+        ),
+    ] = "auto",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the summary as JSON (tables stay on disk).")
+    ] = False,
+) -> None:
+    """`HELP` (one string, so the help text wraps to the terminal)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from perfmodel.fleet.run import FleetOptions, run_fleet
+    from perfmodel.fleet.scenarios import is_scenario_spec, parse_scenarios
+    from perfmodel.fleet.summary import render_summary
+    from perfmodel.jsonout import dump
+    from perfmodel.simulate.config import ConfigError
+    from perfmodel.simulate.units import parse_size
+
+    paths = [i for i in inputs if not (is_scenario_spec(i) and not Path(i).exists())]
+    specs = list(what_if or []) + [i for i in inputs if i not in paths]
+    if not paths:
+        raise ConfigError("no logs given: name a directory, glob, listing file or log")
+    conf: list[tuple[str, str]] = []
+    for item in spark_conf or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--spark-conf {item!r}: write KEY=VALUE")
+        conf.append((key.strip(), value.strip()))
+    opts = FleetOptions(
+        inputs=paths,
+        out=out,
+        engine=engine,
+        since=_date(since),
+        scenarios=parse_scenarios(specs),
+        jobs=jobs,
+        memory_cap_bytes=parse_size(memory_cap) if memory_cap else None,
+        fresh=fresh,
+        master=master,
+        spark_conf=conf,
+        staging=spark_staging,
+        transfer=spark_transfer,
+    )
+    err = Console(stderr=True, highlight=False)
+    progress = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        disable=not err.is_terminal,
+    )
+    with progress:
+        task = progress.add_task("analysing logs", total=None)
+        result = run_fleet(
+            opts,
+            on_start=lambda n: progress.update(task, total=n),
+            on_done=lambda _ref: progress.advance(task),
+        )
+    if as_json:
+        dump(result.summary.to_json(), sys.stdout)
+        return
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=140)
+    render_summary(result.summary, console, str(out))
+
+
+def _date(text: str | None) -> datetime | None:
+    from perfmodel.simulate.config import ConfigError
+
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise ConfigError(f"--since {text!r}: write a date such as 2026-11-01") from None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)

@@ -1,0 +1,178 @@
+"""One fleet run end to end: discover, skip what is done, analyse the rest, merge, report.
+
+Both engines feed the same merge, so the tables on disk do not depend on which one ran:
+the rows of every log analysed now replace that log's earlier rows, rows of logs not seen
+this time are kept (a ``--since`` run does not forget older logs; ``--fresh`` starts over),
+and regressions and the summary are recomputed from the merged tables every time.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+
+from perfmodel.errors import PerfmodelError
+from perfmodel.fleet.analyse import Rows
+from perfmodel.fleet.discover import LogRef, discover
+from perfmodel.fleet.htmlpage import render_html
+from perfmodel.fleet.regress import find_regressions
+from perfmodel.fleet.scenarios import Scenario, signature
+from perfmodel.fleet.schema import MANIFEST, RESULT_TABLES, table_from_rows
+from perfmodel.fleet.store import (
+    manifest_entries,
+    publish,
+    read_table,
+    replace_logs,
+    unchanged,
+    write_table,
+)
+from perfmodel.fleet.summary import FleetSummary, summarise
+
+ENGINES = ("local", "spark")
+
+
+class FleetOptionError(PerfmodelError):
+    """A fleet option that cannot work (unknown engine, remote input on the local engine)."""
+
+
+@dataclass(slots=True)
+class FleetOptions:
+    inputs: list[str]
+    out: Path
+    engine: str = "local"
+    since: datetime | None = None
+    scenarios: list[Scenario] = field(default_factory=list)
+    jobs: int | None = None
+    memory_cap_bytes: int | None = None
+    fresh: bool = False
+    master: str | None = None
+    spark_conf: list[tuple[str, str]] = field(default_factory=list)
+    staging: str | None = None
+    transfer: str = "auto"
+
+
+@dataclass(slots=True)
+class FleetResult:
+    tables: dict[str, pa.Table]
+    analysed: list[LogRef]
+    skipped: int
+    summary: FleetSummary
+
+
+def run_fleet(
+    opts: FleetOptions,
+    *,
+    on_start: Callable[[int], None] | None = None,
+    on_done: Callable[[LogRef], None] | None = None,
+) -> FleetResult:
+    """Analyse the logs that changed, merge, write the tables and ``summary.html``."""
+    if opts.engine not in ENGINES:
+        raise FleetOptionError(f"--engine must be one of {', '.join(ENGINES)}")
+    out = opts.out.expanduser().resolve()
+    refs, remote = discover(opts.inputs, since=opts.since, exclude=out)
+    if remote and opts.engine != "spark":
+        raise FleetOptionError(
+            f"{remote[0]}: the local engine reads local paths only; use --engine spark "
+            "for Hadoop URIs (hdfs://, s3a://)"
+        )
+    spark = None
+    own_session = False
+    if opts.engine == "spark":
+        from pyspark.sql import SparkSession
+
+        from perfmodel.fleet.spark import list_remote, spark_session
+
+        own_session = SparkSession.getActiveSession() is None
+        spark = spark_session(opts.master, opts.spark_conf)
+        if remote:
+            since_ns = int(opts.since.timestamp() * 1e9) if opts.since else None
+            refs = sorted(refs + list_remote(spark, remote, since_ns))
+    try:
+        what_if = signature(opts.scenarios)
+        manifest = MANIFEST.empty_table() if opts.fresh else read_table(out, "manifest", MANIFEST)
+        entries = manifest_entries(manifest)
+        todo = [r for r in refs if not unchanged(r, entries, what_if)]
+        if on_start is not None:
+            on_start(len(todo))
+        new = _analyse(opts, spark, todo, out, on_done)
+    finally:
+        if spark is not None and own_session:
+            spark.stop()  # a session the caller made (a notebook, a test) stays theirs
+    tables: dict[str, pa.Table] = {}
+    paths = [r.path for r in todo]
+    for name, schema in RESULT_TABLES.items():
+        old = schema.empty_table() if opts.fresh else read_table(out, name, schema)
+        tables[name] = replace_logs(old, new[name], paths)
+        write_table(out, name, tables[name])
+    tables["regressions"] = find_regressions(tables["apps"], tables["stages"])
+    write_table(out, "regressions", tables["regressions"])
+    failed = dict(
+        zip(
+            new["errors"].column("log_path").to_pylist(),
+            new["errors"].column("kind").to_pylist(),
+            strict=True,
+        )
+    )
+    now = datetime.now(UTC)
+    done = table_from_rows(
+        [
+            {
+                "log_path": r.path,
+                "log_size": r.size,
+                "log_mtime_ns": r.mtime_ns,
+                "status": f"error:{failed[r.path]}" if r.path in failed else "ok",
+                "what_if": what_if,
+                "engine": opts.engine,
+                "analysed_at": now,
+            }
+            for r in todo
+        ],
+        MANIFEST,
+    )
+    write_table(out, "manifest", replace_logs(manifest, done, paths))
+    summary = summarise(tables, analysed_now=len(todo), skipped=len(refs) - len(todo))
+    _write_text(out / "summary.html", render_html(summary))
+    return FleetResult(tables, todo, len(refs) - len(todo), summary)
+
+
+def _analyse(
+    opts: FleetOptions,
+    spark: object,
+    todo: Sequence[LogRef],
+    out: Path,
+    on_done: Callable[[LogRef], None] | None,
+) -> dict[str, pa.Table]:
+    if opts.engine == "spark":
+        from perfmodel.fleet.spark import analyse_spark, default_staging
+
+        return analyse_spark(
+            spark,
+            todo,
+            opts.scenarios,
+            memory_cap_bytes=opts.memory_cap_bytes,
+            staging=opts.staging or default_staging(spark, out),
+            transfer=opts.transfer,
+        )
+    from perfmodel.fleet.local import run_local
+
+    rows: Rows = run_local(
+        todo,
+        opts.scenarios,
+        jobs=opts.jobs,
+        memory_cap_bytes=opts.memory_cap_bytes,
+        on_done=on_done,
+    )
+    return {name: table_from_rows(rows[name], schema) for name, schema in RESULT_TABLES.items()}
+
+
+def _write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    publish(tmp, path)

@@ -1,0 +1,102 @@
+"""`perfmodel fleet --engine spark` on local[2]: the same tables as the local engine, for
+the shared real logs plus about 200 generated ones, and through `spark-submit` with Spark
+reading the logs itself (binaryFiles, as for hdfs:// or s3a:// URIs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perfmodel.fleet.synth import write_corrupt
+from tests.conftest import REPO, shared_eventlogs
+from tests.fleet_helpers import WHAT_IFS, make_fleet, read_tables, run
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("perfmodel fleet tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    yield session
+    session.stop()
+
+
+def test_spark_engine_gives_the_local_engine_s_tables(spark, tmp_path: Path) -> None:
+    shared = shared_eventlogs()
+    synth = make_fleet(shared, tmp_path / "logs")
+    inputs = [str(tmp_path / "logs"), str(shared)]
+    local = run(inputs, tmp_path / "local", jobs=2)
+    remote = run(inputs, tmp_path / "spark", engine="spark")
+    assert len(remote.analysed) == len(local.analysed) == len(synth.logs) + 15 + len(synth.corrupt)
+    a, b = read_tables(tmp_path / "local"), read_tables(tmp_path / "spark")
+    for name in a:
+        assert a[name].schema == b[name].schema, name
+        assert a[name] == b[name], name
+    assert b["errors"].num_rows == len(synth.corrupt)
+    assert not (tmp_path / "spark" / "_spark-staging").exists()
+    again = run(inputs, tmp_path / "spark", engine="spark")  # resumable as well
+    assert again.analysed == [] and read_tables(tmp_path / "spark") == b
+
+
+def _small_fleet(tmp_path: Path) -> Path:
+    shared = shared_eventlogs()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("local-1422981780767", "eventlog_v2_local-1623876083964", "spark2-eventlog.zstd"):
+        src = shared / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, logs / name)
+    write_corrupt(logs, random.Random(1))
+    return logs
+
+
+def test_spark_reading_the_logs_itself_gives_the_same_tables(spark, tmp_path: Path) -> None:
+    """binaryFiles, as for hdfs:// or s3a:// URIs: the files of each log (a rolling
+    directory's parts) are grouped and analysed from a temporary copy in the worker."""
+    logs = _small_fleet(tmp_path)
+    local = run([str(logs)], tmp_path / "local", jobs=1)
+    assert local.summary.errors == 4
+    run([logs.as_uri()], tmp_path / "spark", engine="spark", transfer="binary")
+    a, b = read_tables(tmp_path / "local"), read_tables(tmp_path / "spark")
+    for name in a:
+        assert a[name] == b[name], name
+    reasons = b["errors"].column("reason").to_pylist()
+    assert all("perfmodel-fleet-" not in r for r in reasons)  # named by the log, not the copy
+
+
+def test_spark_submit_runs_the_fleet(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(shared_eventlogs() / "spark2-eventlog.zstd", logs / "spark2-eventlog.zstd")
+    (logs / "broken").write_bytes(b"not a log\n")
+    local = run([str(logs)], tmp_path / "local", jobs=1)
+    submit = Path(sys.executable).with_name("spark-submit")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    cmd = [str(submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false"]
+    cmd += [str(REPO / "perfmodel" / "fleet" / "__main__.py"), logs.as_uri(), "--out"]
+    cmd += [str(tmp_path / "spark"), "--engine", "spark", "--json"]
+    cmd += [arg for w in WHAT_IFS for arg in ("--what-if", w)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout)["applications"] == 1
+    a, b = read_tables(tmp_path / "local"), read_tables(tmp_path / "spark")
+    for name in a:
+        assert a[name] == b[name], name
+    assert local.summary.errors == 1
