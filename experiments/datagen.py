@@ -159,7 +159,7 @@ def gen_features(out: Path, size_mb: int, rng: np.random.Generator) -> None:
     n = size_mb * MB // (8 * (columns + 2))  # doubles barely compress
     weights = rng.normal(0.0, 1.0, columns)
     categories = np.array(["web", "store", "phone", "partner", "other"])
-    per_file = 250_000
+    per_file = 50_000  # one row group each: enough input splits for 4 tasks at 60 MB
     for part, start in enumerate(range(0, n, per_file)):
         m = min(per_file, n - start)
         x = rng.normal(0.0, 1.0, (m, columns)) * rng.uniform(0.5, 20.0, columns)
