@@ -93,7 +93,20 @@ def test_overrides(tmp_path: Path) -> None:
         ('name = "x"\nscript = "W"\n[grid]\ncores=[1]', "unknown grid axis cores"),
         ('name = "x"\nscript = "W"\nargs=["{nope}"]\n[grid]\nmaster=["local"]', "uses {nope}"),
         ('name = "x"\nscript = "W"\nrepetitions = 0\n[grid]\nmaster=["local"]', "at least 1"),
-        ('name = "x"\nscript = "W"\nwarmups = -1\n[grid]\nmaster=["local"]', "non-negative"),
+        ('name = "x"\nscript = "W"\nwarmups = -1\n[grid]\nmaster=["local"]', "from 0 to 100"),
+        (
+            'name = "x"\nscript = "W"\nrepetitions = 100000000\n[grid]\nmaster=["local"]',
+            "`repetitions` must be a whole number from 0 to 1,000",
+        ),
+        ('name = "x"\nscript = "W"\ntimeout_s = nan\n[grid]\nmaster=["local"]', "timeout_s"),
+        (
+            'name = "x"\nscript = "W"\n[grid]\nmaster=["local"]\nexecutor_memory=['
+            + ",".join(f'"{i + 500}m"' for i in range(200))
+            + "]\nshuffle_partitions=["
+            + ",".join(str(i + 1) for i in range(200))
+            + "]",
+            "at most 10,000",
+        ),
         ('name = "x"\nscript = "W"\nbogus = 1\n[grid]\nmaster=["local"]', "unknown key(s) bogus"),
         ('name = "x y"\nscript = "W"\n[grid]\nmaster=["local"]', "may only hold"),
         ('name = "x"\nscript = "W"\n[grid]\nconf={ "foo" = 1 }', "not a Spark setting"),

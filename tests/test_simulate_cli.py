@@ -106,7 +106,12 @@ def test_uses_the_last_analysed_profile(synthetic: Path) -> None:
     [
         (["--mem", "lots"], "cannot read memory size"),
         (["--disk-bw", "fast"], "cannot read bandwidth"),
-        (["--cores", "0"], "at least 1"),
+        (["--cores", "0"], "from 1 to 1,000,000"),
+        (["--cores", "100000000000"], "--cores (cores) must be a whole number from 1"),
+        (["--cpu-speed", "nan"], "--cpu-speed (cpu_speed) must be a finite number"),
+        (["--cpu-speed", "inf"], "--cpu-speed (cpu_speed) must be a finite number"),
+        (["--mem", "9" * 400 + "g"], "memory size"),
+        (["--sweep", "cores=" + ",".join(map(str, range(1, 10_002)))], "at most 10,000"),
         (["--sweep", "colour=red"], "cannot read sweep axis"),
         (["--sweep", "cores=x"], "not a whole number"),
         (["--executors", "3"], "local mode"),

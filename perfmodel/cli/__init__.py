@@ -10,6 +10,7 @@ from typer.core import TyperGroup
 
 from perfmodel import __version__
 from perfmodel.cli import diagnose, experiment, models, predict, record
+from perfmodel.cli.cluster import cluster_app
 from perfmodel.cli.corpus import corpus_app
 from perfmodel.errors import PerfmodelError
 
@@ -86,6 +87,7 @@ def build_app() -> typer.Typer:
     models.register(app)
     experiment.register(app)
     app.add_typer(corpus_app, name="corpus")
+    app.add_typer(cluster_app, name="cluster")
     return app
 
 

@@ -84,10 +84,13 @@ def experiment_run(
     """Run every configuration of SPEC, recording each run into the store."""
     from perfmodel.experiment.runner import RunReport, run_experiment
     from perfmodel.experiment.spec import load_spec
+    from perfmodel.profile.children import find_orphans
 
     spec = load_spec(spec_path).with_overrides(
         _params(param), repetitions=repetitions, warmups=warmups, only=only
     )
+    for orphan in find_orphans():
+        typer.echo(f"warning: {orphan.describe()}", err=True)
     with _open(store) as db:
         root = bundles if bundles is not None else db.path.parent / "bundles"
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -183,7 +184,7 @@ def register(app: typer.Typer) -> None:
         table.add_column("source")
         for r in results:
             table.add_row(
-                r.frame,
+                escape(r.frame),  # a frame name is data: "[...]" in it is not markup
                 r.label,
                 *(f"{r.vector[c]:.2f}" for c in clf.classes),
                 "found" if r.source_found else "name only",
@@ -191,14 +192,15 @@ def register(app: typer.Typer) -> None:
         console.print(table)
         if explain:
             for r in results:
-                console.print(f"[bold]{r.frame}[/]", highlight=False)
+                console.print(f"[bold]{escape(r.frame)}[/]", highlight=False)
                 for k in ("path", "line", "note"):
                     if r.explain.get(k) is not None:
-                        console.print(f"  {k}: {r.explain[k]}", highlight=False)
+                        console.print(f"  {k}: {r.explain[k]}", highlight=False, markup=False)
                 doc = r.explain.get("doc") or ""
                 console.print(
                     f"  doc: {doc[:200] + ('...' if len(doc) > 200 else '') or '-'}",
                     highlight=False,
+                    markup=False,
                 )
                 code = ", ".join(f"{k} {v:.2f}" for k, v in r.code_vector.items())
                 console.print(f"  code model: {code}", highlight=False)

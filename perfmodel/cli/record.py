@@ -93,11 +93,11 @@ def register(app: typer.Typer) -> None:
         # A bundle is only as good as its event log: refuse one that cannot be read now,
         # not when the bundle is first analysed.
         build_profile(eventlog)
-        bundle.prepare_directory(out)
-        manifest = bundle.assemble(
-            out, event_logs=[eventlog], jfr_files=jfr_files, pyspy_files=pyspy_files
-        )
-        for warning in manifest.warnings:
+        with bundle.staged_directory(out) as stage:
+            manifest = bundle.assemble(
+                stage, event_logs=[eventlog], jfr_files=jfr_files, pyspy_files=pyspy_files
+            )
+        for warning in bundle.read_manifest(out).warnings:
             typer.echo(f"perfmodel: warning: {warning}", err=True)
         typer.echo(_summary(manifest, out), err=True)
 

@@ -89,6 +89,7 @@ def build_profile(
     with _gc_paused():
         builder.consume(blocks, problems)
         loaded = builder.finish(problems)
+    loaded.quality.count_reading(problems, loaded.profile.event_counts)
     if bundle is not None:
         loaded.bundle = bundle
         host_cores = read_manifest(bundle).host_cores

@@ -210,7 +210,8 @@ def group_key(run: RunRow) -> tuple[str, str]:
 
 def _comparable(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """True when two configs differ only in what the what-if can change (slots, heap)."""
-    ignore = {"name", "master", "driver_memory", "executor_memory"}
+    # A cluster's worker count is its slots (cores), which the what-if changes.
+    ignore = {"name", "master", "driver_memory", "executor_memory", "workers"}
     return {k: v for k, v in a.items() if k not in ignore} == {
         k: v for k, v in b.items() if k not in ignore
     }

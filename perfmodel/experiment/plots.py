@@ -22,6 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from perfmodel.analysis import Analysis  # noqa: E402
+from perfmodel.atomic import replacing  # noqa: E402
 from perfmodel.errors import PerfmodelError  # noqa: E402
 from perfmodel.experiment.accuracy import (  # noqa: E402
     group_key,
@@ -39,7 +40,8 @@ MEMORY_SWEEP = [512 << 20, 768 << 20, 1 << 30, 3 << 29, 2 << 30, 3 << 30, 4 << 3
 def _save(fig: plt.Figure, out: Path, stem: str) -> list[Path]:
     paths = [out / f"{stem}.png", out / f"{stem}.svg"]
     for p in paths:
-        fig.savefig(p, dpi=110, bbox_inches="tight")
+        with replacing(p) as tmp:  # a figure appears whole or not at all
+            fig.savefig(tmp, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return paths
 

@@ -11,6 +11,7 @@ import json
 import math
 from pathlib import Path
 
+from perfmodel.atomic import write_atomically
 from perfmodel.experiment.accuracy import AccuracyReport
 from perfmodel.experiment.held_out import describe_pair
 
@@ -128,9 +129,9 @@ def write_report(
     """Write ``accuracy.md`` and ``accuracy.json`` into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     md = out / "accuracy.md"
-    md.write_text(render_markdown(report, run_load), encoding="utf-8")
+    write_atomically(md, render_markdown(report, run_load))
     js = out / "accuracy.json"
-    js.write_text(to_json(report, run_load), encoding="utf-8")
+    write_atomically(js, to_json(report, run_load))
     return md, js
 
 

@@ -25,6 +25,8 @@ from types import FrameType
 import psutil
 
 from perfmodel.errors import PerfmodelError
+from perfmodel.experiment.cluster import ClusterState
+from perfmodel.experiment.cluster_runs import ClusterSession
 from perfmodel.experiment.spec import ExperimentSpec, RunConfig, substitute
 from perfmodel.experiment.store import RunOutcome, RunStore, Sample, StageRow
 from perfmodel.profile.monitor import IGNORED_NAMES, ResourceSummary
@@ -144,8 +146,9 @@ def run_experiment(
     )
     root = _fresh_dir(bundles / f"{spec.name}-e{exp_id}")
     reports: list[RunReport] = []
-    with _terminate_as_interrupt():
+    with _terminate_as_interrupt(), ClusterSession() as clusters:
         for config in spec.configs:
+            on_cluster = clusters.for_config(config)
             cfg_id = store.add_config(
                 exp_id,
                 config.name,
@@ -170,6 +173,7 @@ def run_experiment(
                     label,
                     run_env,
                     capture_output,
+                    on_cluster,
                 )
                 reports.append(report)
                 if progress is not None:
@@ -189,11 +193,18 @@ def _one_run(
     label: str,
     env: Mapping[str, str] | None = None,
     capture_output: bool = True,
+    on_cluster: ClusterState | None = None,
 ) -> RunReport:
     run_env = run_environment(env)
     bundle = root / label
     scratch = root / "scratch" / label
     command = build_command(spec, config, scratch)
+    daemons: tuple[int, ...] = ()
+    if on_cluster is not None:
+        # The driver in the master's namespace; the workers' executors recorded too.
+        command = on_cluster.driver_command(command)
+        run_env = on_cluster.driver_env(run_env)
+        daemons = tuple(on_cluster.daemon_pids())
     run_id = store.start_run(
         exp_id, cfg_id, spec.workload, rep, warmup, command, str(bundle.resolve())
     )
@@ -202,6 +213,7 @@ def _one_run(
         interval_ms=spec.record.interval_ms,
         jfr=spec.record.jfr,
         pyspy=spec.record.pyspy,
+        daemon_pids=daemons,
     )
     scratch.parent.mkdir(parents=True, exist_ok=True)
     watchdog = _Watchdog(spec.timeout_s)

@@ -11,19 +11,33 @@ The workload is an unmodified PySpark script: configurations are applied from ou
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import tomllib
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 from perfmodel.errors import PerfmodelError
 from perfmodel.simulate.units import UnitError, parse_size
 
-_MASTER = re.compile(r"^local\[(\d+|\*)(?:,\s*\d+)?\]$|^local$")
+_MASTER = re.compile(r"^local\[(\d+|\*)(?:,\s*\d+)?\]$|^local$|^cluster$")
+CLUSTER = "cluster"
+"""The master of runs on the shaped standalone cluster the runner builds (docs/cluster.md)."""
 _PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-GRID_AXES = ("master", "driver_memory", "executor_memory", "shuffle_partitions")
+GRID_AXES = (
+    "master",
+    "workers",
+    "rate_mbit",
+    "driver_memory",
+    "executor_memory",
+    "shuffle_partitions",
+)
+"""In this order the grid's product keeps runs on the same cluster shape together."""
 TOP_KEYS = {
     "name",
     "workload",
@@ -58,10 +72,17 @@ class RunConfig:
     executor_memory: str | None = None
     shuffle_partitions: int | None = None
     conf: tuple[tuple[str, str], ...] = ()
+    workers: int | None = None
+    """Worker hosts of a ``cluster`` run (one core each)."""
+    rate_mbit: float | None = None
+    """Each worker's link of a ``cluster`` run, Mbit/s (None: not limited)."""
 
     @property
     def cores(self) -> int | None:
-        """Task slots of a ``local[N]`` master (None for ``local[*]`` or a cluster)."""
+        """Task slots: of a ``local[N]`` master, or the workers' (one core each) of a cluster;
+        None for ``local[*]``."""
+        if self.master == CLUSTER:
+            return self.workers
         m = re.match(r"^local\[(\d+)", self.master)
         if m:
             return int(m.group(1))
@@ -75,7 +96,8 @@ class RunConfig:
 
     def submit_options(self) -> list[str]:
         """The ``spark-submit`` options that apply this configuration."""
-        opts = ["--master", self.master]
+        # A cluster run's master URL comes from the cluster's configuration (its conf dir).
+        opts = [] if self.master == CLUSTER else ["--master", self.master]
         if self.driver_memory:
             opts += ["--driver-memory", self.driver_memory]
         if self.executor_memory:
@@ -94,7 +116,9 @@ class RunConfig:
             "executor_memory": self.executor_memory,
             "shuffle_partitions": self.shuffle_partitions,
             "conf": dict(self.conf),
-        }
+        } | (
+            {"workers": self.workers, "rate_mbit": self.rate_mbit} if self.master == CLUSTER else {}
+        )
 
     def resource_key(self) -> tuple[Any, ...]:
         """Everything but cores and memory: two configs are a predictable pair only if equal."""
@@ -242,8 +266,13 @@ def parse_spec(data: Mapping[str, Any], path: Path, text: str = "") -> Experimen
     configs = [] if command else _configs(data, path)
     if command:
         configs = [RunConfig(name="as-is", master="n/a")]
+    if len(configs) > MAX_CONFIGS:
+        raise SpecError(
+            f"{path}: {len(configs):,} configs; a spec may have at most {MAX_CONFIGS:,}"
+        )
     names = [c.name for c in configs]
-    dupes = sorted({n for n in names if names.count(n) > 1})
+    counted = Counter(names)
+    dupes = sorted(n for n, k in counted.items() if k > 1)
     if dupes:
         raise SpecError(f"{path}: config names must be unique; repeated: {', '.join(dupes)}")
     record_raw = data.get("record", {})
@@ -255,8 +284,15 @@ def parse_spec(data: Mapping[str, Any], path: Path, text: str = "") -> Experimen
         interval_ms=_count(record_raw.get("interval_ms", 20), "record.interval_ms", path) or 20,
     )
     timeout = data.get("timeout_s", 600)
-    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
-        raise SpecError(f"{path}: timeout_s must be a positive number of seconds")
+    if (
+        not isinstance(timeout, int | float)
+        or isinstance(timeout, bool)
+        or not 0 < timeout <= MAX_TIMEOUT_S
+    ):
+        raise SpecError(
+            f"{path}: timeout_s must be a number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT_S:,.0f} (a week)"
+        )
     repetitions = _count(data.get("repetitions", 1), "repetitions", path)
     if repetitions < 1:
         raise SpecError(f"{path}: repetitions must be at least 1")
@@ -312,6 +348,11 @@ def _configs(data: Mapping[str, Any], path: Path) -> list[RunConfig]:
                 axes[axis] = values
         conf = _conf(grid.get("conf", {}), path, "grid.conf")
         names = list(axes)
+        size = math.prod(len(axes[n]) for n in names)
+        if size > MAX_CONFIGS:
+            raise SpecError(
+                f"{path}: [grid] makes {size:,} configs; a spec may have at most {MAX_CONFIGS:,}"
+            )
         for combo in itertools.product(*(axes[n] for n in names)):
             settings = dict(zip(names, combo, strict=True))
             out.append(_config(settings, conf, path, "grid"))
@@ -339,9 +380,10 @@ def _config(
     master = settings.get("master", "local[1]")
     if not isinstance(master, str) or not _MASTER.match(master.replace(" ", "")):
         raise SpecError(
-            f"{path}: {where}: master {master!r} is not supported; experiments run in local "
-            "mode: local[N] or local[*]"
+            f"{path}: {where}: master {master!r} is not supported: local[N] or local[*], or "
+            "cluster (the shaped standalone cluster the runner builds, docs/cluster.md)"
         )
+    workers, rate = _cluster_shape(settings, master, path, where)
     mem: dict[str, str | None] = {}
     for key in ("driver_memory", "executor_memory"):
         value = settings.get(key)
@@ -371,6 +413,9 @@ def _config(
             parts.append(f"executor={mem['executor_memory']}")
         if partitions is not None:
             parts.append(f"partitions={partitions}")
+        if master == CLUSTER:
+            parts.insert(1, f"workers={workers}")
+            parts.insert(2, f"rate={rate:g}mbit" if rate is not None else "rate=unlimited")
         name = " ".join(parts)
     if not isinstance(name, str) or not name:
         raise SpecError(f"{path}: {where}: name must be a non-empty string")
@@ -381,7 +426,28 @@ def _config(
         executor_memory=mem["executor_memory"],
         shuffle_partitions=partitions,
         conf=conf,
+        workers=workers,
+        rate_mbit=rate,
     )
+
+
+def _cluster_shape(
+    settings: Mapping[str, Any], master: str, path: Path, where: str
+) -> tuple[int | None, float | None]:
+    """(workers, rate) of a cluster config; both only make sense with ``master = "cluster"``."""
+    workers, rate = settings.get("workers"), settings.get("rate_mbit")
+    if master != CLUSTER:
+        if workers is not None or rate is not None:
+            raise SpecError(f'{path}: {where}: workers and rate_mbit need master = "cluster"')
+        return None, None
+    workers = 2 if workers is None else workers
+    if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= 9:
+        raise SpecError(f"{path}: {where}: workers must be an integer from 1 to 9")
+    if rate is not None and (
+        not isinstance(rate, int | float) or isinstance(rate, bool) or rate <= 0
+    ):
+        raise SpecError(f"{path}: {where}: rate_mbit must be a positive number (Mbit/s)")
+    return workers, None if rate is None else float(rate)
 
 
 def _conf(raw: object, path: Path, where: str) -> tuple[tuple[str, str], ...]:
@@ -424,7 +490,23 @@ def _bool(data: Mapping[str, Any], key: str, path: Path, default: bool) -> bool:
     return value
 
 
+COUNT_LIMITS: dict[str, int] = {
+    "repetitions": 1_000,
+    "warmups": 100,
+    "record.interval_ms": 60_000,
+}
+"""Most of each count a spec may ask for: a run of a workload takes seconds to hours, so a
+thousand repetitions is already weeks; beyond that the number is a typing mistake."""
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+MAX_CONFIGS = 10_000
+
+
 def _count(value: object, key: str, path: Path) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise SpecError(f"{path}: `{key}` must be a non-negative integer, got {value!r}")
-    return value
+    high = COUNT_LIMITS.get(key, 1_000_000)
+    try:
+        return msgspec.convert(value, Annotated[int, msgspec.Meta(ge=0, le=high)], strict=True)
+    except msgspec.ValidationError:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+        raise SpecError(
+            f"{path}: `{key}` must be a whole number from 0 to {high:,}, got {shown}"
+        ) from None

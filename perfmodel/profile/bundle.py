@@ -10,22 +10,26 @@ is listed with its error and the rest of the bundle is still written.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import shutil
 import socket
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from perfmodel import __version__
+from perfmodel.atomic import write_atomically
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile import jfr, pyspy, sampletable
 from perfmodel.profile.monitor import ResourceSample, ResourceSummary
@@ -72,7 +76,7 @@ class BundleManifest:
     created: str = ""
     perfmodel_version: str = __version__
     host: str = ""
-    host_cores: int | None = None
+    host_cores: Annotated[int, msgspec.Meta(ge=1, le=100_000)] | None = None
     """Logical cores of the host `record` ran on (None for recordings made elsewhere)."""
     platform: str = ""
     python: str = ""
@@ -101,15 +105,23 @@ class BundleManifest:
         return json.dumps(asdict(self), indent=2, sort_keys=False) + "\n"
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BundleManifest:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        known["recordings"] = [
-            RecordingEntry(
-                **{k: v for k, v in r.items() if k in RecordingEntry.__dataclass_fields__}
-            )
-            for r in data.get("recordings", [])
-        ]
-        return cls(**known)
+    def from_dict(cls, data: Any, where: str = MANIFEST) -> BundleManifest:
+        """The manifest in ``data``, every field's type checked (msgspec, against this class);
+        unknown fields are ignored, so newer minor versions still read."""
+        try:
+            return msgspec.convert(data, cls, strict=True)
+        except msgspec.ValidationError as exc:
+            raise BundleError(f"{where} is damaged: {_field_error(exc)}") from None
+
+
+def _field_error(exc: msgspec.ValidationError) -> str:
+    """msgspec's "Expected `array`, got `int` - at `$.event_logs`" as "field event_logs: …"."""
+    text = str(exc)
+    problem, sep, at = text.rpartition(" - at ")
+    if not sep:
+        return text
+    field_path = at.strip("`").removeprefix("$").lstrip(".") or "(the top level)"
+    return f"field {field_path}: {problem[:1].lower()}{problem[1:]}".replace("`", "")
 
 
 def is_bundle(path: str | Path) -> bool:
@@ -118,9 +130,10 @@ def is_bundle(path: str | Path) -> bool:
     if not manifest.is_file():
         return False
     try:
-        return json.loads(manifest.read_text(encoding="utf-8")).get("format") == FORMAT
-    except (OSError, ValueError):
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return False
+    return isinstance(data, dict) and data.get("format") == FORMAT
 
 
 def read_manifest(bundle: str | Path) -> BundleManifest:
@@ -129,16 +142,19 @@ def read_manifest(bundle: str | Path) -> BundleManifest:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BundleError(f"{bundle} is not a perfmodel bundle (no {MANIFEST})") from None
-    except (OSError, ValueError) as exc:
-        raise BundleError(f"{path} is unreadable: {exc}") from None
-    if data.get("format") != FORMAT:
+    except (OSError, ValueError, RecursionError) as exc:
+        raise BundleError(f"{path} is unreadable: {str(exc)[:300]}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BundleError(f"{path} is not a perfmodel bundle manifest")
-    if int(data.get("format_version", 0)) > FORMAT_VERSION:
+    version = data.get("format_version", 0)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise BundleError(f"{path} is damaged: field format_version: expected int")
+    if version > FORMAT_VERSION:
         raise BundleError(
             f"{bundle} was written by a newer perfmodel (bundle format "
-            f"{data.get('format_version')}); upgrade perfmodel to read it"
+            f"{version}); upgrade perfmodel to read it"
         )
-    return BundleManifest.from_dict(data)
+    return BundleManifest.from_dict(data, str(path))
 
 
 def event_logs_in(bundle: str | Path) -> list[Path]:
@@ -176,14 +192,31 @@ def load_samples(bundle: str | Path) -> pa.Table:
     path = Path(bundle) / SAMPLES
     if not path.is_file():
         return sampletable.empty_table()
-    return pq.read_table(path)
+    return _read_table(path, sampletable.SAMPLE_SCHEMA)
 
 
 def load_task_spans(bundle: str | Path) -> pa.Table:
     path = Path(bundle) / TASK_SPANS
+    empty = jfr.spans_table([])
     if not path.is_file():
-        return jfr.spans_table([])
-    return pq.read_table(path)
+        return empty
+    return _read_table(path, empty.schema)
+
+
+def _read_table(path: Path, schema: pa.Schema) -> pa.Table:
+    """A bundle's Parquet table with exactly ``schema``; a damaged file is a `BundleError`.
+
+    Checked where it enters, so no reader further on meets a missing column or a column of
+    another type (Parquet's own checksums catch most damage to the data itself).
+    """
+    try:
+        table = pq.read_table(path)
+        missing = [name for name in schema.names if name not in table.column_names]
+        if missing:
+            raise BundleError(f"{path} is damaged: it lacks the columns {', '.join(missing)}")
+        return table.select(schema.names).cast(schema)
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        raise BundleError(f"{path} is damaged or not a Parquet table: {str(exc)[:300]}") from None
 
 
 _RESOURCE_SCHEMA = pa.schema(
@@ -235,10 +268,82 @@ def load_resources(bundle: str | Path) -> list[ResourceSample]:
 
 def prepare_directory(out: Path) -> None:
     """Create an empty bundle directory; refuse to mix with an existing non-empty one."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise BundleError(f"{out} already exists and is not empty; choose a new --out")
+    check_target(out)
     for sub in (EVENTLOG_DIR, JFR_DIR, PYSPY_DIR, APPS_DIR):
         (out / sub).mkdir(parents=True, exist_ok=True)
+
+
+def check_target(out: Path) -> None:
+    """Refuse an ``--out`` that holds something: a bundle is never mixed with other files."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise BundleError(f"{out} already exists and is not empty; choose a new --out")
+
+
+_STAGE_MARK = ".partial-"
+
+
+def _stage_path(out: Path, pid: int) -> Path:
+    return out.parent / f".{out.name}{_STAGE_MARK}{pid}"
+
+
+@contextmanager
+def staged_directory(out: Path) -> Iterator[Path]:
+    """A fresh bundle directory beside ``out`` that becomes ``out`` only when the block ends
+    without an exception (one rename), so a failure leaves no half-written bundle behind and a
+    retry with the same ``--out`` works.
+
+    The stage is a hidden sibling named after this process; stages of processes that no longer
+    run (killed with ``kill -9``) are removed first.
+    """
+    out = Path(out).absolute()
+    check_target(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _remove_dead_stages(out)
+    stage = _stage_path(out, os.getpid())
+    if stage.exists():
+        shutil.rmtree(stage)
+    prepare_directory(stage)
+    try:
+        yield stage
+        _name_final_place(stage, out)
+        check_target(out)
+        if out.is_dir():
+            out.rmdir()  # an empty directory the user made for the bundle
+        os.rename(stage, out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+
+
+def _name_final_place(stage: Path, out: Path) -> None:
+    """Messages in the manifest that name files by the stage's path name them by the final one."""
+    manifest = stage / MANIFEST
+    if manifest.is_file():
+        text = manifest.read_text(encoding="utf-8")
+        if str(stage) in text:
+            write_atomically(manifest, text.replace(str(stage), str(out)))
+
+
+def _remove_dead_stages(out: Path) -> None:
+    prefix = f".{out.name}{_STAGE_MARK}"
+    try:
+        entries = list(out.parent.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        pid_text = entry.name.removeprefix(prefix)
+        if entry.name.startswith(prefix) and pid_text.isdigit() and not _pid_alive(int(pid_text)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _copy_into(src: Path, directory: Path) -> Path:
@@ -325,6 +430,10 @@ def assemble(
             m.warnings.append(f"JFR recordings kept but not read: {exc}")
             for name in names:
                 m.recordings.append(RecordingEntry(path=name, source="jfr", error=str(exc)))
+    # Beside executors in their own JVMs (a cluster), the driver runs no tasks: no task events
+    # are expected of it.
+    own_executors = any(r.process != "jvm driver" for r in jfr_recordings if r.error is None)
+    idle_driver = "jvm driver" if own_executors else None
     for rec in jfr_recordings:
         m.recordings.append(
             RecordingEntry(
@@ -344,7 +453,7 @@ def assemble(
             m.warnings.append(rec.error)
         else:
             m.warnings.extend(rec.warnings)
-            if not rec.has_task_events and rec.samples.num_rows:
+            if not rec.has_task_events and rec.samples.num_rows and rec.process != idle_driver:
                 m.warnings.append(
                     f"{rec.path}: no perfmodel plugin events; its samples are attributed to "
                     "tasks by time window per executor, not exactly"
@@ -398,9 +507,7 @@ def _summary(samples: pa.Table) -> dict[str, Any]:
 
 
 def _write_manifest(out: Path, manifest: BundleManifest) -> None:
-    tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(manifest.to_json(), encoding="utf-8")
-    tmp.replace(out / MANIFEST)
+    write_atomically(out / MANIFEST, manifest.to_json())
 
 
 def now_ms() -> float:

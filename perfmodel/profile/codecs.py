@@ -86,9 +86,11 @@ class StreamProblem(Exception):
     the reader turns it into a ``LogProblem`` and goes on with the next part.
     """
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, truncated: bool = False) -> None:
         super().__init__(message)
         self.message = message
+        self.truncated = truncated
+        """The stream just stops (a cut-off copy, a crash); otherwise its data is corrupt."""
 
 
 class DecompressionBudget:
@@ -172,17 +174,21 @@ def sniff_codec(head: bytes) -> str | None:
 
 _CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _utf8_decoder = codecs.getincrementaldecoder("utf-8")
+_MAX_BAD_HEAD_BYTES_RATIO = 1 / 32
 
 
 def _looks_like_text(head: bytes) -> bool:
-    """UTF-8 without control characters (a multi-byte character may be cut at the end)."""
-    if _CONTROL_BYTES.search(head):
-        return False
-    try:
-        _utf8_decoder().decode(head.removeprefix(_UTF8_BOM), final=False)
-    except UnicodeDecodeError:
-        return False
-    return True
+    """Mostly UTF-8 without control characters (a multi-byte character may be cut at the end).
+
+    A few bad bytes are tolerated: one damaged line near the start (a flipped bit, a stray
+    control byte) must not make a whole log count as binary, as its other lines are fine; the
+    event decoder skips and counts the damaged line. Binary data (compressed with a codec
+    perfmodel does not know, a stream of zeros) has bad bytes everywhere.
+    """
+    head = head.removeprefix(_UTF8_BOM)
+    text = _utf8_decoder("replace").decode(head, final=False)
+    bad = text.count("\ufffd") + len(_CONTROL_BYTES.findall(head))
+    return bad <= max(1, int(len(head) * _MAX_BAD_HEAD_BYTES_RATIO))
 
 
 def _show_head(head: bytes) -> str:
@@ -294,7 +300,7 @@ def _truncated(ctx: _Ctx, what: str) -> StreamProblem:
         if ctx.in_progress
         else "; events after the cut are missing"
     )
-    return StreamProblem(f"{what}{note}")
+    return StreamProblem(f"{what}{note}", truncated=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -500,7 +506,8 @@ def _lz4_block(f: BinaryIO, ctx: _Ctx) -> Iterator[bytes]:
     if offset and not ended and not ctx.in_progress:
         raise StreamProblem(
             "lz4 stream has no end mark: the writer never closed the file (Spark was killed, or "
-            "the log was copied while being written); events after the last block may be missing"
+            "the log was copied while being written); events after the last block may be missing",
+            truncated=True,
         )
 
 

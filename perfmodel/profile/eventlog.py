@@ -34,6 +34,7 @@ import numpy as np
 
 from perfmodel.errors import (
     AmbiguousEventLogError,
+    DecompressionLimitError,
     EventLogNotFoundError,
     NotAnEventLogError,
     PerfmodelError,
@@ -49,6 +50,7 @@ from perfmodel.profile.codecs import (
     iter_decompressed,
     sniff_codec,
 )
+from perfmodel.profile.linecheck import is_cut_event, repair_utf8
 
 __all__ = [
     "DEFAULT_MAX_DECOMPRESSED",
@@ -92,6 +94,9 @@ class LogProblem:
     file: str
     line: int | None  # 1-based line in the decompressed part; None if not line-specific
     message: str
+    kind: str | None = None
+    """The kind of damage (`perfmodel.profile.quality.DAMAGE_KINDS`), if it is damage; a
+    line problem without one is classified from its message (`DataQuality.count_reading`)."""
 
 
 @dataclass(slots=True)
@@ -104,6 +109,8 @@ class EventLogSource:
     attempt: str | None
     other_attempts: list[str] = field(default_factory=list)
     in_progress: bool = False
+    missing_parts: list[int] = field(default_factory=list)
+    """Numbers absent from a rolling (or legacy) log's parts, e.g. 2 of events_1, events_3."""
 
 
 @dataclass(slots=True)
@@ -402,10 +409,11 @@ def _select(
 
 
 def _materialize(given: Path, cand: _Candidate, others: list[str]) -> EventLogSource:
+    missing: list[int] = []
     if cand.kind == "rolling":
-        parts, in_progress = _rolling_parts(cand.path)
+        parts, in_progress, missing = _rolling_parts(cand.path)
     elif cand.kind == "legacy":
-        parts, in_progress = _legacy_parts(cand.path)
+        parts, in_progress, missing = _legacy_parts(cand.path)
     else:
         in_progress = _split_name(cand.path.name)[1]
         try:
@@ -423,11 +431,25 @@ def _materialize(given: Path, cand: _Candidate, others: list[str]) -> EventLogSo
         attempt=cand.attempt,
         other_attempts=others,
         in_progress=in_progress,
+        missing_parts=missing,
     )
 
 
-def _rolling_parts(d: Path) -> tuple[list[Path], bool]:
-    """Parts in numeric order (``events_10`` after ``events_9``) and the in-progress flag.
+def _missing_numbers(numbers: list[int], first: int) -> list[int]:
+    """Part numbers absent between ``first`` and the highest present (sorted input).
+
+    Spark numbers rolling parts from 1 without gaps, so a gap is a part that was lost
+    (deleted, not copied); its events are missing from the analysis.
+    """
+    present = set(numbers)
+    if not numbers:
+        return []
+    return [n for n in range(first, numbers[-1]) if n not in present]
+
+
+def _rolling_parts(d: Path) -> tuple[list[Path], bool, list[int]]:
+    """Parts in numeric order (``events_10`` after ``events_9``), the in-progress flag and
+    the numbers missing from the sequence.
 
     Follows Spark's reader: when compaction has run, reading starts at the newest
     ``*.compact`` part, which replaces all parts before it. Without an ``appstatus`` marker the
@@ -459,11 +481,14 @@ def _rolling_parts(d: Path) -> tuple[list[Path], bool]:
         (i for i, (_, name, _) in enumerate(events) if name.endswith(_COMPACT)),
         default=0,
     )
-    parts = [p for _, _, p in events[start:]]
-    return parts, any(s.endswith(_IN_PROGRESS) for s in statuses)
+    kept = events[start:]
+    parts = [p for _, _, p in kept]
+    # After compaction, the compact part stands for all numbers up to its own.
+    missing = _missing_numbers([n for n, _, _ in kept], kept[0][0] if start else 1)
+    return parts, any(s.endswith(_IN_PROGRESS) for s in statuses), missing
 
 
-def _legacy_parts(d: Path) -> tuple[list[Path], bool]:
+def _legacy_parts(d: Path) -> tuple[list[Path], bool, list[int]]:
     """Spark 1.0-1.2 log directories: ``EVENT_LOG_<n>`` files, done once APPLICATION_COMPLETE
     exists. The codec (named by a ``COMPRESSION_CODEC_*`` marker) is recognised from the data."""
     events = []
@@ -472,7 +497,8 @@ def _legacy_parts(d: Path) -> tuple[list[Path], bool]:
         if m is not None:
             events.append((int(m.group(1)), d / name))
     events.sort()
-    return [p for _, p in events], not (d / _LEGACY_COMPLETE).exists()
+    missing = _missing_numbers([n for n, _ in events], events[0][0] if events else 1)
+    return [p for _, p in events], not (d / _LEGACY_COMPLETE).exists(), missing
 
 
 # ---------------------------------------------------------------------------------------------
@@ -528,21 +554,47 @@ def iter_blocks(
     )
 
 
+@dataclass(slots=True)
+class _ReadState:
+    """What reading one log has met so far, across its parts."""
+
+    lines_out: bool = False
+    """Some whole line has been handed over (so a cap or junk later cuts a log short, rather
+    than meeting something that was never a log)."""
+    capped: bool = False
+
+
 def _iter_parts(
     source: EventLogSource,
     problems: list[LogProblem],
     max_decompressed_bytes: int,
     chunk_size: int,
     max_line_bytes: int,
-    split: Callable[[str, Iterator[bytes], list[LogProblem], int], Iterator[_T]],
+    split: Callable[[str, Iterator[bytes], list[LogProblem], int, _ReadState], Iterator[_T]],
 ) -> Iterator[_T]:
     """Every part's decompressed pieces, cut by ``split``; unreadable parts become problems."""
     budget = DecompressionBudget(max_decompressed_bytes)
+    state = _ReadState()
     failures: list[tuple[str, PerfmodelError]] = []
     read_any = False
     last = len(source.parts) - 1
+    legacy = bool(source.parts) and source.parts[0].name.startswith("EVENT_LOG_")
+    for n in source.missing_parts:
+        name = f"EVENT_LOG_{n}" if legacy else f"events_{n}_*"
+        problems.append(
+            LogProblem(
+                str(Path(source.path) / name),
+                None,
+                f"part {n} of the log is missing (no {name} file); its events are not in the "
+                "analysis",
+                "missing_rolling_part",
+            )
+        )
     for i, part in enumerate(source.parts):
         file = str(part)
+        if state.capped:
+            problems.append(LogProblem(file, None, "not read: the decompression cap was reached"))
+            continue
         # Only the newest part of an in-progress log is still open for writing; earlier rolled
         # parts were closed and must be complete.
         chunks = iter_decompressed(
@@ -558,7 +610,13 @@ def _iter_parts(
             continue
         except StreamProblem as e:  # damaged before the first decodable piece
             read_any = True
-            problems.append(LogProblem(file, None, e.message))
+            problems.append(LogProblem(file, None, e.message, _stream_kind(e)))
+            continue
+        except DecompressionLimitError as e:
+            if not state.lines_out:
+                raise
+            state.capped = True
+            problems.append(LogProblem(file, None, _capped_message(e), "capped_stream"))
             continue
         except NotAnEventLogError as e:
             failures.append((file, e))
@@ -568,12 +626,14 @@ def _iter_parts(
             continue
         if not read_any:
             read_any = True
-            problems.extend(LogProblem(f, None, str(e)) for f, e in failures)
+            problems.extend(_unreadable(f, e) for f, e in failures)
             failures = []
-        yield from split(file, itertools.chain((first,), chunks), problems, max_line_bytes)
+        yield from split(file, itertools.chain((first,), chunks), problems, max_line_bytes, state)
+    if not state.lines_out and not failures:
+        _refuse_if_cut_before_any_line(source, problems)
     if failures:
         if read_any:
-            problems.extend(LogProblem(f, None, str(e)) for f, e in failures)
+            problems.extend(_unreadable(f, e) for f, e in failures)
         elif len(failures) == 1:
             raise failures[0][1]
         else:
@@ -583,15 +643,55 @@ def _iter_parts(
             )
 
 
+def _refuse_if_cut_before_any_line(source: EventLogSource, problems: list[LogProblem]) -> None:
+    """A log whose data ends or breaks before its first whole line is cut off, not empty."""
+    cut = [p for p in problems if p.kind in ("truncated_tail", "corrupt_stream")]
+    if cut:
+        raise NotAnEventLogError(
+            f"{source.path} holds no complete event: its data is cut off or damaged before "
+            f"the first line ends ({cut[0].message})."
+        )
+
+
+def _unreadable(file: str, error: PerfmodelError) -> LogProblem:
+    """A part that could not be read at all while others could: its events are lost."""
+    return LogProblem(file, None, str(error), "corrupt_stream")
+
+
+def _stream_kind(problem: StreamProblem) -> str:
+    return "truncated_tail" if problem.truncated else "corrupt_stream"
+
+
+def _capped_message(error: DecompressionLimitError) -> str:
+    return f"{error} Events up to the cap were read; the rest of the log was not."
+
+
+def _junk_without_newlines(file: str, max_line: int) -> NotAnEventLogError:
+    return NotAnEventLogError(
+        f"{file} is not a Spark event log: its first {format_bytes(max_line)} of (decompressed) "
+        "data hold no line break, so no event could be read (binary data or a stream of zeros; "
+        "reading stopped there)."
+    )
+
+
 def _split_blocks(
-    file: str, chunks: Iterator[bytes], problems: list[LogProblem], max_line: int
+    file: str,
+    chunks: Iterator[bytes],
+    problems: list[LogProblem],
+    max_line: int,
+    state: _ReadState,
 ) -> Iterator[TextBlock]:
     """Cut pieces at their last newline, handing the whole lines over as views (no copies);
-    a line spanning pieces is glued from its fragments into a block of its own."""
+    a line spanning pieces is glued from its fragments into a block of its own.
+
+    Lines that are not UTF-8 are blanked here (their numbers kept), so no decoder downstream
+    meets them; the check is one ``isascii`` per piece unless the piece has other bytes.
+    """
     lineno = 1
     pending: list[bytes] = []
     pending_len = 0
     skipping = False
+    ended_early = False
     try:
         for chunk in chunks:
             first_nl = chunk.find(b"\n")
@@ -600,6 +700,8 @@ def _split_blocks(
                     pending.append(chunk)
                     pending_len += len(chunk)
                     if pending_len > max_line:
+                        if not state.lines_out:
+                            raise _junk_without_newlines(file, max_line)
                         problems.append(_too_long(file, lineno, max_line))
                         pending, pending_len, skipping = [], 0, True
                 continue
@@ -609,7 +711,9 @@ def _split_blocks(
                 lineno += 1
             elif pending:
                 pending.append(chunk[:start])
-                yield TextBlock(file, lineno, b"".join(pending), 1)
+                glued = b"".join(pending)
+                yield _utf8_only(TextBlock(file, lineno, glued, 1), glued.isascii(), problems)
+                state.lines_out = True
                 lineno += 1
             else:
                 start = 0
@@ -617,19 +721,63 @@ def _split_blocks(
             last_nl = chunk.rfind(b"\n")
             if last_nl + 1 > start:
                 n = _count_newlines(chunk, start, last_nl + 1)
-                yield TextBlock(file, lineno, memoryview(chunk)[start : last_nl + 1], n)
+                block = TextBlock(file, lineno, memoryview(chunk)[start : last_nl + 1], n)
+                yield _utf8_only(block, chunk.isascii(), problems)
+                state.lines_out = True
                 lineno += n
             if last_nl + 1 < len(chunk):
                 tail = chunk[last_nl + 1 :]
                 pending, pending_len = [tail], len(tail)
     except StreamProblem as e:
-        problems.append(LogProblem(file, lineno if pending else None, e.message))
+        problems.append(LogProblem(file, lineno if pending else None, e.message, _stream_kind(e)))
+        ended_early = True
+    except DecompressionLimitError as e:
+        if not state.lines_out:
+            raise
+        state.capped = True
+        problems.append(LogProblem(file, None, _capped_message(e), "capped_stream"))
+        ended_early = True
     except OSError as e:
         problems.append(
-            LogProblem(file, lineno if pending else None, f"reading stopped: {e.strerror or e}")
+            LogProblem(
+                file,
+                lineno if pending else None,
+                f"reading stopped: {e.strerror or e}",
+                "corrupt_stream",
+            )
         )
+        ended_early = True
     if pending and not skipping:
-        yield TextBlock(file, lineno, b"".join(pending), 1)
+        tail = b"".join(pending)
+        if is_cut_event(tail):
+            if not ended_early:  # a stream that ended early is counted once, above
+                problems.append(
+                    LogProblem(
+                        file,
+                        lineno,
+                        "the last line is an event cut off in the middle (the log was copied or "
+                        "Spark stopped while writing it); dropped it",
+                        "truncated_tail",
+                    )
+                )
+        else:
+            yield _utf8_only(TextBlock(file, lineno, tail, 1), tail.isascii(), problems)
+            state.lines_out = True
+
+
+def _utf8_only(block: TextBlock, is_ascii: bool, problems: list[LogProblem]) -> TextBlock:
+    """``block`` with the bytes that are not UTF-8 replaced (`linecheck.repair_utf8`), each
+    damaged line counted; an ASCII block is passed through untouched."""
+    if is_ascii:
+        return block
+    repaired, damaged = repair_utf8(block.data)
+    if repaired is None:
+        return block
+    for index, message in damaged:
+        problems.append(
+            LogProblem(block.file, block.first_line + index, message, "undecodable_line")
+        )
+    return TextBlock(block.file, block.first_line, repaired, block.lines)
 
 
 def _count_newlines(chunk: bytes, start: int, end: int) -> int:
@@ -646,11 +794,16 @@ def _too_long(file: str, lineno: int, max_line: int) -> LogProblem:
         file,
         lineno,
         f"line is longer than {format_bytes(max_line)} (binary data, not an event?); skipped it",
+        "undecodable_line",
     )
 
 
 def _split_lines(
-    file: str, chunks: Iterator[bytes], problems: list[LogProblem], max_line: int
+    file: str,
+    chunks: Iterator[bytes],
+    problems: list[LogProblem],
+    max_line: int,
+    state: _ReadState,
 ) -> Iterator[LineBatch]:
     """Cut pieces into lines. A line that spans pieces is glued once from a list of fragments
     (not by ``tail + chunk``, which would copy every multi-megabyte piece again)."""
@@ -666,14 +819,9 @@ def _split_lines(
                     pending.append(chunk)
                     pending_len += len(chunk)
                     if pending_len > max_line:
-                        problems.append(
-                            LogProblem(
-                                file,
-                                lineno,
-                                f"line is longer than {format_bytes(max_line)} (binary data, not "
-                                "an event?); skipped it",
-                            )
-                        )
+                        if not state.lines_out:
+                            raise _junk_without_newlines(file, max_line)
+                        problems.append(_too_long(file, lineno, max_line))
                         pending, pending_len, skipping = [], 0, True
                 continue
             tail = lines.pop()
@@ -685,16 +833,28 @@ def _split_lines(
                 lines[0] = b"".join(pending)
                 pending = []
             yield LineBatch(file, lineno, lines)
+            state.lines_out = True
             lineno += len(lines)
             if tail:
                 pending, pending_len = [tail], len(tail)
             else:
                 pending_len = 0
     except StreamProblem as e:
-        problems.append(LogProblem(file, lineno if pending else None, e.message))
+        problems.append(LogProblem(file, lineno if pending else None, e.message, _stream_kind(e)))
+    except DecompressionLimitError as e:
+        if not state.lines_out:
+            raise
+        state.capped = True
+        pending = []
+        problems.append(LogProblem(file, None, _capped_message(e), "capped_stream"))
     except OSError as e:
         problems.append(
-            LogProblem(file, lineno if pending else None, f"reading stopped: {e.strerror or e}")
+            LogProblem(
+                file,
+                lineno if pending else None,
+                f"reading stopped: {e.strerror or e}",
+                "corrupt_stream",
+            )
         )
     if pending and not skipping:
         yield LineBatch(file, lineno, [b"".join(pending)])

@@ -12,18 +12,27 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from perfmodel.profile.eventlog import LogProblem
 
 DAMAGE_KINDS: dict[str, str] = {
-    "undecodable_line": "lines that are not valid JSON or UTF-8 (skipped)",
+    "undecodable_line": (
+        "lines that are not valid JSON or absurdly long (skipped), or not valid UTF-8 (the bad "
+        "bytes replaced by U+FFFD)"
+    ),
     "wrong_type": "events whose fields have the wrong JSON type (skipped)",
     "unknown_event": "events of a type perfmodel does not know (ignored)",
     "out_of_range_value": "values outside any physical range (clamped)",
     "duplicate_event": "events repeated verbatim, e.g. a TaskEnd logged twice (de-duplicated)",
     "impossible_times": "tasks or stages that end before they start (end clamped to start)",
     "missing_rolling_part": "parts missing from a rolling log's numbering",
-    "truncated_tail": "logs that end in the middle of an event",
-    "capped_stream": "logs cut off at the decompression cap",
+    "truncated_tail": "logs that end in the middle of an event (the partial event is dropped)",
+    "corrupt_stream": "parts whose data is damaged part-way (events before the damage are kept)",
+    "capped_stream": "logs cut off at the decompression cap (events before the cap are kept)",
 }
 """Every kind of damage, and what reading does about it."""
 
@@ -35,6 +44,7 @@ ANSWER_CHANGING: frozenset[str] = frozenset(
         "duplicate_event",
         "impossible_times",
         "missing_rolling_part",
+        "corrupt_stream",
         "capped_stream",
     }
 )
@@ -65,6 +75,38 @@ class DataQuality:
             if len(seen) < MAX_EXAMPLES:
                 seen.append(where)
 
+    def merge(self, other: DataQuality) -> None:
+        """Add another count (e.g. the reader's) to this one."""
+        for kind, n in other.counts.items():
+            if n:
+                self.counts[kind] += n
+        for kind, places in other.examples.items():
+            seen = self.examples.setdefault(kind, [])
+            seen.extend(places[: MAX_EXAMPLES - len(seen)])
+
+    def count_reading(
+        self, problems: Iterable[LogProblem], event_counts: Mapping[str, int] | None = None
+    ) -> None:
+        """Count what reading a log met: its problems by kind, and events Spark never writes.
+
+        A problem without a ``kind`` that names a line is a line the event decoder could not
+        use; its message says why (`line_problem_kind`). Problems that are neither (skipped
+        header lines, notes) are not damage.
+        """
+        for problem in problems:
+            kind = problem.kind
+            if kind is None and problem.line is not None:
+                kind = line_problem_kind(problem.message)
+            if kind is not None:
+                where = f"{problem.file}:{problem.line}" if problem.line else problem.file
+                self.add(kind, where)
+        if event_counts:
+            from perfmodel.profile.spark_events import is_known_event
+
+            for name, n in event_counts.items():
+                if n and not is_known_event(name):
+                    self.add("unknown_event", name, n)
+
     @property
     def damaged(self) -> bool:
         return any(self.counts.values())
@@ -90,3 +132,27 @@ class DataQuality:
             "counts": {k: int(self.counts[k]) for k in DAMAGE_KINDS},
             "examples": {k: list(v) for k, v in self.examples.items()},
         }
+
+
+_INT_BOUNDS = ("Expected `int` <=", "Expected `int` >=")
+
+
+def line_problem_kind(message: str) -> str:
+    """Kind of damage of a line the event decoder rejected, from its message.
+
+    msgspec says "out of range" for a float beyond double range and "Expected `int` <=" for
+    an integer beyond Spark's 64-bit longs; other validation errors ("Expected `str`, got
+    `int` - at `$...`") are fields of the wrong JSON type; anything else is a line that is
+    not JSON at all.
+    """
+    if (
+        "out of range" in message
+        or "Expected `int` <=" in message
+        or "Expected `int` >=" in message
+    ):
+        return "out_of_range_value"
+    if message.startswith("unexpected field values") or (
+        "Expected `" in message and "$" in message
+    ):
+        return "wrong_type"
+    return "undecodable_line"

@@ -27,7 +27,7 @@ from types import FrameType
 
 import psutil
 
-from perfmodel.profile import bundle, jfr, pyspy, pyspy_recorder
+from perfmodel.profile import bundle, children, jfr, pyspy, pyspy_recorder
 from perfmodel.profile.bundle import BundleManifest
 from perfmodel.profile.monitor import ProcessTreeMonitor, ResourceSummary
 from perfmodel.profile.proctree import ProcessTree
@@ -60,6 +60,11 @@ class RecordOptions:
     """How long to wait, after the command ends, for its JVMs to finish writing recordings."""
     monitor: bool = True
     """Process-tree resource monitoring (CPU, memory, I/O) every ``poll_s``."""
+    daemon_pids: tuple[int, ...] = ()
+    """Long-running processes outside the command that start its executors (a standalone
+    cluster's workers): what they start while the command runs (executor JVMs, their Python
+    workers) is sampled and waited for like the command's own processes; the daemons are not.
+    The resource monitor still covers the command's own tree only."""
 
 
 @dataclass(slots=True)
@@ -241,14 +246,29 @@ def _command_warnings(command: Sequence[str]) -> list[str]:
 def record(
     command: Sequence[str], options: RecordOptions, env: Mapping[str, str] | None = None
 ) -> RecordResult:
-    """Run ``command`` with recording on and write a bundle to ``options.out``."""
-    out = options.out
-    bundle.prepare_directory(out)
+    """Run ``command`` with recording on and write a bundle to ``options.out``.
+
+    The bundle is built in a hidden stage beside ``options.out`` and renamed into place at the
+    end (`bundle.staged_directory`): a command that cannot start leaves nothing behind.
+    """
+    with bundle.staged_directory(options.out) as stage:
+        result = _record_into(stage, command, options, env)
+    result.bundle = options.out
+    # Messages name files by where they now are, not by the stage's path.
+    result.manifest = bundle.read_manifest(options.out)
+    result.warnings = list(result.manifest.warnings)
+    return result
+
+
+def _record_into(
+    out: Path, command: Sequence[str], options: RecordOptions, env: Mapping[str, str] | None
+) -> RecordResult:
     base_env = dict(os.environ if env is None else env)
     jar = jfr.plugin_jar()
     conf = write_conf_dir(out, base_env, options, jar)
     run_env = {**base_env, "SPARK_CONF_DIR": str(conf.resolve())}
     warnings = _command_warnings(command)
+    warnings.extend(orphan.describe() for orphan in children.find_orphans())
 
     recorder: pyspy_recorder.PySpyRecorder | None = None
     py_spy = pyspy.py_spy_executable() if options.pyspy else None
@@ -260,9 +280,14 @@ def record(
     started = bundle.now_ms()
     interrupted: list[int] = []
 
+    started_child: list[int] = []
+
     def _remember(signum: int, _frame: FrameType | None) -> None:
-        # The terminal delivers Ctrl-C to the command too; perfmodel stays to write the bundle.
+        # The command runs in a process group of its own, so the terminal's Ctrl-C reaches
+        # perfmodel only: pass it on, and stay to write the bundle.
         interrupted.append(signum)
+        for pid in started_child:
+            children.signal_group(pid, signum)
 
     previous = signal.signal(signal.SIGINT, _remember)
     jvms: dict[int, psutil.Process] = {}
@@ -272,20 +297,28 @@ def record(
     resources: ResourceSummary | None = None
     try:
         try:
-            child = subprocess.Popen(list(command), env=run_env)
+            child = subprocess.Popen(
+                list(command),
+                env=run_env,
+                stdin=children.workload_stdin(),
+                preexec_fn=children.workload_preexec(),
+            )
         except OSError as exc:
             raise bundle.BundleError(f"cannot run {command[0]!r}: {exc}") from None
+        started_child.append(child.pid)
+        note = children.register(child.pid, command)
         if options.monitor:
             monitor = ProcessTreeMonitor(child.pid, options.poll_s)
             monitor.start(background=False)
         # One listing of the tree per poll serves the tracker and the monitor: listing it is
         # most of perfmodel's own CPU while the job runs (docs/recording-overhead.md).
         walker = ProcessTree(child.pid)
+        daemons = [ProcessTree(pid) for pid in options.daemon_pids]
         exit_signal = _pidfd(child.pid)
         try:
             while child.poll() is None:
                 tree = walker.processes()
-                _track(tree, jvms, recorder)
+                _track(tree + _started_by(daemons, started), jvms, recorder)
                 jvm_threads.poll(jvms)
                 if monitor is not None:
                     monitor.sample(tree)
@@ -294,6 +327,7 @@ def record(
             if exit_signal is not None:
                 os.close(exit_signal)
         exit_code = _exit_status(child.returncode)
+        children.unregister(note)
         command_ended = bundle.now_ms()
         own_cpu = own_cpu_s() - own_cpu_before
         jvm_threads.poll(jvms)  # JVMs that outlive the command (executors shutting down)
@@ -390,6 +424,21 @@ def _track(
             jvms[proc.pid] = proc
     if recorder is not None:
         recorder.poll(tree)
+
+
+def _started_by(daemons: list[ProcessTree], since_ms: float) -> list[psutil.Process]:
+    """Descendants of the daemons started since ``since_ms`` (not executors of earlier
+    applications still shutting down, nor the daemons themselves). A process's start time
+    counts from the boot time, which Linux gives in whole seconds: hence the 2 s allowance."""
+    found = []
+    for daemon in daemons:
+        for proc in daemon.processes():
+            try:
+                if proc.pid != daemon.root_pid and proc.create_time() * 1000.0 >= since_ms - 2000.0:
+                    found.append(proc)
+            except psutil.Error:
+                continue
+    return found
 
 
 def _app_infos(out: Path) -> list[dict[str, str]]:

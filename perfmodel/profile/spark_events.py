@@ -9,12 +9,17 @@ omit (1.x logs lack many) has a default, so one schema reads Spark 1.x through 4
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Annotated, Any, Union
 
 import msgspec
 from msgspec import Struct, field
 
 SQL_PREFIX = "org.apache.spark.sql.execution.ui."
+
+Long = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""Spark writes Java longs: an integer outside their range is damage, not data. Refusing it
+here keeps a 400-digit number from reaching arithmetic that would overflow; the line is
+skipped and counted as an out-of-range value."""
 
 
 class _Event(Struct, kw_only=True, gc=False):
@@ -34,13 +39,13 @@ class ApplicationStart(
 ):
     app_name: str = field(name="App Name", default="")
     app_id: str | None = field(name="App ID", default=None)
-    timestamp: int = field(name="Timestamp", default=0)
+    timestamp: Long = field(name="Timestamp", default=0)
     user: str = field(name="User", default="")
     attempt_id: str | None = field(name="App Attempt ID", default=None)
 
 
 class ApplicationEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerApplicationEnd"):
-    timestamp: int = field(name="Timestamp", default=0)
+    timestamp: Long = field(name="Timestamp", default=0)
 
 
 class EnvironmentUpdate(
@@ -52,17 +57,17 @@ class EnvironmentUpdate(
 
 class ExecutorInfoJson(_Event, kw_only=True):
     host: str = field(name="Host", default="")
-    total_cores: int | None = field(name="Total Cores", default=None)
+    total_cores: Long | None = field(name="Total Cores", default=None)
 
 
 class ExecutorAdded(_Event, kw_only=True, tag_field="Event", tag="SparkListenerExecutorAdded"):
-    timestamp: int = field(name="Timestamp", default=0)
+    timestamp: Long = field(name="Timestamp", default=0)
     executor_id: str = field(name="Executor ID")
     info: ExecutorInfoJson = field(name="Executor Info", default_factory=ExecutorInfoJson)
 
 
 class ExecutorRemoved(_Event, kw_only=True, tag_field="Event", tag="SparkListenerExecutorRemoved"):
-    timestamp: int = field(name="Timestamp", default=0)
+    timestamp: Long = field(name="Timestamp", default=0)
     executor_id: str = field(name="Executor ID")
     reason: str | None = field(name="Removed Reason", default=None)
 
@@ -76,8 +81,8 @@ class BlockManagerAdded(
     _Event, kw_only=True, tag_field="Event", tag="SparkListenerBlockManagerAdded"
 ):
     block_manager: BlockManagerId = field(name="Block Manager ID", default_factory=BlockManagerId)
-    max_memory: int | None = field(name="Maximum Memory", default=None)
-    timestamp: int | None = field(name="Timestamp", default=None)
+    max_memory: Long | None = field(name="Maximum Memory", default=None)
+    timestamp: Long | None = field(name="Timestamp", default=None)
 
 
 class StorageLevelJson(_Event, kw_only=True):
@@ -86,38 +91,38 @@ class StorageLevelJson(_Event, kw_only=True):
 
 
 class RddInfoJson(_Event, kw_only=True):
-    rdd_id: int = field(name="RDD ID")
+    rdd_id: Long = field(name="RDD ID")
     name: str = field(name="Name", default="")
     scope: str | None = field(name="Scope", default=None)
     callsite: str = field(name="Callsite", default="")
-    parent_ids: list[int] = field(name="Parent IDs", default_factory=list)
+    parent_ids: list[Long] = field(name="Parent IDs", default_factory=list)
     storage_level: StorageLevelJson | None = field(name="Storage Level", default=None)
-    num_partitions: int = field(name="Number of Partitions", default=0)
+    num_partitions: Long = field(name="Number of Partitions", default=0)
 
 
 class AccumulableJson(_Event, kw_only=True):
-    acc_id: int = field(name="ID")
+    acc_id: Long = field(name="ID")
 
 
 class StageInfoJson(_Event, kw_only=True):
-    stage_id: int = field(name="Stage ID")
-    attempt: int = field(name="Stage Attempt ID", default=0)
+    stage_id: Long = field(name="Stage ID")
+    attempt: Long = field(name="Stage Attempt ID", default=0)
     name: str = field(name="Stage Name", default="")
-    num_tasks: int = field(name="Number of Tasks", default=0)
+    num_tasks: Long = field(name="Number of Tasks", default=0)
     rdd_info: list[RddInfoJson] = field(name="RDD Info", default_factory=list)
-    parent_ids: list[int] | None = field(name="Parent IDs", default=None)
+    parent_ids: list[Long] | None = field(name="Parent IDs", default=None)
     details: str = field(name="Details", default="")
-    submission_time: int | None = field(name="Submission Time", default=None)
-    completion_time: int | None = field(name="Completion Time", default=None)
+    submission_time: Long | None = field(name="Submission Time", default=None)
+    completion_time: Long | None = field(name="Completion Time", default=None)
     failure_reason: str | None = field(name="Failure Reason", default=None)
     accumulables: list[AccumulableJson] = field(name="Accumulables", default_factory=list)
 
 
 class JobStart(_Event, kw_only=True, tag_field="Event", tag="SparkListenerJobStart"):
-    job_id: int = field(name="Job ID")
-    submission_time: int | None = field(name="Submission Time", default=None)
+    job_id: Long = field(name="Job ID")
+    submission_time: Long | None = field(name="Submission Time", default=None)
     stage_infos: list[StageInfoJson] = field(name="Stage Infos", default_factory=list)
-    stage_ids: list[int] = field(name="Stage IDs", default_factory=list)
+    stage_ids: list[Long] = field(name="Stage IDs", default_factory=list)
     properties: dict[str, Any] | None = field(name="Properties", default=None)
 
 
@@ -127,8 +132,8 @@ class JobResultJson(_Event, kw_only=True):
 
 
 class JobEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerJobEnd"):
-    job_id: int = field(name="Job ID")
-    completion_time: int | None = field(name="Completion Time", default=None)
+    job_id: Long = field(name="Job ID")
+    completion_time: Long | None = field(name="Completion Time", default=None)
     job_result: JobResultJson = field(name="Job Result", default_factory=JobResultJson)
 
 
@@ -141,59 +146,59 @@ class StageCompleted(_Event, kw_only=True, tag_field="Event", tag="SparkListener
 
 
 class TaskInfoJson(_Event, kw_only=True):
-    task_id: int = field(name="Task ID")
-    index: int = field(name="Index", default=0)
-    attempt: int = field(name="Attempt", default=0)
-    launch_time: int = field(name="Launch Time", default=0)
+    task_id: Long = field(name="Task ID")
+    index: Long = field(name="Index", default=0)
+    attempt: Long = field(name="Attempt", default=0)
+    launch_time: Long = field(name="Launch Time", default=0)
     executor_id: str = field(name="Executor ID", default="")
     host: str = field(name="Host", default="")
     locality: str = field(name="Locality", default="")
     speculative: bool = field(name="Speculative", default=False)
-    getting_result_time: int = field(name="Getting Result Time", default=0)
-    finish_time: int = field(name="Finish Time", default=0)
+    getting_result_time: Long = field(name="Getting Result Time", default=0)
+    finish_time: Long = field(name="Finish Time", default=0)
     failed: bool = field(name="Failed", default=False)
     killed: bool = field(name="Killed", default=False)
 
 
 class TaskStart(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskStart"):
-    stage_id: int = field(name="Stage ID")
-    stage_attempt: int = field(name="Stage Attempt ID", default=0)
+    stage_id: Long = field(name="Stage ID")
+    stage_attempt: Long = field(name="Stage Attempt ID", default=0)
     task_info: TaskInfoJson = field(name="Task Info")
 
 
 class ShuffleReadJson(_Event, kw_only=True):
-    remote_bytes: int = field(name="Remote Bytes Read", default=0)
-    local_bytes: int = field(name="Local Bytes Read", default=0)
-    fetch_wait: int = field(name="Fetch Wait Time", default=0)
-    records: int = field(name="Total Records Read", default=0)
+    remote_bytes: Long = field(name="Remote Bytes Read", default=0)
+    local_bytes: Long = field(name="Local Bytes Read", default=0)
+    fetch_wait: Long = field(name="Fetch Wait Time", default=0)
+    records: Long = field(name="Total Records Read", default=0)
 
 
 class ShuffleWriteJson(_Event, kw_only=True):
-    bytes_written: int = field(name="Shuffle Bytes Written", default=0)
-    write_time_ns: int = field(name="Shuffle Write Time", default=0)
-    records: int = field(name="Shuffle Records Written", default=0)
+    bytes_written: Long = field(name="Shuffle Bytes Written", default=0)
+    write_time_ns: Long = field(name="Shuffle Write Time", default=0)
+    records: Long = field(name="Shuffle Records Written", default=0)
 
 
 class InputJson(_Event, kw_only=True):
-    bytes_read: int = field(name="Bytes Read", default=0)
-    records: int = field(name="Records Read", default=0)
+    bytes_read: Long = field(name="Bytes Read", default=0)
+    records: Long = field(name="Records Read", default=0)
 
 
 class OutputJson(_Event, kw_only=True):
-    bytes_written: int = field(name="Bytes Written", default=0)
-    records: int = field(name="Records Written", default=0)
+    bytes_written: Long = field(name="Bytes Written", default=0)
+    records: Long = field(name="Records Written", default=0)
 
 
 class TaskMetricsJson(_Event, kw_only=True):
-    deserialize_time: int = field(name="Executor Deserialize Time", default=0)
-    run_time: int = field(name="Executor Run Time", default=0)
-    cpu_time_ns: int | None = field(name="Executor CPU Time", default=None)
-    result_size: int = field(name="Result Size", default=0)
-    gc_time: int = field(name="JVM GC Time", default=0)
-    result_serialization_time: int = field(name="Result Serialization Time", default=0)
-    memory_spilled: int = field(name="Memory Bytes Spilled", default=0)
-    disk_spilled: int = field(name="Disk Bytes Spilled", default=0)
-    peak_execution_memory: int = field(name="Peak Execution Memory", default=0)
+    deserialize_time: Long = field(name="Executor Deserialize Time", default=0)
+    run_time: Long = field(name="Executor Run Time", default=0)
+    cpu_time_ns: Long | None = field(name="Executor CPU Time", default=None)
+    result_size: Long = field(name="Result Size", default=0)
+    gc_time: Long = field(name="JVM GC Time", default=0)
+    result_serialization_time: Long = field(name="Result Serialization Time", default=0)
+    memory_spilled: Long = field(name="Memory Bytes Spilled", default=0)
+    disk_spilled: Long = field(name="Disk Bytes Spilled", default=0)
+    peak_execution_memory: Long = field(name="Peak Execution Memory", default=0)
     shuffle_read: ShuffleReadJson | None = field(name="Shuffle Read Metrics", default=None)
     shuffle_write: ShuffleWriteJson | None = field(name="Shuffle Write Metrics", default=None)
     input: InputJson | None = field(name="Input Metrics", default=None)
@@ -210,8 +215,8 @@ class TaskEndReasonJson(_Event, kw_only=True):
 
 
 class TaskEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskEnd"):
-    stage_id: int = field(name="Stage ID")
-    stage_attempt: int = field(name="Stage Attempt ID", default=0)
+    stage_id: Long = field(name="Stage ID")
+    stage_attempt: Long = field(name="Stage Attempt ID", default=0)
     task_type: str = field(name="Task Type", default="")
     reason: TaskEndReasonJson = field(name="Task End Reason", default_factory=TaskEndReasonJson)
     task_info: TaskInfoJson = field(name="Task Info")
@@ -220,7 +225,7 @@ class TaskEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskEnd
 
 class SqlMetricJson(_Event, kw_only=True):
     name: str = ""
-    accumulator_id: int = field(name="accumulatorId", default=-1)
+    accumulator_id: Long = field(name="accumulatorId", default=-1)
 
 
 class SparkPlanInfoJson(_Event, kw_only=True):
@@ -233,17 +238,17 @@ class SparkPlanInfoJson(_Event, kw_only=True):
 class SqlExecutionStart(
     _Event, kw_only=True, tag_field="Event", tag=SQL_PREFIX + "SparkListenerSQLExecutionStart"
 ):
-    execution_id: int = field(name="executionId")
+    execution_id: Long = field(name="executionId")
     description: str = ""
     plan_info: SparkPlanInfoJson | None = field(name="sparkPlanInfo", default=None)
-    time: int = 0
+    time: Long = 0
 
 
 class SqlExecutionEnd(
     _Event, kw_only=True, tag_field="Event", tag=SQL_PREFIX + "SparkListenerSQLExecutionEnd"
 ):
-    execution_id: int = field(name="executionId")
-    time: int = 0
+    execution_id: Long = field(name="executionId")
+    time: Long = 0
     error_message: str | None = field(name="errorMessage", default=None)
 
 
@@ -253,7 +258,7 @@ class SqlAdaptiveUpdate(
     tag_field="Event",
     tag=SQL_PREFIX + "SparkListenerSQLAdaptiveExecutionUpdate",
 ):
-    execution_id: int = field(name="executionId")
+    execution_id: Long = field(name="executionId")
     plan_info: SparkPlanInfoJson | None = field(name="sparkPlanInfo", default=None)
 
 
@@ -349,3 +354,30 @@ def event_name(line: bytes) -> bytes:
         if end > 10:
             return line[10:end]
     return HEADER_DECODER.decode(line).Event.encode()
+
+
+_SPARK_NAMESPACE = "org.apache.spark."
+
+
+def is_known_event(name: str) -> bool:
+    """Whether Spark itself writes events of this type (any version, any module).
+
+    Events of Spark's own modules are named by class in the ``org.apache.spark`` namespace
+    (SQL, streaming, the thrift server, Connect); core events by their short name. Anything
+    else comes from a custom listener or a damaged line.
+    """
+    return (
+        name in EVENT_TYPES
+        or name in PASSIVE_EVENTS
+        or name.startswith(_SPARK_NAMESPACE)
+        or name in _OTHER_CORE_EVENTS
+    )
+
+
+_OTHER_CORE_EVENTS = frozenset(
+    {
+        "SparkListenerBlockManagerRemoved",
+        "SparkListenerEnvironmentUpdate",
+        "SparkListenerExecutorResourceRequestsUpdated",
+    }
+)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from perfmodel import __version__
+from perfmodel.atomic import write_atomically
 
 Stacks = Mapping[tuple[str, ...], int]
 
@@ -79,9 +80,10 @@ def write_flame(profiles: Mapping[str, Stacks], out_dir: Path, stem: str) -> tup
         for frames, count in stacks.items():
             merged[frames] = merged.get(frames, 0) + count
     folded = out_dir / f"{stem}.collapsed"
-    folded.write_text(collapsed(merged), encoding="utf-8")
     scope = out_dir / f"{stem}.speedscope.json"
-    scope.write_text(json.dumps(speedscope(profiles, stem)), encoding="utf-8")
+    # Each file appears whole or not at all (a temporary name, then a rename).
+    write_atomically(folded, collapsed(merged))
+    write_atomically(scope, json.dumps(speedscope(profiles, stem), allow_nan=False))
     return folded, scope
 
 

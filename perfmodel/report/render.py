@@ -1,15 +1,48 @@
-"""Terminal rendering of a `Diagnosis` with rich tables."""
+"""Terminal rendering of a `Diagnosis` with rich tables.
+
+Everything taken from a log (names, messages, paths) is data: it reaches rich only as
+`rich.text.Text` (never parsed as markup, never run through the highlighter, whose regexes
+took minutes on a megabyte-long application name) and is cut to a display length first.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from perfmodel.dag.decomposition import COMPONENTS
 from perfmodel.report.diagnosis import Diagnosis, StageDiagnosis, short_function, short_name
 
 MAX_STAGE_ROWS = 25
+MAX_NAME_CHARS = 120
+"""Longest application name, id or version shown."""
+MAX_LINE_CHARS = 600
+"""Longest finding, warning or problem message shown (the full text is in --json)."""
+MAX_PROBLEMS_SHOWN = 20
+
+Part = str | tuple[str, str]
+"""A piece of a line: plain text (data), or ``(text, style)`` for perfmodel's own words."""
+
+
+def clip(text: object, limit: int = MAX_LINE_CHARS) -> str:
+    """``text`` as a string of at most ``limit`` characters, the cut marked."""
+    s = str(text)
+    if len(s) <= limit:
+        return s
+    return f"{s[: limit - 1]}… ({len(s):,} characters)"
+
+
+def line(*parts: Part) -> Text:
+    """One line of output from plain data and styled words; nothing in it is markup."""
+    return Text.assemble(*parts, no_wrap=False)
+
+
+def _say(console: Console, *parts: Part) -> None:
+    console.print(line(*parts), highlight=False)
 
 
 def _bytes(n: int) -> str:
@@ -26,38 +59,47 @@ def _pct(x: float) -> str:
 
 
 def render_diagnosis(d: Diagnosis, console: Console, *, all_stages: bool = False) -> None:
-    status = "complete" if d.complete else "[yellow]did not finish in this log[/]"
-    console.print(
-        f"[bold]{d.app_name or d.app_id}[/] ({d.app_id}"
-        + (f", attempt {d.attempt}" if d.attempt else "")
-        + f") · Spark {d.spark_version} · {d.duration_s:.1f} s · {status}"
+    quality = _quality(d)
+    headline = quality.get("headline") if quality and quality.get("affects_answer") else None
+    if headline:
+        _say(console, ("warning: ", "bold red"), clip(headline))
+    status: Part = "complete" if d.complete else ("did not finish in this log", "yellow")
+    _say(
+        console,
+        (clip(d.app_name or d.app_id, MAX_NAME_CHARS), "bold"),
+        f" ({clip(d.app_id, MAX_NAME_CHARS)}"
+        + (f", attempt {clip(d.attempt, MAX_NAME_CHARS)}" if d.attempt else "")
+        + f") · Spark {clip(d.spark_version, MAX_NAME_CHARS)} · {d.duration_s:.1f} s · ",
+        status,
     )
     ex = d.executors
     slots = f"{ex.total_slots} slots" if ex.total_slots else "slots unknown"
     util = f", slots busy {d.slot_utilisation:.0%}" if d.slot_utilisation is not None else ""
-    console.print(
+    _say(
+        console,
         f"{d.jobs} jobs ({d.failed_jobs} failed) · {d.stages_completed} stages completed"
         f" ({d.stages_failed} failed, {d.stages_skipped} skipped) · {d.tasks} tasks"
-        f" ({d.failed_tasks} not successful) · {d.sql_executions} SQL executions"
+        f" ({d.failed_tasks} not successful) · {d.sql_executions} SQL executions",
     )
     alive = (
         f" ({ex.max_alive} at most at once)"
         if ex.max_alive is not None and ex.max_alive != ex.count
         else ""
     )
-    console.print(
-        f"master {ex.master or '?'} · {ex.count} executor(s){alive} × {ex.cores or '?'} cores"
-        f" on {ex.hosts or '?'} host(s) · {slots}{util}"
-        + (" · dynamic allocation" if ex.dynamic_allocation else "")
+    _say(
+        console,
+        f"master {clip(ex.master or '?', MAX_NAME_CHARS)} · {ex.count} executor(s){alive} × "
+        f"{ex.cores or '?'} cores on {ex.hosts or '?'} host(s) · {slots}{util}"
+        + (" · dynamic allocation" if ex.dynamic_allocation else ""),
     )
     console.print()
     _overall(d, console)
     _stages(d, console, all_stages)
     _top_functions(d, console)
     _code_vectors(d, console)
-    console.print("[bold]Findings[/]")
-    for line in d.findings:
-        console.print(f" • {line}")
+    _say(console, ("Findings", "bold"))
+    for finding in d.findings:
+        _say(console, f" • {clip(finding)}")
     if d.advice:
         console.print()
         trust = (
@@ -65,25 +107,53 @@ def render_diagnosis(d: Diagnosis, console: Console, *, all_stages: bool = False
             if d.model_error is not None
             else ""
         )
-        console.print(f"[bold]Advice[/] — what-if replay{trust}")
+        _say(console, ("Advice", "bold"), f" — what-if replay{trust}")
         if d.bottleneck:
-            console.print(f" • Bottleneck overall: [bold]{d.bottleneck}[/].")
+            _say(
+                console,
+                " • Bottleneck overall: ",
+                (clip(d.bottleneck, MAX_NAME_CHARS), "bold"),
+                ".",
+            )
         for item in d.advice:
-            text = item["text"]
-            console.print(f" • {text[:1].upper()}{text[1:]}")
+            text = clip(item["text"])
+            _say(console, f" • {text[:1].upper()}{text[1:]}")
     if d.warnings:
         console.print()
-        console.print("[bold yellow]Warnings[/]")
+        _say(console, ("Warnings", "bold yellow"))
         for w in d.warnings:
-            console.print(f" • {w}")
+            _say(console, f" • {clip(w)}")
+    if quality and quality.get("damaged"):
+        render_data_quality(quality, console)
     if d.problems:
         console.print()
-        console.print(f"[bold red]Problems reading the log[/] ({len(d.problems)})")
-        for pr in d.problems[:20]:
+        _say(console, ("Problems reading the log", "bold red"), f" ({len(d.problems)})")
+        for pr in d.problems[:MAX_PROBLEMS_SHOWN]:
             where = f"{pr['file']}:{pr['line']}" if pr["line"] is not None else pr["file"]
-            console.print(f" • {where}: {pr['message']}")
-        if len(d.problems) > 20:
-            console.print(f"   … and {len(d.problems) - 20} more (see --json)")
+            _say(console, f" • {clip(where, MAX_NAME_CHARS * 2)}: {clip(pr['message'])}")
+        if len(d.problems) > MAX_PROBLEMS_SHOWN:
+            _say(console, f"   … and {len(d.problems) - MAX_PROBLEMS_SHOWN} more (see --json)")
+
+
+def _quality(d: Diagnosis) -> dict[str, Any] | None:
+    return d.data_quality or None
+
+
+def render_data_quality(quality: dict[str, Any], console: Console) -> None:
+    """The data-quality section: each kind of damage met, how often, and where first."""
+    from perfmodel.profile.quality import DAMAGE_KINDS
+
+    console.print()
+    style = "bold red" if quality.get("affects_answer") else "bold yellow"
+    _say(console, ("Data quality", style), " (damage met while reading the log)")
+    examples = quality.get("examples") or {}
+    for kind, n in (quality.get("counts") or {}).items():
+        if not n:
+            continue
+        what = DAMAGE_KINDS.get(kind, kind.replace("_", " "))
+        seen = examples.get(kind) or []
+        where = f"; first at {', '.join(clip(w, MAX_NAME_CHARS) for w in seen)}" if seen else ""
+        _say(console, f" • {n:,} {what}{where}")
 
 
 def _overall(d: Diagnosis, console: Console) -> None:
@@ -104,7 +174,7 @@ def _top_functions(d: Diagnosis, console: Console) -> None:
         return
     for s in shown:
         table = Table(
-            title=f"Stage {s.stage_id}: top functions by self time (stack samples)",
+            title=Text(f"Stage {s.stage_id}: top functions by self time (stack samples)"),
             box=box.SIMPLE_HEAD,
             show_edge=False,
         )
@@ -113,7 +183,7 @@ def _top_functions(d: Diagnosis, console: Console) -> None:
         table.add_column("share", justify="right")
         for f in s.top_functions:
             table.add_row(
-                short_function(f["function"]),
+                Text(short_function(f["function"])),
                 f"{f['self_ms'] / 1000:.2f}s",
                 f"{f['self_share']:.0%}",
             )
@@ -141,13 +211,13 @@ def _code_vectors(d: Diagnosis, console: Console) -> None:
         table.add_row(
             f"{'★' if s.important else ''}{s.stage_id}",
             *(_pct(s.code_vector.get(c, 0.0)) for c in classes),
-            s.code_bottleneck or "-",
-            s.dominant or "-",
+            Text(clip(s.code_bottleneck or "-", MAX_NAME_CHARS)),
+            Text(clip(s.dominant or "-", MAX_NAME_CHARS)),
         )
     console.print(table)
     for s in rows:
         for text in s.disagreements:
-            console.print(f" [yellow]•[/] {text}")
+            _say(console, (" •", "yellow"), f" {clip(text)}")
     console.print()
 
 
@@ -203,7 +273,7 @@ def _stages(d: Diagnosis, console: Console, all_stages: bool) -> None:
         tasks = f"{s.tasks_run}" + (f" ({s.failed_tasks}✗)" if s.failed_tasks else "")
         table.add_row(
             f"{mark}{s.stage_id}{attempt}",
-            short_name(s.name or "-") + status,
+            Text(short_name(s.name or "-") + status),
             f"{s.duration_s:.1f}s",
             tasks,
             *(_pct(s.shares[c]) for c in COMPONENTS),
@@ -212,5 +282,5 @@ def _stages(d: Diagnosis, console: Console, all_stages: bool) -> None:
         )
     console.print(table)
     if hidden:
-        console.print(f"  … {hidden} shorter stage(s) not shown (--all-stages shows them)")
+        _say(console, f"  … {hidden} shorter stage(s) not shown (--all-stages shows them)")
     console.print()

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+import msgspec
 
 from perfmodel.dag.model import ApplicationProfile
 from perfmodel.errors import PerfmodelError
@@ -27,6 +30,108 @@ DEFAULT_NET_BW = 10e9 / 8
 
 class ConfigError(PerfmodelError, ValueError):
     """A what-if configuration that cannot be resolved; the message says what to pass."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Physical ranges of every number a what-if takes. Values outside them are typing mistakes
+# (``--cores 1e11``) or attacks on memory (the replay keeps state per slot), never clusters.
+
+MAX_CORES = 1_000_000
+MAX_EXECUTORS = 100_000
+MAX_CORES_PER_EXECUTOR = 10_000
+MAX_HOST_CORES = 100_000
+MIN_MEMORY_BYTES = 1 << 20
+MAX_MEMORY_BYTES = 1 << 50
+MIN_CPU_SPEED, MAX_CPU_SPEED = 1e-3, 1e3
+MIN_BANDWIDTH, MAX_BANDWIDTH = 1e3, 1e13
+"""Bytes per second: from 1 kB/s to 10 TB/s per host."""
+MIN_FACTOR, MAX_FACTOR = 1e-3, 1e3
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRange:
+    """The allowed values of one numeric setting, and how to name it to the user."""
+
+    option: str
+    kind: type
+    low: float
+    high: float
+    shown: str = ""
+    """The range as users write it, where that differs from plain numbers."""
+
+    def describe(self) -> str:
+        if self.shown:
+            return self.shown
+        if self.kind is int:
+            return f"a whole number from {int(self.low):,} to {int(self.high):,}"
+        return f"a finite number from {self.low:g} to {self.high:g}"
+
+
+_BW_RANGE = "a bandwidth from 1kB/s to 10TB/s"
+_FACTOR_RANGE = "a factor from 0.001x to 1000x"
+
+RANGES: dict[str, FieldRange] = {
+    "cores": FieldRange("--cores", int, 1, MAX_CORES),
+    "executors": FieldRange("--executors", int, 1, MAX_EXECUTORS),
+    "executor_cores": FieldRange("--executor-cores", int, 1, MAX_CORES_PER_EXECUTOR),
+    "host_cores": FieldRange("--host-cores", int, 1, MAX_HOST_CORES),
+    "memory_bytes": FieldRange(
+        "--mem", int, MIN_MEMORY_BYTES, MAX_MEMORY_BYTES, "a size from 1m to 1p (1 MiB to 1 PiB)"
+    ),
+    "cpu_speed": FieldRange("--cpu-speed", float, MIN_CPU_SPEED, MAX_CPU_SPEED),
+    "disk_bw": FieldRange("--disk-bw", float, MIN_BANDWIDTH, MAX_BANDWIDTH, _BW_RANGE),
+    "net_bw": FieldRange("--net-bw", float, MIN_BANDWIDTH, MAX_BANDWIDTH, _BW_RANGE),
+    "disk_factor": FieldRange("--disk-bw", float, MIN_FACTOR, MAX_FACTOR, _FACTOR_RANGE),
+    "net_factor": FieldRange("--net-bw", float, MIN_FACTOR, MAX_FACTOR, _FACTOR_RANGE),
+}
+"""Every numeric what-if setting; the schemas below are built from this one table."""
+
+
+def _schema(name: str, fields: tuple[str, ...]) -> type[msgspec.Struct]:
+    return msgspec.defstruct(
+        name,
+        [
+            (
+                f,
+                Annotated[RANGES[f].kind, msgspec.Meta(ge=RANGES[f].low, le=RANGES[f].high)] | None,
+                None,
+            )
+            for f in fields
+        ],
+        forbid_unknown_fields=True,
+    )
+
+
+_WHAT_IF_FIELDS = tuple(RANGES)
+_BASELINE_FIELDS = ("host_cores", "disk_bw", "net_bw")
+_WhatIfSchema = _schema("WhatIfSchema", _WHAT_IF_FIELDS)
+_BaselineSchema = _schema("BaselineSchema", _BASELINE_FIELDS)
+
+
+_BASELINE_OPTIONS = {"disk_bw": "--baseline-disk-bw", "net_bw": "--baseline-net-bw"}
+"""Options of the profiled run's settings where they differ from the what-if's
+(``--host-cores`` says the profiled host's cores)."""
+
+
+def validate_fields(obj: Any, schema: type[msgspec.Struct], baseline: bool = False) -> None:
+    """Check ``obj``'s fields against ``schema``'s types and ranges (msgspec does the work:
+    NaN and infinities fail the bounds); a violation becomes a `ConfigError` naming the
+    field, its option and the allowed range."""
+    values = {f: getattr(obj, f) for f in schema.__struct_fields__}
+    try:
+        msgspec.convert(values, schema, strict=True)
+    except msgspec.ValidationError as e:
+        name = str(e).rpartition("$.")[2].strip("`")
+        allowed = RANGES.get(name)
+        if allowed is None:
+            raise ConfigError(f"invalid what-if setting: {e}") from None
+        option = allowed.option
+        if baseline:
+            option = _BASELINE_OPTIONS.get(name, option)
+            name = "baseline " + name
+        raise ConfigError(
+            f"{option} ({name}) must be {allowed.describe()}; got {values.get(name.split()[-1])!r}"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +208,9 @@ class WhatIf:
     net_factor: float | None = None
     host_cores: int | None = None
 
+    def __post_init__(self) -> None:
+        validate_fields(self, _WhatIfSchema)
+
     @property
     def is_empty(self) -> bool:
         return all(getattr(self, name) is None for name in self.__slots__)
@@ -115,6 +223,9 @@ class BaselineOverrides:
     host_cores: int | None = None
     disk_bw: float | None = None
     net_bw: float | None = None
+
+    def __post_init__(self) -> None:
+        validate_fields(self, _BaselineSchema, baseline=True)
 
 
 def baseline_config(

@@ -7,6 +7,7 @@ few dozen points costs little more than one replay each.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,6 +27,13 @@ AXES: tuple[str, ...] = (
     "host-cores",
 )
 """Sweepable settings, named as the ``predict`` options are."""
+
+MAX_SWEEP_POINTS = 10_000
+"""Most grid points one sweep may have: each is a full replay, and the product of a few
+long axes grows fast enough to run for hours or exhaust memory."""
+
+
+_MAX_SPEC_CHARS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +61,8 @@ def parse_axes(specs: Sequence[str]) -> list[SweepAxis]:
     axes: list[SweepAxis] = []
     seen: set[str] = set()
     for spec in specs:
+        if len(spec) > _MAX_SPEC_CHARS:
+            raise ConfigError(f"--sweep axis {spec[:40]!r}… is over {_MAX_SPEC_CHARS:,} characters")
         name, sep, values = spec.partition("=")
         key = name.strip().lower().replace("_", "-")
         if not sep or key not in AXES:
@@ -66,12 +76,28 @@ def parse_axes(specs: Sequence[str]) -> list[SweepAxis]:
         vals = tuple(v.strip() for v in values.split(",") if v.strip())
         if not vals:
             raise ConfigError(f"sweep axis {key!r} has no values")
+        if len(vals) > MAX_SWEEP_POINTS:
+            raise ConfigError(
+                f"sweep axis {key!r} has {len(vals):,} values; a sweep may have at most "
+                f"{MAX_SWEEP_POINTS:,} points"
+            )
         for v in vals:
             what_if_for({key: v})
         axes.append(SweepAxis(key, vals))
     if not axes:
         raise ConfigError("--sweep needs at least one axis, e.g. --sweep cores=1,2,4,8")
+    _check_size(axes)
     return axes
+
+
+def _check_size(axes: Sequence[SweepAxis]) -> None:
+    points = math.prod(len(axis.values) for axis in axes)
+    if points > MAX_SWEEP_POINTS:
+        sizes = " × ".join(f"{len(a.values)} {a.name}" for a in axes)
+        raise ConfigError(
+            f"--sweep has {points:,} points ({sizes}); a sweep may have at most "
+            f"{MAX_SWEEP_POINTS:,}: use fewer values per axis"
+        )
 
 
 def what_if_for(settings: dict[str, str], base: WhatIf | None = None) -> WhatIf:
@@ -98,22 +124,11 @@ def what_if_for(settings: dict[str, str], base: WhatIf | None = None) -> WhatIf:
     return WhatIf(**fields)  # type: ignore[arg-type]
 
 
-MAX_SWEEP_POINTS = 10_000
-"""A grid larger than this is refused: each point is a full replay."""
-
-
 def sweep_points(
     axes: Sequence[SweepAxis], fixed: WhatIf | None = None
 ) -> list[tuple[dict[str, str], WhatIf]]:
     """Every point of the grid (the product of the axes) as settings and the change they make."""
-    size = 1
-    for axis in axes:
-        size *= len(axis.values)
-    if size > MAX_SWEEP_POINTS:
-        raise ConfigError(
-            f"the sweep has {size:,} points; at most {MAX_SWEEP_POINTS:,} are allowed "
-            "(each point is a full replay): use fewer values per axis"
-        )
+    _check_size(axes)
     points: list[tuple[dict[str, str], WhatIf]] = []
     for combo in itertools.product(*(axis.values for axis in axes)):
         settings = {axis.name: value for axis, value in zip(axes, combo, strict=True)}
@@ -137,14 +152,13 @@ def run_sweep(
 
 
 def _int(key: str, value: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise ConfigError(f"--sweep {key}: {value!r} is not a whole number") from None
+    if len(value) > 30 or not value.strip().lstrip("+-").isdigit():
+        raise ConfigError(f"--sweep {key}: {value[:40]!r} is not a whole number")
+    return int(value)
 
 
 def _float(key: str, value: str) -> float:
     try:
         return float(value.rstrip("x×"))
     except ValueError:
-        raise ConfigError(f"--sweep {key}: {value!r} is not a number") from None
+        raise ConfigError(f"--sweep {key}: {value[:40]!r} is not a number") from None

@@ -10,6 +10,7 @@ meaning bytes.
 
 from __future__ import annotations
 
+import math
 import re
 
 from perfmodel.errors import PerfmodelError
@@ -24,6 +25,15 @@ _BW_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 _BW_BINARY = {"": 1.0, "k": 2.0**10, "m": 2.0**20, "g": 2.0**30, "t": 2.0**40}
 
 
+_MAX_SIZE = float(1 << 60)
+_MAX_SHOWN = 40
+
+
+def _shown(text: str) -> str:
+    """The user's text for a message, cut so a 400-digit number stays readable."""
+    return repr(text) if len(text) <= _MAX_SHOWN else repr(text[:_MAX_SHOWN] + "…")
+
+
 class UnitError(PerfmodelError, ValueError):
     """A size, bandwidth or factor that cannot be read; the message says what is accepted."""
 
@@ -33,11 +43,12 @@ def parse_size(text: str) -> int:
     m = _SIZE.match(text)
     if m is None:
         raise UnitError(
-            f"cannot read memory size {text!r}: write it as Spark does, e.g. 7g, 512m, 2048 (MiB)"
+            f"cannot read memory size {_shown(text)}: write it as Spark does, e.g. 7g, 512m, "
+            "2048 (MiB)"
         )
     value = float(m.group(1)) * _SIZE_UNIT[m.group(2).lower()]
-    if value <= 0:
-        raise UnitError(f"memory size {text!r} must be positive")
+    if not 0 < value < _MAX_SIZE:
+        raise UnitError(f"memory size {_shown(text)} must be positive and below 1024p")
     return int(value)
 
 
@@ -50,14 +61,14 @@ def parse_bandwidth(text: str) -> float:
     m = _BW.match(text)
     if m is None:
         raise UnitError(
-            f"cannot read bandwidth {text!r}: give a unit, e.g. 500MB/s, 10Gbit/s, 1Gbps, 2x"
+            f"cannot read bandwidth {_shown(text)}: give a unit, e.g. 500MB/s, 10Gbit/s, 1Gbps, 2x"
         )
     number, prefix, binary, unit, _per = m.groups()
     scale = (_BW_BINARY if binary else _BW_PREFIX)[prefix.lower()]
     is_bits = unit.startswith("bit") or unit == "b"
     value = float(number) * scale / (8.0 if is_bits else 1.0)
-    if value <= 0:
-        raise UnitError(f"bandwidth {text!r} must be positive")
+    if not 0 < value < math.inf:
+        raise UnitError(f"bandwidth {_shown(text)} must be positive and finite")
     return value
 
 
@@ -67,8 +78,8 @@ def parse_factor(text: str) -> float | None:
     if m is None:
         return None
     value = float(m.group(1))
-    if value <= 0:
-        raise UnitError(f"factor {text!r} must be positive")
+    if not 0 < value < math.inf:
+        raise UnitError(f"factor {_shown(text)} must be positive and finite")
     return value
 
 

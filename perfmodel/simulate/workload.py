@@ -172,7 +172,11 @@ def compile_workload(
 
     for job in jobs:
         t_submit = float(job.submit_ms) - start
-        anchor_time, _, anchor = max(x for x in job_level if x[0] <= t_submit + 1e-9)
+        # A job logged before the application's start (a damaged or partial log) anchors on
+        # the start itself.
+        anchor_time, _, anchor = max(
+            (x for x in job_level if x[0] <= t_submit + 1e-9), default=job_level[0]
+        )
         m = len(milestones)
         milestones.append(
             Milestone(JOB_SUBMIT, job.job_id, [anchor], max(0.0, t_submit - anchor_time), t_submit)

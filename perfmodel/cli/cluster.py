@@ -1,0 +1,166 @@
+"""``perfmodel cluster``: a Spark standalone cluster in network namespaces on this machine,
+with shaped links, and recording applications on it (docs/cluster.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import typer
+
+from perfmodel.experiment import cluster as cl
+from perfmodel.jsonout import dumps
+
+cluster_app = typer.Typer(
+    help=(
+        "A Spark standalone cluster on this machine: a master and workers, each in its own "
+        "network namespace, with optional link, CPU and disk limits (needs root)."
+    ),
+    no_args_is_help=True,
+)
+
+_NAME = typer.Option(cl.DEFAULT_NAME, "--name", help="Cluster name (prefixes everything built).")
+
+
+def _state(name: str) -> cl.ClusterState:
+    state = cl.ClusterState.load(name)
+    if state is None:
+        raise cl.ClusterError(f"no cluster {name!r} is up; start one with `perfmodel cluster up`")
+    return state
+
+
+@cluster_app.command("up")
+def up_command(
+    name: str = _NAME,
+    workers: int = typer.Option(2, "--workers", min=1, max=9, help="Worker hosts."),
+    rate: float | None = typer.Option(
+        None, "--rate", help="Each worker's link, Mbit/s each way (tc token bucket)."
+    ),
+    cpu: float | None = typer.Option(
+        None, "--cpu", help="Each worker's CPU limit in cores (cgroup CFS quota)."
+    ),
+    disk: float | None = typer.Option(
+        None, "--disk", help="Each worker's disk read and write limit, MB/s (cgroup blkio)."
+    ),
+    worker_cores: int = typer.Option(1, "--worker-cores", min=1, help="Cores a worker offers."),
+    worker_memory: str = typer.Option("2g", "--worker-memory", help="Memory a worker offers."),
+    subnet: str = typer.Option(cl.DEFAULT_SUBNET, "--subnet", help="Private /24, 3 octets."),
+    as_json: bool = typer.Option(False, "--json", help="Print the cluster's status as JSON."),
+) -> None:
+    """Build the namespaces, bridge and links, and start the master and workers.
+
+    Anything that fails (or Ctrl-C) removes what was built. Example:
+    perfmodel cluster up --workers 3 --rate 200 --cpu 1
+    """
+    spec = cl.ClusterSpec(
+        name=name,
+        workers=workers,
+        rate_mbit=rate,
+        cpu_cores=cpu,
+        disk_mbps=disk,
+        worker_cores=worker_cores,
+        worker_memory=worker_memory,
+        subnet=subnet,
+    )
+    typer.echo(f"perfmodel: starting cluster {name!r} ({workers} workers)…", err=True)
+    started = time.monotonic()
+    state = cl.up(spec)
+    if as_json:
+        typer.echo(dumps(cl.status(name)))
+        return
+    typer.echo(
+        f"cluster {name!r} up in {time.monotonic() - started:.0f} s: master {state.master_url}, "
+        f"workers {', '.join(n.address for n in state.workers)}"
+    )
+    typer.echo(f"run a driver with: perfmodel cluster record --name {name} -- spark-submit …")
+
+
+@cluster_app.command("down")
+def down_command(name: str = _NAME) -> None:
+    """Stop every process of the cluster and remove all it built (safe to repeat)."""
+    removed = cl.down(name)
+    typer.echo(f"cluster {name!r}: removed {len(removed)} items" if removed else "nothing to do")
+
+
+@cluster_app.command("status")
+def status_command(
+    name: str = _NAME, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
+) -> None:
+    """What exists of the cluster: hosts, daemons, link limits, cgroups."""
+    info = cl.status(name)
+    if as_json:
+        typer.echo(dumps(info))
+        return
+    if not info["state_file"] and not info["found"]:
+        typer.echo(f"cluster {name!r}: nothing exists")
+        return
+    if not info["state_file"]:
+        typer.echo(f"cluster {name!r}: no state, but found: {', '.join(info['found'])}")
+        typer.echo(f"remove them with: perfmodel cluster down --name {name}")
+        return
+    typer.echo(f"cluster {name!r}: master {info['master_url']}, conf {info['conf_dir']}")
+    for host in info["hosts"]:  # type: ignore[union-attr]
+        alive = "running" if host["running"] else "NOT running"
+        typer.echo(
+            f"  {host['role']:<6} {host['namespace']:<8} {host['address']:<12} "
+            f"pid {host['pid']} {alive}; cgroups {','.join(host['cgroups']) or '-'}; "
+            f"{host['qdisc'] or 'no namespace'}"
+        )
+
+
+@cluster_app.command(
+    "exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+)
+def exec_command(
+    command: list[str] = typer.Argument(..., help="The driver command, after `--`."),
+    name: str = _NAME,
+) -> None:
+    """Run a command as a driver in the master's namespace, without recording."""
+    state = _state(name)
+    proc = subprocess.run(state.driver_command(command), env=state.driver_env(), check=False)
+    raise typer.Exit(proc.returncode if proc.returncode >= 0 else 128 - proc.returncode)
+
+
+@cluster_app.command(
+    "record", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+)
+def record_command(
+    command: list[str] = typer.Argument(..., help="The driver command, after `--`."),
+    name: str = _NAME,
+    out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create."),
+    interval_ms: int = typer.Option(20, "--interval-ms", min=1, help="Sampling interval."),
+    jfr_on: bool = typer.Option(True, "--jfr/--no-jfr", help="Record JVM samples with JFR."),
+    pyspy_on: bool = typer.Option(
+        True, "--pyspy/--no-pyspy", help="Record Python samples with py-spy."
+    ),
+) -> None:
+    """Record a driver command on the cluster, executors included, into one bundle.
+
+    `perfmodel record` with the driver in the master's namespace; every executor the
+    workers start is recorded too (JFR with the plugin, py-spy for its Python workers).
+
+    Example: perfmodel cluster record -o run1 -- spark-submit app.py
+    """
+    from perfmodel.profile.record import RecordOptions, record
+
+    state = _state(name)
+    options = RecordOptions(
+        out=out,
+        interval_ms=interval_ms,
+        jfr=jfr_on,
+        pyspy=pyspy_on,
+        daemon_pids=tuple(state.daemon_pids()),
+    )
+    result = record(state.driver_command(command), options, state.driver_env())
+    for warning in result.warnings:
+        typer.echo(f"perfmodel: warning: {warning}", err=True)
+    samples = result.manifest.samples
+    typer.echo(
+        f"perfmodel: bundle written to {out} ({samples.get('rows', 0)} samples; "
+        f"{samples.get('with_task_id', 0)} tied to tasks; by source: "
+        f"{json.dumps(samples.get('by_source', {}))})",
+        err=True,
+    )
+    raise typer.Exit(result.exit_code)
