@@ -89,6 +89,8 @@ echo "runs took $(( $(date +%s) - started )) s; predicting every pair (bare log,
 # shellcheck disable=SC2086
 $PERFMODEL experiment report $SPECS --store "$STORE" --out "$REPORT" --split "$SPLIT" \
     --variants > /dev/null
-ln -sf "$(basename "$STORE")" "$OUT/study-latest.sqlite"
+if [[ $SMOKE == 0 ]]; then
+    ln -sf "$(basename "$STORE")" "$OUT/study-latest.sqlite"
+fi
 echo "study took $(( $(date +%s) - started )) s; wrote $REPORT/accuracy.md, accuracy.json and plots/"
 cat "$REPORT/accuracy.md"
