@@ -12,6 +12,12 @@ data. Datasets:
 * ``records`` — 100-byte records ``KEY(10),PAYLOAD(88)``, TeraSort-like: the sort.
 * ``tables``  — Parquet ``orders`` (8 files) and ``customers``: the SQL join + aggregation.
 * ``events``  — CSV web-shop events with messy text fields: the Python-UDF ETL.
+* ``features`` — Parquet, 16 numeric features, a category and a 0/1 label that depends on
+  them (logistic): the ``pyspark.ml`` pipeline.
+* ``readings`` — Parquet sensor time series (sensor, minute, value, temperature) with a
+  per-sensor trend, daily cycle and noise: the ``applyInPandas`` job.
+
+The window-function job reads ``tables`` (orders) too.
 """
 
 from __future__ import annotations
@@ -148,12 +154,56 @@ def gen_events(out: Path, size_mb: int, rng: np.random.Generator) -> None:
         (out / f"part-{part:05d}.csv").write_text(header + "\n".join(lines) + "\n")
 
 
+def gen_features(out: Path, size_mb: int, rng: np.random.Generator) -> None:
+    columns = 16
+    n = size_mb * MB // (8 * (columns + 2))  # doubles barely compress
+    weights = rng.normal(0.0, 1.0, columns)
+    categories = np.array(["web", "store", "phone", "partner", "other"])
+    per_file = 50_000  # one row group each: enough input splits for 4 tasks at 60 MB
+    for part, start in enumerate(range(0, n, per_file)):
+        m = min(per_file, n - start)
+        x = rng.normal(0.0, 1.0, (m, columns)) * rng.uniform(0.5, 20.0, columns)
+        logit = (x / x.std(axis=0)) @ weights / np.sqrt(columns) * 3.0
+        label = (rng.random(m) < 1.0 / (1.0 + np.exp(-logit))).astype(np.float64)
+        cols = {f"f{i:02d}": x[:, i] for i in range(columns)}
+        cols["channel"] = categories[rng.integers(0, len(categories), m)]
+        cols["label"] = label
+        pq.write_table(pa.table(cols), out / f"part-{part:05d}.parquet")
+
+
+def gen_readings(out: Path, size_mb: int, rng: np.random.Generator) -> None:
+    n = size_mb * MB // 24  # sensor int32, minute int32, two doubles
+    sensors = max(100, n // 20_000)
+    per_file = 500_000
+    trend = rng.normal(0.0, 0.001, sensors)
+    level = rng.normal(50.0, 10.0, sensors)
+    for part, start in enumerate(range(0, n, per_file)):
+        m = min(per_file, n - start)
+        sensor = rng.integers(0, sensors, m).astype(np.int32)
+        minute = rng.integers(0, 60 * 24 * 30, m).astype(np.int32)
+        cycle = 5.0 * np.sin(2 * np.pi * (minute % 1440) / 1440.0)
+        value = level[sensor] + trend[sensor] * minute + cycle + rng.normal(0.0, 2.0, m)
+        spikes = rng.random(m) < 0.001
+        value[spikes] += rng.normal(0.0, 50.0, int(spikes.sum()))
+        table = pa.table(
+            {
+                "sensor": sensor,
+                "minute": minute,
+                "value": value,
+                "temperature": 20.0 + cycle + rng.normal(0.0, 1.0, m),
+            }
+        )
+        pq.write_table(table, out / f"part-{part:05d}.parquet")
+
+
 GENERATORS: dict[str, Callable[[Path, int, np.random.Generator], None]] = {
     "text": gen_text,
     "graph": gen_graph,
     "records": gen_records,
     "tables": gen_tables,
     "events": gen_events,
+    "features": gen_features,
+    "readings": gen_readings,
 }
 
 

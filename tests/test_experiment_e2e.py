@@ -155,6 +155,50 @@ def _check_accuracy_page(page: Path, report: dict) -> None:
         assert rows == len(report["pairs"]) + 1
 
 
+@pytest.mark.slow
+def test_report_under_a_split_with_every_reading_of_the_baseline(study, tmp_path: Path) -> None:
+    """--split labels the workload held-out; --variants adds the bare-log and no-code-vector
+    predictions of every pair (and stores them)."""
+    spec, store, _ = study
+    split = tmp_path / "split.toml"
+    split.write_text('[fit]\nworkloads = ["sort"]\n[held_out]\nworkloads = ["wordcount"]\n')
+    result = CliRunner().invoke(
+        _app(),
+        ["experiment", "report", str(spec), "--store", str(store), "--no-plots"]
+        + ["--split", str(split), "--variants", "--json"],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["workloads"][0]["role"] == "held-out"
+    held, fit = report["groups"]
+    assert (held["role"], held["pairs"], fit["pairs"], fit["missing"]) == (
+        "held-out",
+        2,
+        0,
+        ["sort"],
+    )
+    for p in report["pairs"]:
+        assert p["bare_log_s"] > 0 and p["bare_log_error"] == pytest.approx(
+            abs(p["bare_log_s"] - p["measured_s"]) / p["measured_s"]
+        )
+        # Recorded without stack samplers: no code vectors to leave out, the same prediction.
+        assert p["no_code_vectors_s"] == pytest.approx(p["predicted_s"])
+    assert held["mean_error"] == pytest.approx(report["mean_error"])
+    assert held["interval_coverage"] is None
+    import sqlite3
+
+    methods = sqlite3.connect(store).execute(
+        "SELECT DISTINCT m.method FROM predictions p JOIN model_versions m "
+        "ON p.model_version_id = m.id"
+    )
+    assert {m for (m,) in methods} >= {"replay", "slot-only", "bare-log", "no-code-vectors"}
+    bad = CliRunner().invoke(
+        _app(),
+        ["experiment", "report", str(spec), "--store", str(store), "--split", str(tmp_path)],
+    )
+    assert bad.exit_code == 2 and bad.output.startswith("error:")
+
+
 def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     store = tmp_path / "runs.sqlite"
     bad = tmp_path / "bad.toml"

@@ -182,15 +182,32 @@ def experiment_report(
             "against predicted per configuration, a self-contained page like perfmodel report's.",
         ),
     ] = False,
+    split: Annotated[
+        Path | None,
+        typer.Option(
+            help="Held-out split file (e.g. experiments/splits/default.toml): label each "
+            "workload fit or held-out and report each side on its own."
+        ),
+    ] = None,
+    variants: Annotated[
+        bool,
+        typer.Option(
+            "--variants/--no-variants",
+            help="Also predict every pair from the baseline's bare event log and from its "
+            "bundle without code vectors (three replays per pair instead of one).",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Measured vs predicted for every (baseline run → other configuration) pair."""
     from perfmodel.experiment.accuracy import evaluate
     from perfmodel.experiment.report import render_markdown, to_json, write_report
+    from perfmodel.experiment.split import load_split
 
+    held_out = load_split(split) if split is not None else None
     with _open(store) as db:
         runs = _select_runs(db, targets)
-        report = evaluate(db, runs)
+        report = evaluate(db, runs, split=held_out, variants=variants)
     loads = [r.load_avg for r in runs if r.load_avg is not None]
     load_range = (min(loads), max(loads)) if loads else None
     if out is not None:

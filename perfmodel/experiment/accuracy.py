@@ -5,7 +5,11 @@ configuration of the same experiment that ran successfully, and the prediction i
 with the mean measured runtime there. Only pairs that differ in resources the model knows
 (task slots, heap) are predicted; a pair that also changes, say, shuffle partitions would
 test something the what-if cannot express. The same pairs get a slot-only replay
-(`perfmodel.experiment.slot_only`) for comparison.
+(`perfmodel.experiment.slot_only`) for comparison and, on request (``variants``), the same
+baseline read two other ways: its event log alone (a bare log, what most users have) and
+the bundle without code-inferred resource vectors. With a held-out split
+(`perfmodel.experiment.split`) every workload is labelled fit or held-out and each side is
+summarised on its own (`perfmodel.experiment.held_out`).
 
 Runtimes are the application's, start to end event in its event log: that is what the
 replay predicts. The process wall time (JVM start-up and exit included) is kept beside it.
@@ -29,7 +33,9 @@ from typing import TYPE_CHECKING, Any
 from perfmodel import __version__
 from perfmodel.errors import PerfmodelError
 from perfmodel.experiment.slot_only import slot_only_seconds
+from perfmodel.experiment.split import Split
 from perfmodel.experiment.store import RunRow, RunStore
+from perfmodel.experiment.variants import VARIANTS, load_variants, record_variant
 from perfmodel.simulate.config import (
     DEFAULT_MEMORY_BYTES,
     ClusterConfig,
@@ -70,6 +76,13 @@ class PairResult:
     """The baseline replay's own signed error against its observed run."""
     stage_components: dict[str, dict[str, float]] = field(default_factory=dict)
     """Predicted task-seconds per component, per stage (``"id.attempt"``)."""
+    bare_log_s: float = math.nan
+    bare_log_error: float = math.nan
+    no_code_vectors_s: float = math.nan
+    no_code_vectors_error: float = math.nan
+    predicted_low_s: float = math.nan
+    predicted_high_s: float = math.nan
+    """The prediction's interval, once predictions carry one (NaN until then)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -87,6 +100,34 @@ class WorkloadAccuracy:
     repeat_error: float = math.nan
     """Noise floor: mean |a − b| ÷ b over ordered pairs of runs of one configuration — the
     error of "predicting" a run by another run of the same configuration."""
+    role: str = ""
+    """``fit``, ``held-out`` or ``unlisted`` under the report's split; empty without one."""
+    bare_log_mean_error: float = math.nan
+    no_code_vectors_mean_error: float = math.nan
+    interval_coverage: float = math.nan
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class GroupAccuracy:
+    """One side of the held-out split (``held-out`` or ``fit``), all its pairs together."""
+
+    role: str
+    workloads: list[str]
+    pairs: int
+    mean_error: float
+    """From the bundles as `perfmodel predict` reads them (code vectors where recorded)."""
+    worst_error: float
+    worst_pair: str
+    """``workload: baseline → target, signed error`` of the largest error."""
+    slot_only_mean_error: float
+    bare_log_mean_error: float
+    no_code_vectors_mean_error: float
+    interval_coverage: float
+    missing: list[str] = field(default_factory=list)
+    """Workloads the split puts on this side that have no pairs in the report."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -112,11 +153,18 @@ class AccuracyReport:
     skipped: list[str] = field(default_factory=list)
     repeat_error: float = math.nan
     """The noise floor over all workloads (see `WorkloadAccuracy.repeat_error`)."""
+    split: str = ""
+    """The split file the workloads were labelled by; empty without one."""
+    split_rule: str = ""
+    groups: list[GroupAccuracy] = field(default_factory=list)
+    """One summary per side of the split (held-out first); empty without a split."""
 
     def as_dict(self) -> dict[str, Any]:
+        nested = ("pairs", "workloads", "groups")
         return {
-            **{k: getattr(self, k) for k in self.__slots__ if k not in ("pairs", "workloads")},
+            **{k: getattr(self, k) for k in self.__slots__ if k not in nested},
             "workloads": [w.as_dict() for w in self.workloads],
+            "groups": [g.as_dict() for g in self.groups],
             "pairs": [p.as_dict() for p in self.pairs],
         }
 
@@ -169,11 +217,22 @@ def _comparable(a: dict[str, Any], b: dict[str, Any]) -> bool:
     }
 
 
-def evaluate(store: RunStore, runs: list[RunRow], save: bool = True) -> AccuracyReport:
-    """Predict every pair among ``runs`` (grouped by experiment) and compare with measured."""
+def evaluate(
+    store: RunStore,
+    runs: list[RunRow],
+    save: bool = True,
+    *,
+    split: Split | None = None,
+    variants: bool = False,
+) -> AccuracyReport:
+    """Predict every pair among ``runs`` (grouped by experiment) and compare with measured.
+
+    ``variants``: also predict each pair from the baseline's bare event log and from its
+    bundle without code vectors. ``split``: label workloads fit / held-out and summarise
+    each side."""
     version = model_version()
-    replay_id = store.model_version_id(REPLAY, version) if save else 0
-    slot_id = store.model_version_id(SLOT_ONLY, version) if save else 0
+    methods = (REPLAY, SLOT_ONLY, *(VARIANTS if variants else ()))
+    ids = {m: store.model_version_id(m, version) if save else 0 for m in methods}
     usable = [r for r in runs if r.status == "ok" and not r.warmup and r.app_s and r.bundle_path]
     skipped = [
         f"run {r.id} ({r.experiment}, {r.config}): {r.status}"
@@ -195,13 +254,23 @@ def evaluate(store: RunStore, runs: list[RunRow], save: bool = True) -> Accuracy
             except (PerfmodelError, OSError) as exc:
                 skipped.append(f"run {base_run.id}: cannot replay its bundle: {exc}")
                 continue
+            others: dict[str, Analysis] = {}
+            if variants:
+                try:
+                    others = load_variants(str(base_run.bundle_path))
+                except (PerfmodelError, OSError) as exc:
+                    skipped.append(f"run {base_run.id}: no bare-log/no-code-vector replay: {exc}")
             for name, targets in sorted(by_config.items()):
                 t0 = targets[0]
                 if name == base_run.config:
                     continue
                 if not _comparable(base_run.config_settings, t0.config_settings):
                     continue
-                pairs.append(_pair(store, loaded, base_run, targets, save, replay_id, slot_id))
+                pair = _pair(store, loaded, base_run, targets, save, ids[REPLAY], ids[SLOT_ONLY])
+                for method, analysis in others.items():
+                    variant = predict(analysis, t0.cores, t0.memory_bytes)
+                    record_variant(store, pair, method, variant, t0.config_id, save, ids[method])
+                pairs.append(pair)
     repeats: dict[str, list[float]] = defaultdict(list)
     for group in by_exp.values():
         by_config = defaultdict(list)
@@ -211,7 +280,12 @@ def evaluate(store: RunStore, runs: list[RunRow], save: bool = True) -> Accuracy
             repeats[group[0].workload] += [
                 abs(a - b) / b for i, a in enumerate(times) for j, b in enumerate(times) if i != j
             ]
-    return _summarise(pairs, version, len(usable), skipped, repeats)
+    report = _summarise(pairs, version, len(usable), skipped, repeats)
+    if split is not None:
+        from perfmodel.experiment.held_out import apply_split
+
+        apply_split(report, split)
+    return report
 
 
 def _pair(
@@ -279,6 +353,23 @@ def _mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else math.nan
 
 
+def _nanmean(values: list[float]) -> float:
+    """Mean of the figures that exist (a variant that could not be read leaves NaN)."""
+    return _mean([v for v in values if not math.isnan(v)])
+
+
+def interval_coverage(pairs: list[PairResult]) -> float:
+    """Share of pairs whose measured runtime lies inside the predicted interval, over the
+    pairs that have one; NaN while predictions carry no interval."""
+    with_interval = [
+        p for p in pairs if not (math.isnan(p.predicted_low_s) or math.isnan(p.predicted_high_s))
+    ]
+    if not with_interval:
+        return math.nan
+    inside = [p.predicted_low_s <= p.measured_s <= p.predicted_high_s for p in with_interval]
+    return sum(inside) / len(inside)
+
+
 def _summarise(
     pairs: list[PairResult],
     version: str,
@@ -299,6 +390,9 @@ def _summarise(
             slot_only_worst_error=max(p.slot_only_error for p in ps),
             bottlenecks=sorted({p.bottleneck for p in ps}),
             repeat_error=_mean(repeats.get(w, [])),
+            bare_log_mean_error=_nanmean([p.bare_log_error for p in ps]),
+            no_code_vectors_mean_error=_nanmean([p.no_code_vectors_error for p in ps]),
+            interval_coverage=interval_coverage(ps),
         )
         for w, ps in sorted(by_workload.items())
     ]

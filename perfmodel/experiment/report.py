@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from perfmodel.atomic import write_atomically
 from perfmodel.experiment.accuracy import AccuracyReport
+from perfmodel.experiment.held_out import describe_pair
 
 if TYPE_CHECKING:
     from perfmodel.report.html.data import Page
@@ -36,6 +37,7 @@ def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None
             f"1-minute load average at run starts: {run_load[0]:.2f}–{run_load[1]:.2f} "
             f"(the machine was shared; timings carry that noise)."
         )
+    lines += render_held_out(report)
     lines += [
         "",
         "Error = |predicted − measured| ÷ measured application runtime (event log start to "
@@ -44,18 +46,20 @@ def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None
         "the noise floor: the error of taking another run of the same configuration as the "
         "prediction (n/a with one run per configuration).",
         "",
-        "| workload | pairs | mean error | worst error | slot-only mean | slot-only worst "
-        "| repeat error | bottlenecks named |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        f"| workload |{' set |' if report.split else ''} pairs | mean error | worst error "
+        "| slot-only mean | slot-only worst | repeat error | bottlenecks named |",
+        f"|---|{'---|' if report.split else ''}---:|---:|---:|---:|---:|---:|---|",
     ]
     for w in report.workloads:
+        role = f" {w.role} |" if report.split else ""
         lines.append(
-            f"| {w.workload} | {w.pairs} | {_pct(w.mean_error)} | {_pct(w.worst_error)} | "
+            f"| {w.workload} |{role} {w.pairs} | {_pct(w.mean_error)} | {_pct(w.worst_error)} | "
             f"{_pct(w.slot_only_mean_error)} | {_pct(w.slot_only_worst_error)} | "
             f"{_pct(w.repeat_error)} | {', '.join(w.bottlenecks)} |"
         )
     lines.append(
-        f"| **all** | {len(report.pairs)} | **{_pct(report.mean_error)}** | "
+        f"| **all** |{' |' if report.split else ''} {len(report.pairs)} | "
+        f"**{_pct(report.mean_error)}** | "
         f"{_pct(report.worst_error)} | {_pct(report.slot_only_mean_error)} | "
         f"{_pct(report.slot_only_worst_error)} | {_pct(report.repeat_error)} | |"
     )
@@ -78,6 +82,49 @@ def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None
     if report.skipped:
         lines += ["", "Not used:", ""] + [f"- {s}" for s in report.skipped]
     return "\n".join(lines) + "\n"
+
+
+def render_held_out(report: AccuracyReport) -> list[str]:
+    """The study's table: for each side of the split, held-out first, the error of each way of
+    reading the baseline (bare log, bundle, bundle without code vectors, slot-only), the worst
+    pair and interval coverage. Nothing without a split."""
+    if not report.split:
+        return []
+    lines = [
+        "",
+        f"### By the held-out split (`{report.split}`)",
+        "",
+        *([f"Rule: {report.split_rule}", ""] if report.split_rule else []),
+        "Mean error per way of reading each baseline run: its event log alone (*bare log*), "
+        "its bundle as `perfmodel predict` reads it (*bundle*), the bundle with "
+        "`--no-code-vectors`, and the slot-only replay. *Interval coverage*: share of "
+        "measured runtimes inside the predicted interval (n/a until predictions carry one).",
+        "",
+        "| workloads | set | pairs | bare log | bundle | bundle, no code vectors | slot-only "
+        "| worst pair | interval coverage |",
+        "|---|---|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    by_name = {w.workload: w for w in report.workloads}
+    for group in report.groups:
+        for name in group.workloads:
+            w = by_name[name]
+            worst = max((p for p in report.pairs if p.workload == name), key=lambda p: p.error)
+            lines.append(
+                f"| {name} | {group.role} | {w.pairs} | {_pct(w.bare_log_mean_error)} | "
+                f"{_pct(w.mean_error)} | {_pct(w.no_code_vectors_mean_error)} | "
+                f"{_pct(w.slot_only_mean_error)} | {describe_pair(worst)} | "
+                f"{_pct(w.interval_coverage)} |"
+            )
+        lines.append(
+            f"| **all {group.role}** | {group.role} | {group.pairs} | "
+            f"{_pct(group.bare_log_mean_error)} | **{_pct(group.mean_error)}** | "
+            f"{_pct(group.no_code_vectors_mean_error)} | {_pct(group.slot_only_mean_error)} | "
+            f"{group.worst_pair or 'n/a'} | {_pct(group.interval_coverage)} |"
+        )
+    missing = [f"{name} ({g.role})" for g in report.groups for name in g.missing]
+    if missing:
+        lines += ["", f"In the split but without pairs here: {', '.join(missing)}."]
+    return lines
 
 
 def write_report(

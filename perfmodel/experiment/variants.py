@@ -1,0 +1,72 @@
+"""The same baseline run read the ways users have it: as a bare event log, and as a bundle
+without code-inferred resource vectors.
+
+A bundle from `perfmodel record` holds the event log, the measured CPU use of the
+processes and (with samplers) stack samples. Most users have only the log; replaying the
+bundle's own log (``perfmodel.load(eventlog)``) shows what the model does for them on the
+very same run. Replaying the bundle with ``code_vectors=False`` shows what the code-inferred
+vectors add. The validation study reports both beside the default reading.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from perfmodel.experiment.store import RunStore
+
+if TYPE_CHECKING:
+    from perfmodel.analysis import Analysis
+    from perfmodel.experiment.accuracy import PairResult
+    from perfmodel.simulate.replay import Prediction
+
+BARE_LOG = "bare-log"
+"""The bundle's event log alone replayed: no measured CPU use, no stack samples."""
+NO_CODE_VECTORS = "no-code-vectors"
+"""The bundle replayed with its unattributed time split by bytes moved, not by code."""
+VARIANTS = (BARE_LOG, NO_CODE_VECTORS)
+
+
+def load_variants(bundle: str | Path) -> dict[str, Analysis]:
+    """The run of ``bundle`` read as a bare event log and as a bundle without code vectors,
+    each compiled (a log without stages is refused here, as for the default reading)."""
+    from perfmodel.analysis import load  # heavy import
+    from perfmodel.profile.bundle import find_event_log
+
+    variants = {
+        BARE_LOG: load(find_event_log(bundle)),
+        NO_CODE_VECTORS: load(bundle, code_vectors=False),
+    }
+    for analysis in variants.values():
+        analysis.workload  # noqa: B018 - compiled now
+    return variants
+
+
+def record_variant(
+    store: RunStore,
+    pair: PairResult,
+    method: str,
+    prediction: Prediction,
+    target_config_id: int,
+    save: bool,
+    version_id: int,
+) -> None:
+    """Put a variant's prediction of ``pair`` on it (and in the store, as method ``method``)."""
+    error = abs(prediction.predicted_s - pair.measured_s) / pair.measured_s
+    if method == BARE_LOG:
+        pair.bare_log_s, pair.bare_log_error = prediction.predicted_s, error
+    elif method == NO_CODE_VECTORS:
+        pair.no_code_vectors_s, pair.no_code_vectors_error = prediction.predicted_s, error
+    else:
+        raise ValueError(f"unknown variant {method!r}")
+    if save:
+        store.save_prediction(
+            pair.baseline_run,
+            target_config_id,
+            version_id,
+            prediction.predicted_s,
+            prediction.baseline_replay_s,
+            prediction.observed_s,
+            prediction.bottleneck,
+            {"measured_s": pair.measured_s, "target_runs": pair.target_runs, "variant": method},
+        )

@@ -1,0 +1,188 @@
+"""TPC-H for the validation corpus: DuckDB's data generation at a tiny scale factor, and the
+22 queries translated to Spark SQL, run on Spark and compared with DuckDB's answers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.conftest import REPO
+
+pytest.importorskip("duckdb")
+pytest.importorskip("duckdb_extension_tpch")
+
+SF = 0.01
+# dbgen's row counts at SF 0.01 (TPC-H spec: lineitem ≈ 6M × SF, orders 1.5M × SF, ...).
+ROWS = {
+    "customer": 1500,
+    "lineitem": 60175,
+    "nation": 25,
+    "orders": 15000,
+    "part": 2000,
+    "partsupp": 8000,
+    "region": 5,
+    "supplier": 100,
+}
+
+
+def _module(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def datagen() -> ModuleType:
+    return _module("tpch_datagen", REPO / "experiments" / "tpch_datagen.py")
+
+
+@pytest.fixture(scope="module")
+def workload() -> ModuleType:
+    return _module("tpch_workload", REPO / "experiments" / "workloads" / "tpch.py")
+
+
+@pytest.fixture(scope="module")
+def tpch_dir(datagen: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return datagen.generate(SF, tmp_path_factory.mktemp("tpch"))
+
+
+def test_generation_writes_every_table_with_dbgens_row_counts(tpch_dir: Path) -> None:
+    assert tpch_dir.name == "tpch-sf0.01"
+    for table, rows in ROWS.items():
+        files = sorted((tpch_dir / table).glob("*.parquet"))
+        assert files, table
+        assert sum(pq.read_metadata(f).num_rows for f in files) == rows, table
+    # Dates stay dates and money stays decimal: the queries' literals and arithmetic need them.
+    schema = pq.read_schema(next((tpch_dir / "lineitem").glob("*.parquet")))
+    assert str(schema.field("l_shipdate").type) == "date32[day]"
+    assert str(schema.field("l_extendedprice").type).startswith("decimal128(15, 2)")
+    assert not (tpch_dir / "_dbgen.duckdb").exists()
+
+
+def test_generation_writes_22_spark_queries_and_duckdbs_answers(tpch_dir: Path) -> None:
+    queries = sorted((tpch_dir / "queries").glob("q*.sql"))
+    assert [q.stem for q in queries] == [f"q{n:02d}" for n in range(1, 23)]
+    for q in queries:
+        text = q.read_text()
+        assert ";" not in text and "SELECT" in text.upper(), q.name
+    answers = json.loads((tpch_dir / "answers.json").read_text())
+    assert set(answers) == {q.stem for q in queries}
+    # Known answers at SF 0.01: q01 groups by (returnflag, linestatus): 4 groups; q06 is one sum.
+    assert answers["q01"] == 4 and answers["q06"] == 1 and answers["q10"] == 20
+
+
+def test_generation_is_idempotent(datagen: ModuleType, tpch_dir: Path) -> None:
+    before = (tpch_dir / "lineitem" / "part-0.parquet").stat().st_mtime_ns
+    assert datagen.generate(SF, tpch_dir.parent) == tpch_dir
+    assert (tpch_dir / "lineitem" / "part-0.parquet").stat().st_mtime_ns == before
+
+
+def test_generation_is_deterministic(datagen: ModuleType, tpch_dir: Path, tmp_path: Path) -> None:
+    again = datagen.generate(SF, tmp_path)
+    for table in ("nation", "orders"):
+        a = pq.read_table(tpch_dir / table).to_pylist()
+        assert a == pq.read_table(again / table).to_pylist(), table
+
+
+def test_connection_never_fetches_extensions(datagen: ModuleType) -> None:
+    con = datagen.connect()
+    settings = dict(
+        con.execute(
+            "SELECT name, value FROM duckdb_settings() WHERE name IN "
+            "('autoinstall_known_extensions', 'autoload_known_extensions')"
+        ).fetchall()
+    )
+    assert settings == {
+        "autoinstall_known_extensions": "false",
+        "autoload_known_extensions": "false",
+    }
+    con.close()
+
+
+def test_translation_strips_the_terminator_and_rewrites_duckdb_intervals(
+    datagen: ModuleType,
+) -> None:
+    assert datagen.to_spark_sql("SELECT 1;\n") == "SELECT 1"
+    assert (
+        datagen.to_spark_sql("SELECT d + interval 3 month FROM t")
+        == "SELECT d + INTERVAL '3' MONTH FROM t"
+    )
+    with pytest.raises(ValueError):
+        datagen.to_spark_sql("SELECT 1; SELECT 2")
+
+
+def test_query_lists(workload: ModuleType) -> None:
+    assert workload.parse_queries("all") == list(range(1, 23))
+    assert workload.parse_queries("1,3,5-7, 3") == [1, 3, 5, 6, 7]
+    for bad in ("0", "23", "", "x"):
+        with pytest.raises(ValueError):
+            workload.parse_queries(bad)
+
+
+def _normalise(value: object) -> object:
+    if isinstance(value, decimal.Decimal | float | int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value
+
+
+def _key(row: tuple) -> tuple:
+    return tuple((0, round(v, 2), "") if isinstance(v, float) else (1, 0.0, str(v)) for v in row)
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
+    return a == b
+
+
+@pytest.mark.slow
+def test_every_query_runs_on_spark_and_agrees_with_duckdb(
+    datagen: ModuleType, workload: ModuleType, tpch_dir: Path
+) -> None:
+    """One Spark session for all 22 (about a minute at SF 0.01): each query's rows, compared
+    with DuckDB's on the same data as multisets (ties under ORDER BY may come in any order)."""
+    from pyspark.sql import SparkSession
+
+    con = datagen.connect()
+    for table in ROWS:
+        con.execute(f"CREATE VIEW {table} AS SELECT * FROM '{tpch_dir / table}/*.parquet'")
+    duck = {n: con.execute(q).fetchall() for n, q in datagen.duckdb_queries(con).items()}
+    con.close()
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("tpch-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    try:
+        workload.register_tables(spark, tpch_dir)
+        differ = []
+        for number in range(1, 23):
+            ours = sorted(
+                (tuple(map(_normalise, r)) for r in workload.run_query(spark, tpch_dir, number)),
+                key=_key,
+            )
+            theirs = sorted((tuple(map(_normalise, r)) for r in duck[number]), key=_key)
+            if len(ours) != len(theirs) or not all(
+                len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+                for a, b in zip(ours, theirs, strict=True)
+            ):
+                differ.append((number, ours[:3], theirs[:3]))
+    finally:
+        spark.stop()
+    assert not differ
