@@ -15,6 +15,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from perfmodel.dag.model import ApplicationProfile
 
 TaskRow = tuple[str, float, float, int, int, int, str]
@@ -30,21 +32,32 @@ MIN_GAP_SHARE = 0.002
 
 
 def timeline_rows(profile: ApplicationProfile) -> list[TaskRow]:
-    """Every ended task attempt as a plain row: the one place that reads per-task storage."""
+    """Every ended task attempt as a plain row: the one place that reads per-task storage.
+
+    Read from the columnar task table, so no `TaskRun` object is made per task."""
     rows: list[TaskRow] = []
     for stage in profile.stages.values():
-        for t in stage.tasks:
-            if t.finish_ms is None:
-                continue
+        table = stage.table
+        if not len(table):
+            continue
+        ended = table.ended
+        if not ended.any():
+            continue
+        executors = table.strings_of("executor")
+        statuses = table.strings_of("status")
+        launch = table.col("launch_ms").tolist()
+        finish = table.col("finish_ms").tolist()
+        task_ids = table.col("task_id").tolist()
+        for i in np.flatnonzero(ended).tolist():
             rows.append(
                 (
-                    t.executor_id,
-                    t.launch_ms,
-                    t.finish_ms,
-                    t.stage_id,
-                    t.stage_attempt,
-                    t.task_id,
-                    t.status,
+                    executors[i],
+                    launch[i],
+                    finish[i],
+                    stage.stage_id,
+                    stage.attempt,
+                    task_ids[i],
+                    statuses[i],
                 )
             )
     return rows
