@@ -194,7 +194,7 @@ def _app_row(ref: LogRef, analysis: Analysis, d: Diagnosis) -> dict[str, Any]:
     res = p.resources
     task_cpus = max(1, res.task_cpus)
     held_ms, held_from = held_core_ms(analysis)
-    busy_ms = sum(t.duration_ms for s in p.stages.values() for t in s.tasks) * task_cpus
+    busy_ms = float(sum(s.table.duration_ms.sum() for s in p.stages.values())) * task_cpus
     duration = d.duration_s
     skews = [s.skew for s in d.stages if s.skew is not None]
     skewed = [
