@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 PERFMODEL = str(Path(sys.executable).with_name("perfmodel"))
+CATALOG = Path(__file__).resolve().parents[1] / "catalogs" / "example-cloud.csv"
 
 
 def _commands(target: Path, out: Path) -> list[list[str]]:
@@ -34,6 +35,9 @@ def _commands(target: Path, out: Path) -> list[list[str]]:
         ["experiment", "report", str(target), "--store", str(out / "runs.db")],
         ["train", str(target), "--out", str(out / "models")],
         ["corpus", "build", "--manifest", str(target), "--out", str(out / "corpus")],
+        ["recommend", str(target), "--catalog", str(CATALOG)],
+        ["recommend", str(CATALOG.parent.parent / "examples" / "eventlogs" / "etl-local2.zstd")]
+        + ["--catalog", str(target)],
     ]
 
 
@@ -49,6 +53,8 @@ def test_every_subcommand_fails_cleanly(kind: str, tmp_path: Path) -> None:
     commands = _commands(target, tmp_path)
     if kind == "garbage":  # a missing store is a new, empty one; a garbage one is an error
         commands.append(["runs", "list", "--store", str(target)])
+    else:  # a garbage log in a fleet is a row of its errors table, not a failed run
+        commands.append(["fleet", str(target), "--out", str(tmp_path / "fleet")])
     (tmp_path / "garbage.py").write_bytes(b"\xff\xfe" + os.urandom(64))  # classify's input
     env = {**os.environ, "PERFMODEL_STATE_DIR": str(tmp_path / "state")}
     for args in commands:
