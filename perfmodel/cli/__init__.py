@@ -74,8 +74,13 @@ def build_app() -> typer.Typer:
             "profile diagnose last analysed or one you name.\n\n"
             "record: run a job with stack samplers on and write a profile bundle.\n\n"
             "train / classify: the code models that infer a resource vector per function.\n\n"
+            "report: one self-contained HTML page about an application.\n\n"
+            "recommend: the cheapest VM type, node count and executor layout that meets a "
+            "deadline, from one profiled run and a catalog.\n\n"
+            "fleet: many event logs at once (locally or as a PySpark job) → Parquet tables.\n\n"
             "experiment / runs: run a workload under a grid of configurations, store the "
-            "measurements and check predictions against them."
+            "measurements and check predictions against them.\n\n"
+            "cluster: a shaped Spark standalone cluster in network namespaces (root)."
         ),
         no_args_is_help=True,
         add_completion=False,
