@@ -26,6 +26,7 @@ from perfmodel.dag.tasks import (
     CODE_FIELDS,
     FLOAT_FIELDS,
     INT_FIELDS,
+    METRIC_FIELDS,
     STATUSES,
     TaskColumns,
     TaskTable,
@@ -66,27 +67,7 @@ ROW: tuple[str, ...] = (
     "resubmitted",
     "reported",
     "has_cpu_time",
-    "run_ms",
-    "cpu_ms",
-    "deserialize_ms",
-    "result_serialize_ms",
-    "gc_ms",
-    "shuffle_fetch_wait_ms",
-    "shuffle_write_ms",
-    "input_bytes",
-    "input_records",
-    "output_bytes",
-    "output_records",
-    "shuffle_read_bytes",
-    "shuffle_remote_read_bytes",
-    "shuffle_read_records",
-    "shuffle_write_bytes",
-    "shuffle_write_records",
-    "memory_spill_bytes",
-    "disk_spill_bytes",
-    "peak_execution_memory",
-    "result_size",
-)
+) + METRIC_FIELDS  # the measured values, in `TaskMetrics` order
 K = len(ROW)
 _PACK = struct.Struct(f"{K}d").pack
 _ROW_BYTES = 8 * K
