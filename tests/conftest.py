@@ -58,15 +58,20 @@ def shared_entries() -> list[str]:
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
-def _load_benchmark(name: str) -> ModuleType:
-    """A script of benchmarks/ as a module, registered under its name (the scripts import each
-    other by name, as when run from that directory)."""
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+def load_script(name: str, path: Path) -> ModuleType:
+    """A script (benchmarks/, experiments/) as a module, registered under its name (the scripts
+    import each other by name, as when run from their directory)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _load_benchmark(name: str) -> ModuleType:
+    """A script of benchmarks/ as a module (see `load_script`)."""
+    return load_script(name, BENCHMARKS / f"{name}.py")
 
 
 @pytest.fixture(scope="module")

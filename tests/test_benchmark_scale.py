@@ -3,7 +3,6 @@ log from the shared set, and the measuring pieces of benchmarks/scale.py."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import sys
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import BENCHMARKS, SHARED_EVENTLOGS
+from tests.conftest import BENCHMARKS, SHARED_EVENTLOGS, load_script
 
 # Real, zstd, dynamic allocation, 20 jobs / 45 stage infos / 235 tasks / 5 SQL executions.
 SOURCE = SHARED_EVENTLOGS / "eventlog_4nodes_8cores_dynamic_alloc.zstd"
@@ -22,23 +21,14 @@ SQL_START = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart"
 SQL_END = "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd"
 
 
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def replicate_log() -> ModuleType:
-    return _load("replicate_log")
+    return load_script("replicate_log", BENCHMARKS / "replicate_log.py")
 
 
 @pytest.fixture(scope="module")
 def scale(replicate_log: ModuleType) -> ModuleType:
-    return _load("scale")
+    return load_script("scale", BENCHMARKS / "scale.py")
 
 
 @pytest.fixture(scope="module")

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, load_script
 
 pytest.importorskip("duckdb")
 pytest.importorskip("duckdb_extension_tpch")
@@ -34,23 +32,14 @@ ROWS = {
 }
 
 
-def _module(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def datagen() -> ModuleType:
-    return _module("tpch_datagen", REPO / "experiments" / "tpch_datagen.py")
+    return load_script("tpch_datagen", REPO / "experiments" / "tpch_datagen.py")
 
 
 @pytest.fixture(scope="module")
 def workload() -> ModuleType:
-    return _module("tpch_workload", REPO / "experiments" / "workloads" / "tpch.py")
+    return load_script("tpch_workload", REPO / "experiments" / "workloads" / "tpch.py")
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@ run for real on Spark at a tiny size."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -15,18 +14,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, load_script
 
 SPARK_SUBMIT = Path(sys.executable).with_name("spark-submit")
 
 
 @pytest.fixture(scope="module")
 def datagen() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("datagen", REPO / "experiments" / "datagen.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("datagen", REPO / "experiments" / "datagen.py")
 
 
 def test_features_are_deterministic_and_the_label_depends_on_them(
