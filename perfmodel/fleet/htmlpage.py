@@ -8,7 +8,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from perfmodel.fleet.summary import FleetSummary
+from perfmodel.fleet.summary import REGRESSION_HEADERS, FleetSummary, regression_row
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#1b1b1b}
@@ -104,29 +104,8 @@ def sections(s: FleetSummary) -> list[tuple[str, str]]:
         (
             "Regressions",
             table(
-                [
-                    "application",
-                    "scope",
-                    "latest s",
-                    "median s",
-                    "threshold s",
-                    "latest run",
-                    "earlier runs",
-                ],
-                [
-                    [
-                        r["app_name"],
-                        "run"
-                        if r["scope"] == "app"
-                        else f"stage {r['stage_id']} {r['stage_name']}",
-                        r["latest_s"],
-                        r["baseline_median_s"],
-                        r["threshold_s"],
-                        f"{r['latest_app_id']} ({r['latest_log']})",
-                        ", ".join(r["earlier_app_ids"]),
-                    ]
-                    for r in s.regressions
-                ],
+                list(REGRESSION_HEADERS),
+                [regression_row(r, full=True) for r in s.regressions],
             )
             if s.regressions
             else '<p class="muted">None: no application ran beyond its own noise.</p>',

@@ -57,6 +57,37 @@ _APP_COLS = [
 ]
 
 
+REGRESSION_HEADERS = (
+    "application",
+    "scope",
+    "latest s",
+    "median s",
+    "threshold s",
+    "latest run",
+    "earlier runs",
+)
+
+
+def regression_row(r: dict[str, Any], *, full: bool) -> list[Any]:
+    """One regression as a table row: the terminal's (``full=False``) keeps ids short and the
+    last five earlier runs; the HTML page names the stage, the log and every earlier run."""
+    if r["scope"] == "app":
+        scope = "run"
+    else:
+        scope = f"stage {r['stage_id']}" + (f" {r['stage_name']}" if full else "")
+    latest = f"{r['latest_app_id']} ({r['latest_log']})" if full else r["latest_app_id"]
+    earlier = r["earlier_app_ids"] if full else r["earlier_app_ids"][-5:]
+    return [
+        r["app_name"],
+        scope,
+        r["latest_s"],
+        r["baseline_median_s"],
+        r["threshold_s"],
+        latest,
+        ", ".join(earlier),
+    ]
+
+
 def summarise(
     tables: dict[str, pa.Table], *, analysed_now: int, skipped: int, top: int = TOP
 ) -> FleetSummary:
@@ -191,27 +222,8 @@ def render_summary(s: FleetSummary, console: Console, out_dir: str) -> None:
         _table(
             console,
             "Regressions (latest run beyond its own noise)",
-            [
-                "application",
-                "scope",
-                "latest s",
-                "median s",
-                "threshold s",
-                "latest run",
-                "earlier runs",
-            ],
-            [
-                [
-                    r["app_name"],
-                    "run" if r["scope"] == "app" else f"stage {r['stage_id']}",
-                    r["latest_s"],
-                    r["baseline_median_s"],
-                    r["threshold_s"],
-                    r["latest_app_id"],
-                    ", ".join(r["earlier_app_ids"][-5:]),
-                ]
-                for r in s.regressions
-            ],
+            list(REGRESSION_HEADERS),
+            [regression_row(r, full=False) for r in s.regressions],
         )
     if s.error_list:
         _table(
