@@ -64,8 +64,9 @@ class Analysis:
     warnings: list[str] = field(default_factory=list)
     _workload: Workload | None = None
     _baseline_replay: BaselineReplay | None = None
+    _observed: Prediction | None = None
     _diagnosis: Diagnosis | None = None
-    _advice: list[Advice] | None = None
+    _advice: dict[int, list[Advice]] = field(default_factory=dict)
 
     @property
     def profile(self) -> ApplicationProfile:
@@ -90,6 +91,15 @@ class Analysis:
         if self._baseline_replay is None:
             self._baseline_replay = replay_baseline(self.workload, self.baseline)
         return self._baseline_replay
+
+    def _observed_replay(self) -> Prediction:
+        """The baseline's own prediction (the self-check), shared by the diagnosis and the
+        advice instead of being assembled once for each."""
+        if self._observed is None:
+            self._observed = replay_workload(
+                self.workload, self.baseline, self.baseline, self._base()
+            )
+        return self._observed
 
     def target(self, change: WhatIf | ClusterConfig | None) -> ClusterConfig:
         """The configuration a change describes (None: the baseline itself)."""
@@ -126,11 +136,15 @@ class Analysis:
 
     def advice(self, max_stages: int = 3) -> list[Advice]:
         """Advice for the application and its most expensive stages, each line a replay."""
-        if self._advice is None:
-            self._advice = advise_workload(
-                self.workload, self.baseline, max_stages=max_stages, baseline=self._base()
+        if max_stages not in self._advice:
+            self._advice[max_stages] = advise_workload(
+                self.workload,
+                self.baseline,
+                max_stages=max_stages,
+                baseline=self._base(),
+                observed=self._observed_replay(),
             )
-        return list(self._advice)
+        return list(self._advice[max_stages])
 
     def diagnose(self) -> Diagnosis:
         """What `perfmodel diagnose` reports: measured split, critical path, findings, advice."""
@@ -141,7 +155,7 @@ class Analysis:
         warnings = list(self.warnings)
         if self.profile.stages:
             try:
-                baseline = self.predict()
+                baseline = self._observed_replay()
                 advice = self.advice()
             except PerfmodelError as exc:
                 warnings.append(f"no what-if advice for this log: {exc}")

@@ -66,12 +66,14 @@ def advise_workload(
     base: ClusterConfig,
     max_stages: int = 3,
     baseline: BaselineReplay | None = None,
+    observed: Prediction | None = None,
 ) -> list[Advice]:
-    """Advice lines from a compiled workload; pass its ``baseline`` replay when the caller
-    already has it (the facade does), so the self-check is not replayed again."""
+    """Advice lines from a compiled workload. Pass its ``baseline`` replay and the
+    ``observed`` configuration's prediction when the caller already has them (the facade
+    does), so neither is made again."""
     done = baseline or replay_baseline(workload, base)
     predictions = _WhatIfReplays(workload, base, done)
-    replayed = replay_workload(workload, base, base, done)
+    replayed = observed or replay_workload(workload, base, base, done)
     out: list[Advice] = []
     overall = _overall(replayed, predictions)
     if overall is not None:
