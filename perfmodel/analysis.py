@@ -117,10 +117,6 @@ class Analysis:
         prediction.notes.extend(self.notes)
         return prediction
 
-    def predict_many(self, targets: Sequence[WhatIf | ClusterConfig]) -> list[Prediction]:
-        """`predict` for each target; the workload and the self-check are shared."""
-        return [self.predict(t) for t in targets]
-
     def sweep(
         self, axes: Sequence[SweepAxis] | Sequence[str], fixed: WhatIf | None = None
     ) -> list[SweepPoint]:
