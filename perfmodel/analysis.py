@@ -24,6 +24,7 @@ from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile, attribute_samples
 from perfmodel.dag.spark import LoadedProfile, build_profile
+from perfmodel.embed.bare_demand import BareLogEstimates, assumption_notes, estimate_bare_log
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import load_samples
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
@@ -67,6 +68,7 @@ class Analysis:
     _observed: Prediction | None = None
     _diagnosis: Diagnosis | None = None
     _advice: dict[int, list[Advice]] = field(default_factory=dict)
+    _estimates: BareLogEstimates | None = None
 
     @property
     def profile(self) -> ApplicationProfile:
@@ -84,8 +86,21 @@ class Analysis:
                 raise NoStagesError(
                     f"{self.source}: the log holds no stages, so there is nothing to replay"
                 )
-            self._workload = compile_workload(self.profile, self.baseline, self.vectors or None)
+            estimates = self.estimates
+            self._workload = compile_workload(
+                self.profile, self.baseline, self.vectors or None, estimates.demands()
+            )
+            if self.profile.host_usage is None:
+                self._workload.notes.extend(assumption_notes(estimates))
         return self._workload
+
+    @property
+    def estimates(self) -> BareLogEstimates:
+        """Per stage, the core demand and the nature of unattributed time as the event log
+        alone suggests (`perfmodel.embed.bare_demand`); used where nothing measured it."""
+        if self._estimates is None:
+            self._estimates = estimate_bare_log(self.profile, self.baseline.host_cores)
+        return self._estimates
 
     def _base(self) -> BaselineReplay:
         if self._baseline_replay is None:
