@@ -17,14 +17,20 @@ differently, and compiling the workload again for every replay behind the advice
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile, attribute_samples
 from perfmodel.dag.spark import LoadedProfile, build_profile
-from perfmodel.embed.bare_demand import BareLogEstimates, assumption_notes, estimate_bare_log
+from perfmodel.embed.bare_demand import (
+    BareLogEstimates,
+    advice_assumptions,
+    application_assumption,
+    assumption_notes,
+    estimate_bare_log,
+)
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import load_samples
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
@@ -94,6 +100,20 @@ class Analysis:
                 self._workload.notes.extend(assumption_notes(estimates))
         return self._workload
 
+    def _fit_assumed_host(self, estimates: BareLogEstimates) -> None:
+        """An unknown local host taken to equal its slots is made big enough for the
+        demand the bare-log estimates assume (see `BareLogEstimates.host_cores_at_least`)."""
+        base = self.baseline
+        at_least = estimates.host_cores_at_least()
+        if not (base.local_mode and base.host_cores_assumed) or at_least <= base.host_cores:
+            return
+        sources = dict(base.sources)
+        sources["host_cores"] = (
+            f"assumed: at least {at_least}, for a Python task's thread and worker to run side "
+            "by side (pass --host-cores)"
+        )
+        self.baseline = replace(base, host_cores=at_least, sources=sources)
+
     @property
     def estimates(self) -> BareLogEstimates:
         """Per stage, the core demand and the nature of unattributed time as the event log
@@ -154,6 +174,7 @@ class Analysis:
                 max_stages=max_stages,
                 baseline=self._base(),
                 observed=self._observed_replay(),
+                assumptions=advice_assumptions(self.estimates, set(self.vectors)),
             )
         return list(self._advice[max_stages])
 
@@ -177,6 +198,13 @@ class Analysis:
             has_samples=self.samples is not None,
         )
         result.warnings.extend(warnings)
+        overall = application_assumption(self.estimates)
+        if overall and not self.vectors:
+            at = next(
+                (i + 1 for i, f in enumerate(result.findings) if "not broken down" in f),
+                len(result.findings),
+            )
+            result.findings.insert(at, f"Of that: {overall}.")
         if self.samples is not None:
             add_sample_views(result, self.samples)
             add_code_vectors(result, self.vectors)
@@ -203,6 +231,7 @@ def load(
     """
     loaded = build_profile(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
     analysis = Analysis(loaded=loaded, baseline=baseline_config(loaded.profile, overrides))
+    analysis._fit_assumed_host(analysis.estimates)
     if loaded.bundle is None:
         return analysis
     analysis.samples = attribute_samples(loaded.profile, load_samples(loaded.bundle))

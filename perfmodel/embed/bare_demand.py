@@ -79,6 +79,22 @@ class BareLogEstimates:
     python_share: float
     """Run-time-weighted share of task time taken to be Python-worker CPU."""
 
+    def host_cores_at_least(self) -> int:
+        """Cores an unknown host must have had for the estimates to hold: a Python task's
+        thread and worker can only run side by side (the lanes model) on two cores, so a
+        host whose size was only guessed from its slots is taken to have at least
+        ceil(demand) of the busiest Python stage. 0 where slowdown was measured (the
+        contention fit read the demand against the assumed cores) or nothing is Python."""
+        fit = self.fits.get(PYTHON_GROUP)
+        if fit is not None and (fit.demand is not None or fit.demand_at_most is not None):
+            return 0
+        python = [
+            e.demand
+            for e in self.stages.values()
+            if e.resource == PYTHON_WORKER_CPU and e.demand is not None
+        ]
+        return int(np.ceil(max(python) - 1e-9)) if python else 0
+
     def demands(self) -> dict[StageKey, float]:
         return {k: e.demand for k, e in self.stages.items() if e.demand is not None}
 
@@ -183,3 +199,54 @@ def assumption_notes(estimates: BareLogEstimates) -> list[str]:
     if jvm is not None and jvm.demand is not None:
         notes.append(f"JVM stages: {jvm.evidence}")
     return notes
+
+
+def _python_markers(estimates: BareLogEstimates) -> str:
+    names = sorted(
+        {
+            m
+            for e in estimates.stages.values()
+            if e.resource == PYTHON_WORKER_CPU
+            for m in e.evidence.split(";")[0].removeprefix("the log names ").split(", ")
+        }
+    )
+    return ", ".join(names)
+
+
+def application_assumption(estimates: BareLogEstimates) -> str:
+    """One sentence on what the application's unattributed time was taken to be."""
+    parts: list[str] = []
+    if estimates.python_share >= 0.05:
+        fit = estimates.fits.get(PYTHON_GROUP)
+        how = (
+            fit.evidence
+            if fit is not None and fit.tasks
+            else "no slowdown with concurrency to measure its cores"
+        )
+        parts.append(
+            f"{estimates.python_share:.0%} of task time is unattributed time taken to be "
+            f"{PYTHON_WORKER_CPU} (the log names {_python_markers(estimates)}; {how})"
+        )
+    if estimates.unknown_share >= 0.05:
+        parts.append(
+            f"{estimates.unknown_share:.0%} is unattributed time of unknown nature, counted as "
+            "CPU (no Python operator in the log; record a bundle to measure it)"
+        )
+    return "; ".join(parts)
+
+
+def advice_assumptions(
+    estimates: BareLogEstimates, skip: set[StageKey] | frozenset[StageKey] = frozenset()
+) -> dict[StageKey | None, str]:
+    """Per stage attempt (None: the application), what its unattributed time was taken to
+    be, for the advice; stages in ``skip`` (split by code vectors) are left out."""
+    out: dict[StageKey | None, str] = {}
+    for key, e in estimates.stages.items():
+        if key in skip or e.unattributed_share < SMALL_UNKNOWN:
+            continue
+        if e.resource in (PYTHON_WORKER_CPU, UNKNOWN):
+            out[key] = e.assumption
+    overall = application_assumption(estimates)
+    if overall:
+        out[None] = overall
+    return out
