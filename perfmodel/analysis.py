@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from perfmodel.dag.model import ApplicationProfile, StageKey
+from perfmodel.dag.pyspark_work import workload_class
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile, attribute_samples
 from perfmodel.dag.spark import LoadedProfile, build_profile
@@ -45,6 +46,7 @@ from perfmodel.simulate.config import (
     apply_what_if,
     baseline_config,
 )
+from perfmodel.simulate.intervals import BARE_LOG, BUNDLE, interval, shipped_intervals, widening
 from perfmodel.simulate.replay import BaselineReplay, Prediction, replay_baseline, replay_workload
 from perfmodel.simulate.sweep import SweepAxis, SweepPoint, parse_axes, sweep_points
 from perfmodel.simulate.workload import Workload, compile_workload
@@ -150,7 +152,48 @@ class Analysis:
             self.workload, self.baseline, self.target(change), self._base()
         )
         prediction.notes.extend(self.notes)
+        self.attach_interval(prediction)
         return prediction
+
+    @property
+    def input_kind(self) -> str:
+        """``bundle`` or ``bare-log``: which calibration the intervals use."""
+        return BARE_LOG if self.loaded.bundle is None else BUNDLE
+
+    @property
+    def workload_class(self) -> str:
+        """``python-rdd``, ``python-udf`` or ``jvm-sql`` (`perfmodel.dag.pyspark_work`)."""
+        return workload_class(self.profile)
+
+    def unknown_share(self) -> float:
+        """Share of task time whose nature nothing measured or evidenced (bare logs only:
+        a bundle measured its CPU use, or its code vectors split the time)."""
+        if self.profile.host_usage is not None or self.vectors:
+            return 0.0
+        return self.estimates.unknown_share
+
+    def interval_widening(self, prediction: Prediction) -> float:
+        """The interval's extra log half-width for ``prediction`` (self-check error and the
+        unknown share of the predicted change)."""
+        return widening(
+            prediction.model_error,
+            self.unknown_share(),
+            prediction.predicted_s,
+            prediction.baseline_replay_s,
+        )
+
+    def attach_interval(self, prediction: Prediction) -> None:
+        """Put the 80% interval on ``prediction`` (see `perfmodel.simulate.intervals`)."""
+        widen = self.interval_widening(prediction)
+        low, high, source = interval(
+            shipped_intervals(),
+            self.input_kind,
+            self.workload_class,
+            prediction.predicted_s,
+            widen,
+        )
+        prediction.predicted_low_s, prediction.predicted_high_s = low, high
+        prediction.interval_source = source
 
     def sweep(
         self, axes: Sequence[SweepAxis] | Sequence[str], fixed: WhatIf | None = None

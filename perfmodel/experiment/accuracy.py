@@ -35,7 +35,7 @@ from perfmodel.errors import PerfmodelError
 from perfmodel.experiment.slot_only import slot_only_seconds
 from perfmodel.experiment.split import Split
 from perfmodel.experiment.store import RunRow, RunStore
-from perfmodel.experiment.variants import VARIANTS, load_variants, record_variant
+from perfmodel.experiment.variants import BARE_LOG, VARIANTS, load_variants, record_variant
 from perfmodel.simulate.config import (
     DEFAULT_MEMORY_BYTES,
     ClusterConfig,
@@ -82,7 +82,14 @@ class PairResult:
     no_code_vectors_error: float = math.nan
     predicted_low_s: float = math.nan
     predicted_high_s: float = math.nan
-    """The prediction's interval, once predictions carry one (NaN until then)."""
+    """The prediction's 80% interval (`perfmodel.simulate.intervals`)."""
+    workload_class: str = ""
+    """The baseline profile's class (`perfmodel.dag.pyspark_work.workload_class`)."""
+    widening: float = math.nan
+    """The interval's widening for this prediction (what calibration takes out again)."""
+    bare_log_low_s: float = math.nan
+    bare_log_high_s: float = math.nan
+    bare_log_widening: float = math.nan
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -105,6 +112,7 @@ class WorkloadAccuracy:
     bare_log_mean_error: float = math.nan
     no_code_vectors_mean_error: float = math.nan
     interval_coverage: float = math.nan
+    bare_log_interval_coverage: float = math.nan
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -127,6 +135,7 @@ class GroupAccuracy:
     no_code_vectors_mean_error: float
     interval_coverage: float
     missing: list[str] = field(default_factory=list)
+    bare_log_interval_coverage: float = math.nan
     """Workloads the split puts on this side that have no pairs in the report."""
 
     def as_dict(self) -> dict[str, Any]:
@@ -270,6 +279,10 @@ def evaluate(
                 for method, analysis in others.items():
                     variant = predict(analysis, t0.cores, t0.memory_bytes)
                     record_variant(store, pair, method, variant, t0.config_id, save, ids[method])
+                    if method == BARE_LOG:
+                        pair.bare_log_low_s = variant.predicted_low_s
+                        pair.bare_log_high_s = variant.predicted_high_s
+                        pair.bare_log_widening = analysis.interval_widening(variant)
                 pairs.append(pair)
     repeats: dict[str, list[float]] = defaultdict(list)
     for group in by_exp.values():
@@ -323,6 +336,10 @@ def _pair(
         stage_components={
             f"{s.stage_id}.{s.attempt}": dict(s.component_s) for s in prediction.stages
         },
+        predicted_low_s=prediction.predicted_low_s,
+        predicted_high_s=prediction.predicted_high_s,
+        workload_class=loaded.workload_class,
+        widening=loaded.interval_widening(prediction),
     )
     if save:
         detail = {"measured_s": mean, "target_runs": result.target_runs}
@@ -358,16 +375,20 @@ def _nanmean(values: list[float]) -> float:
     return _mean([v for v in values if not math.isnan(v)])
 
 
-def interval_coverage(pairs: list[PairResult]) -> float:
-    """Share of pairs whose measured runtime lies inside the predicted interval, over the
-    pairs that have one; NaN while predictions carry no interval."""
-    with_interval = [
-        p for p in pairs if not (math.isnan(p.predicted_low_s) or math.isnan(p.predicted_high_s))
-    ]
-    if not with_interval:
-        return math.nan
-    inside = [p.predicted_low_s <= p.measured_s <= p.predicted_high_s for p in with_interval]
-    return sum(inside) / len(inside)
+def interval_coverage(pairs: list[PairResult], bare_log: bool = False) -> float:
+    """Share of pairs whose measured runtime lies inside the predicted interval (of the
+    bundle's prediction, or with ``bare_log`` of the bare log's), over the pairs that have
+    one; NaN when none has."""
+    inside: list[bool] = []
+    for p in pairs:
+        low, high = (
+            (p.bare_log_low_s, p.bare_log_high_s)
+            if bare_log
+            else (p.predicted_low_s, p.predicted_high_s)
+        )
+        if not (math.isnan(low) or math.isnan(high)):
+            inside.append(low <= p.measured_s <= high)
+    return sum(inside) / len(inside) if inside else math.nan
 
 
 def _summarise(
@@ -393,6 +414,7 @@ def _summarise(
             bare_log_mean_error=_nanmean([p.bare_log_error for p in ps]),
             no_code_vectors_mean_error=_nanmean([p.no_code_vectors_error for p in ps]),
             interval_coverage=interval_coverage(ps),
+            bare_log_interval_coverage=interval_coverage(ps, bare_log=True),
         )
         for w, ps in sorted(by_workload.items())
     ]
