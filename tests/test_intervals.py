@@ -156,3 +156,17 @@ def test_calibrate_reads_only_fit_workloads(tmp_path: Path) -> None:
     assert model.fitted_on == ["udf-etl"]
     q = model.quantiles[BUNDLE]["python-udf"]
     assert q.pairs == 2
+
+
+def test_recommend_band_uses_the_predictions_interval() -> None:
+    from perfmodel.recommend.uncertainty import prediction_band
+    from perfmodel.simulate.replay import Prediction
+
+    p = Prediction.__new__(Prediction)
+    p.predicted_s, p.predicted_low_s, p.predicted_high_s = 100.0, 80.0, 130.0
+    p.interval_source = "80% interval, test"
+    band = prediction_band(0.0, prediction=p)
+    assert band.upper(100.0) == pytest.approx(130.0) and band.lower(100.0) == pytest.approx(80.0)
+    assert band.source == "80% interval, test"
+    assert prediction_band(0.0, 0.5, prediction=p).relative == 0.5
+    assert prediction_band(0.05).relative == 0.15  # no prediction: the default band
