@@ -243,11 +243,10 @@ class Analysis:
         result.warnings.extend(warnings)
         overall = application_assumption(self.estimates)
         if overall and not self.vectors:
-            at = next(
-                (i + 1 for i, f in enumerate(result.findings) if "not broken down" in f),
-                len(result.findings),
-            )
-            result.findings.insert(at, f"Of that: {overall}.")
+            after = [i for i, f in enumerate(result.findings) if "not broken down" in f]
+            at = after[0] + 1 if after else len(result.findings)
+            lead = "Of that" if after else "Unattributed task time"
+            result.findings.insert(at, f"{lead}: {overall}.")
         if self.samples is not None:
             add_sample_views(result, self.samples)
             add_code_vectors(result, self.vectors)

@@ -229,8 +229,9 @@ def application_assumption(estimates: BareLogEstimates) -> str:
         )
     if estimates.unknown_share >= 0.05:
         parts.append(
-            f"{estimates.unknown_share:.0%} is unattributed time of unknown nature, counted as "
-            "CPU (no Python operator in the log; record a bundle to measure it)"
+            f"{estimates.unknown_share:.0%} of task time is unattributed with no evidence of "
+            "what it was, counted as CPU (no Python operator in the log; record a bundle to "
+            "measure it)"
         )
     return "; ".join(parts)
 
