@@ -170,3 +170,41 @@ def test_recommend_band_uses_the_predictions_interval() -> None:
     assert band.source == "80% interval, test"
     assert prediction_band(0.0, 0.5, prediction=p).relative == 0.5
     assert prediction_band(0.05).relative == 0.15  # no prediction: the default band
+
+
+@pytest.mark.skipif(not EXAMPLE.exists(), reason="the example event log is not in the checkout")
+def test_cli_calibrate_writes_a_loadable_file_and_predict_shows_the_range(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from perfmodel.cli import _ErrorBoundary
+    from perfmodel.cli import experiment as experiment_cli
+    from perfmodel.cli import predict as predict_cli
+
+    monkeypatch.setenv("PERFMODEL_STATE_DIR", str(tmp_path / "state"))
+    app = typer.Typer(cls=_ErrorBoundary)
+
+    @app.callback()
+    def main() -> None:
+        """perfmodel (test harness)."""
+
+    experiment_cli.register(app)
+    predict_cli.register(app)
+    split_file = tmp_path / "split.toml"
+    split_file.write_text('[fit]\nworkloads = ["udf-etl"]\n[held_out]\nworkloads = ["tpch"]\n')
+    _store_with_runs(tmp_path).close()
+    out = tmp_path / "intervals.json"
+    args = ["experiment", "calibrate", "--store", str(tmp_path / "runs.sqlite")]
+    args += ["--split", str(split_file), "--out", str(out), "--no-variants"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert load_intervals(out).fitted_on == ["udf-etl"]
+    result = CliRunner().invoke(app, ["predict", str(EXAMPLE), "--cores", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["predicted_low_s"] < data["predicted_s"] < data["predicted_high_s"]
+    assert "80% interval" in data["interval_source"]
+    text = CliRunner().invoke(app, ["predict", str(EXAMPLE), "--cores", "1"]).output
+    assert "range " in text and "80% interval" in text
