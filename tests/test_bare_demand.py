@@ -21,6 +21,8 @@ from perfmodel.dag.model import (
 from perfmodel.dag.pyspark_work import python_work, workload_class
 from perfmodel.dag.tasks import TaskTable
 from perfmodel.embed.bare_demand import (
+    JVM_OTHER_THREADS,
+    PYTHON_MIN_DEMAND,
     PYTHON_WORKER_CPU,
     UNKNOWN,
     estimate_bare_log,
@@ -173,6 +175,19 @@ def test_bare_log_estimate_without_evidence_says_unknown() -> None:
     tasks = [_task(i, 0, 100.0 * i, 90.0, 10.0, 10) for i in range(4)]
     est = estimate_bare_log(_profile([_stage(0, [OperationNode(1, "MapPartitionsRDD")], tasks)]), 2)
     e = est.stages[(0, 0)]
-    assert e.resource == UNKNOWN and e.demand is None
-    assert "unknown" in e.assumption
+    # No slowdown evidence: the JVM prior (the task thread's cores × JVM_OTHER_THREADS).
+    assert e.resource == UNKNOWN and e.demand == pytest.approx(JVM_OTHER_THREADS)
+    assert "unknown" in e.assumption and "fitted on the fit workloads" in e.assumption
+    # An unknown host must hold that demand.
+    assert est.host_cores_at_least() == 2
     assert est.unknown_share == pytest.approx(80.0 / 90.0)
+
+
+def test_python_stage_without_evidence_gets_the_lanes_or_the_prior() -> None:
+    # Thread 50 ms CPU, 50 ms unattributed: two equal lanes, 2 cores; 10/80: the prior.
+    even = [_task(i, 0, 200.0 * i, 100.0, 50.0, 10) for i in range(3)]
+    thin = [_task(10 + i, 1, 1000.0 + 200.0 * i, 90.0, 10.0, 10) for i in range(3)]
+    ops = [OperationNode(1, "PythonRDD")]
+    est = estimate_bare_log(_profile([_stage(0, ops, even), _stage(1, ops, thin)]), 2)
+    assert est.stages[(0, 0)].demand == pytest.approx(2.0)
+    assert est.stages[(1, 0)].demand == pytest.approx(PYTHON_MIN_DEMAND)

@@ -37,6 +37,15 @@ MAX_DEMAND = {PYTHON_GROUP: 3.0, JVM_GROUP: 2.0}
 """Most cores a task is believed to keep busy: a Python task's thread, its writer thread
 and its worker; a JVM task's thread plus its share of GC and JIT threads. A slowdown that
 reads higher is taken to be something else too (skew, a noisy neighbour) and capped."""
+JVM_OTHER_THREADS = 1.5
+"""Cores a JVM task keeps busy per core of its own thread, without slowdown evidence (GC
+and JIT threads, and in local mode the driver in the same JVM). Fitted on the fit workloads
+of experiments/splits/default.toml only (store fit-20261125-041202: bare-log MAPE over their
+60 pairs for 1.0, 1.25, 1.5, 1.75, 2.0 was 15.6, 12.5, 10.7, 10.8, 12.1%)."""
+PYTHON_MIN_DEMAND = 1.3
+"""Fewest cores a Python task is taken to keep busy without slowdown evidence: its thread,
+the writer thread feeding the worker (whose CPU no metric counts) and the worker. Fitted
+with `JVM_OTHER_THREADS` on the same fit pairs (1.0, 1.3, 1.6 at 1.5: 10.7, 8.6, 10.2%)."""
 SMALL_UNKNOWN = 0.10
 """Unattributed shares below this are not worth a caveat."""
 
@@ -85,14 +94,10 @@ class BareLogEstimates:
         host whose size was only guessed from its slots is taken to have at least
         ceil(demand) of the busiest Python stage. 0 where slowdown was measured (the
         contention fit read the demand against the assumed cores) or nothing is Python."""
-        fit = self.fits.get(PYTHON_GROUP)
-        if fit is not None and (fit.demand is not None or fit.demand_at_most is not None):
-            return 0
-        python = [
-            e.demand
-            for e in self.stages.values()
-            if e.resource == PYTHON_WORKER_CPU and e.demand is not None
-        ]
+        for fit in self.fits.values():
+            if fit.demand is not None or fit.demand_at_most is not None:
+                return 0
+        python = [e.demand for e in self.stages.values() if e.demand is not None]
         return int(np.ceil(max(python) - 1e-9)) if python else 0
 
     def demands(self) -> dict[StageKey, float]:
@@ -153,8 +158,9 @@ def _python_stage(
         demand = max(1.0, min(prior, fit.demand_at_most))
         evidence += f"; {fit.evidence}"
     else:
+        demand = max(prior, PYTHON_MIN_DEMAND)
         evidence += (
-            f"; its thread and Python worker taken to run side by side ({prior:.2f} cores per "
+            f"; its thread and Python worker taken to run side by side ({demand:.2f} cores per "
             "task; no slowdown with concurrency to confirm it)"
         )
     return DemandEstimate(demand, PYTHON_WORKER_CPU, w.unattributed_share, evidence)
@@ -175,7 +181,15 @@ def _jvm_stage(
     if fit is not None and fit.tasks:
         evidence += f"; {fit.evidence}"
     resource = UNKNOWN if w.unattributed_share >= SMALL_UNKNOWN else "CPU"
-    return DemandEstimate(None, resource, w.unattributed_share, evidence)
+    base = cpu_like / run if run > 0 else 0.0
+    demand = None
+    if JVM_OTHER_THREADS > 1.0 and base > 0:
+        demand = float(min(base * JVM_OTHER_THREADS, MAX_DEMAND[JVM_GROUP]))
+        evidence += (
+            f"; the JVM's other threads (GC, JIT, the driver in local mode) taken to add "
+            f"{JVM_OTHER_THREADS - 1:.0%} to the task thread's cores (fitted on the fit workloads)"
+        )
+    return DemandEstimate(demand, resource, w.unattributed_share, evidence)
 
 
 def assumption_notes(estimates: BareLogEstimates) -> list[str]:
