@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from perfmodel.dag.concurrency import task_concurrency
 from perfmodel.dag.decomposition import decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.pyspark_work import PythonWork, python_work
@@ -115,21 +116,33 @@ def estimate_bare_log(profile: ApplicationProfile, host_cores: float) -> BareLog
     """Estimate every stage attempt's demand from what the log holds (see module doc)."""
     work = python_work(profile)
     groups = {k: PYTHON_GROUP if w.is_python else JVM_GROUP for k, w in work.items()}
-    fits = estimate_contention(profile, host_cores, groups)
+    concurrency = task_concurrency(profile.task_table())
+    fits = estimate_contention(profile, host_cores, groups, concurrency)
     out: dict[StageKey, DemandEstimate] = {}
     weights = {"unknown": 0.0, "python": 0.0, "all": 0.0}
+    offset = 0
     for key, stage in profile.stages.items():
         parts = decompose_table(stage.table)
         ended = parts.ended
+        k = concurrency[offset : offset + len(stage.table)][ended]
+        offset += len(stage.table)
         jvm = float((parts.cpu + parts.gc)[ended].sum())
         unattributed = float(parts.unattributed[ended].sum())
-        run = jvm + unattributed + float((parts.network + parts.disk)[ended].sum())
+        run_per_task = (parts.cpu + parts.gc + parts.unattributed + parts.network + parts.disk)[
+            ended
+        ]
+        run = float(run_per_task.sum())
+        k_stage = float(np.average(k, weights=run_per_task)) if run > 0 else 1.0
+        # Contention the baseline could have had: its thread's CPU time fits in its run time
+        # only if k·d/C ≤ run/thread time, so the demand can be at most C·run/(k·thread).
+        # A task alone (k ≈ 1) competes only with its own threads, which is the prior itself.
+        ceiling = host_cores * run / (k_stage * jvm) if jvm > 0 and k_stage > 1.05 else np.inf
         w = work[key]
         fit = fits.get(groups[key])
         estimate = (
             _python_stage(w, fit, jvm, unattributed)
             if w.is_python
-            else _jvm_stage(w, fit, run, jvm + unattributed)
+            else _jvm_stage(w, fit, run, jvm + unattributed, ceiling)
         )
         out[key] = estimate
         weights["all"] += run
@@ -167,7 +180,7 @@ def _python_stage(
 
 
 def _jvm_stage(
-    w: PythonWork, fit: ContentionFit | None, run: float, cpu_like: float
+    w: PythonWork, fit: ContentionFit | None, run: float, cpu_like: float, ceiling: float
 ) -> DemandEstimate:
     if fit is not None and fit.demand is not None:
         # The slowdown counts every thread a task keeps busy (GC, JIT, shuffle), which the
@@ -184,7 +197,9 @@ def _jvm_stage(
     base = cpu_like / run if run > 0 else 0.0
     demand = None
     if JVM_OTHER_THREADS > 1.0 and base > 0:
-        demand = float(min(base * JVM_OTHER_THREADS, MAX_DEMAND[JVM_GROUP]))
+        # Never more contention than the thread's own CPU time leaves room for (`ceiling`).
+        prior = min(base * JVM_OTHER_THREADS, MAX_DEMAND[JVM_GROUP])
+        demand = float(max(base, min(prior, ceiling)))
         evidence += (
             f"; the JVM's other threads (GC, JIT, the driver in local mode) taken to add "
             f"{JVM_OTHER_THREADS - 1:.0%} to the task thread's cores (fitted on the fit workloads)"

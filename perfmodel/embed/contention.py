@@ -147,12 +147,16 @@ def task_work(profile: ApplicationProfile, key: StageKey) -> np.ndarray:
 
 
 def estimate_contention(
-    profile: ApplicationProfile, host_cores: float, groups: dict[StageKey, str]
+    profile: ApplicationProfile,
+    host_cores: float,
+    groups: dict[StageKey, str],
+    concurrency: np.ndarray | None = None,
 ) -> dict[str, ContentionFit]:
     """One fit per group of stages (e.g. Python and JVM stages), pooled over the group's
-    stage attempts; stages not in ``groups`` are left out."""
+    stage attempts; stages not in ``groups`` are left out. ``concurrency``: the app task
+    table's `task_concurrency`, where the caller has it."""
     table = profile.task_table()
-    k = task_concurrency(table)
+    k = task_concurrency(table) if concurrency is None else concurrency
     parts = decompose_table(table)
     run = parts.cpu + parts.gc + parts.network + parts.disk + parts.unattributed
     ended = parts.ended
