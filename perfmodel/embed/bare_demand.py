@@ -172,9 +172,15 @@ def _python_stage(
         evidence += f"; {fit.evidence}"
     else:
         demand = max(prior, PYTHON_MIN_DEMAND)
+        how = (
+            f"{demand:.2f} cores per task"
+            if prior >= PYTHON_MIN_DEMAND
+            else f"{demand:.2f} cores per task, the least a Python task is taken to use "
+            "(fitted on the fit workloads)"
+        )
         evidence += (
-            f"; its thread and Python worker taken to run side by side ({demand:.2f} cores per "
-            "task; no slowdown with concurrency to confirm it)"
+            f"; its thread and Python worker taken to run side by side ({how}; no slowdown "
+            "with concurrency to confirm it)"
         )
     return DemandEstimate(demand, PYTHON_WORKER_CPU, w.unattributed_share, evidence)
 
