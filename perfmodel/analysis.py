@@ -111,8 +111,9 @@ class Analysis:
             return
         sources = dict(base.sources)
         sources["host_cores"] = (
-            f"assumed: at least {at_least}, for a Python task's thread and worker to run side "
-            "by side (pass --host-cores)"
+            f"assumed: at least {at_least}, to hold the largest per-task core demand the log "
+            "suggests (a Python task's thread and worker, a JVM's GC and JIT threads; pass "
+            "--host-cores)"
         )
         self.baseline = replace(base, host_cores=at_least, sources=sources)
 

@@ -91,10 +91,10 @@ class BareLogEstimates:
 
     def host_cores_at_least(self) -> int:
         """Cores an unknown host must have had for the estimates to hold: a Python task's
-        thread and worker can only run side by side (the lanes model) on two cores, so a
-        host whose size was only guessed from its slots is taken to have at least
-        ceil(demand) of the busiest Python stage. 0 where slowdown was measured (the
-        contention fit read the demand against the assumed cores) or nothing is Python."""
+        thread and worker run side by side (the lanes model) only on two cores, and a JVM
+        task's other threads need room too, so a host whose size was only guessed from its
+        slots is taken to have at least ceil(demand) of the most demanding stage. 0 where a
+        slowdown was read (the contention fit read the demand against the assumed cores)."""
         for fit in self.fits.values():
             if fit.demand is not None or fit.demand_at_most is not None:
                 return 0
