@@ -191,3 +191,20 @@ def test_python_stage_without_evidence_gets_the_lanes_or_the_prior() -> None:
     est = estimate_bare_log(_profile([_stage(0, ops, even), _stage(1, ops, thin)]), 2)
     assert est.stages[(0, 0)].demand == pytest.approx(2.0)
     assert est.stages[(1, 0)].demand == pytest.approx(PYTHON_MIN_DEMAND)
+
+
+def test_advice_assumptions_name_share_resource_and_evidence() -> None:
+    from perfmodel.embed.bare_demand import advice_assumptions
+
+    python = [OperationNode(1, "PythonRDD")]
+    jvm = [OperationNode(2, "MapPartitionsRDD")]
+    py_tasks = [_task(i, 0, 200.0 * i, 100.0, 10.0, 10) for i in range(3)]
+    jvm_tasks = [_task(10 + i, 1, 1000.0 + 200.0 * i, 100.0, 40.0, 10) for i in range(3)]
+    est = estimate_bare_log(_profile([_stage(0, python, py_tasks), _stage(1, jvm, jvm_tasks)]), 2)
+    notes = advice_assumptions(est)
+    assert "90% of its task time is unattributed" in notes[(0, 0)]
+    assert "Python-worker CPU" in notes[(0, 0)] and "PythonRDD" in notes[(0, 0)]
+    assert "unknown" in notes[(1, 0)]
+    assert "45% of task time is unattributed time taken to be Python-worker CPU" in notes[None]
+    assert "30% of task time is unattributed with no evidence" in notes[None]
+    assert advice_assumptions(est, {(0, 0)}).keys() == {(1, 0), None}
