@@ -77,6 +77,7 @@ class Analysis:
     _diagnosis: Diagnosis | None = None
     _advice: dict[int, list[Advice]] = field(default_factory=dict)
     _estimates: BareLogEstimates | None = None
+    _workload_class: str | None = None
 
     @property
     def profile(self) -> ApplicationProfile:
@@ -164,7 +165,9 @@ class Analysis:
     @property
     def workload_class(self) -> str:
         """``python-rdd``, ``python-udf`` or ``jvm-sql`` (`perfmodel.dag.pyspark_work`)."""
-        return workload_class(self.profile)
+        if self._workload_class is None:
+            self._workload_class = workload_class(self.profile)
+        return self._workload_class
 
     def unknown_share(self) -> float:
         """Share of task time whose nature nothing measured or evidenced (bare logs only:

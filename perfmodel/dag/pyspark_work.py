@@ -123,15 +123,54 @@ def stage_markers(profile: ApplicationProfile) -> dict[StageKey, set[str]]:
     return out
 
 
-def python_work(profile: ApplicationProfile) -> dict[StageKey, PythonWork]:
+@dataclass(frozen=True, slots=True)
+class StageSums:
+    """Per stage attempt (in ``profile.stages`` order), sums over its ended attempts (ms),
+    from one decomposition of the application's task table."""
+
+    keys: list[StageKey]
+    bounds: np.ndarray
+    """Row offsets into the app task table: stage i holds rows bounds[i]:bounds[i + 1]."""
+    thread: np.ndarray
+    """CPU + GC time of the task threads."""
+    unattributed: np.ndarray
+    run: np.ndarray
+    """Run time: thread + shuffle waits + unattributed."""
+
+
+def stage_sums(profile: ApplicationProfile) -> StageSums:
+    """`StageSums` of every stage attempt, with one pass over the task table (no per-stage
+    numpy calls: a log of 100,000 stages costs the same few array operations)."""
+    parts = decompose_table(profile.task_table())
+    sizes = np.array([len(s.table) for s in profile.stages.values()], dtype=np.int64)
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    ended = parts.ended
+    thread = np.where(ended, parts.cpu + parts.gc, 0.0)
+    unattributed = np.where(ended, parts.unattributed, 0.0)
+    waits = np.where(ended, parts.network + parts.disk, 0.0)
+
+    def per_stage(values: np.ndarray) -> np.ndarray:
+        cum = np.concatenate([[0.0], np.cumsum(values)])
+        return cum[bounds[1:]] - cum[bounds[:-1]]
+
+    t, u = per_stage(thread), per_stage(unattributed)
+    return StageSums(list(profile.stages), bounds, t, u, t + u + per_stage(waits))
+
+
+def python_work(
+    profile: ApplicationProfile, sums: StageSums | None = None
+) -> dict[StageKey, PythonWork]:
     """Every stage attempt with its Python kind, markers and unattributed share."""
     markers = stage_markers(profile)
+    sums = sums or stage_sums(profile)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shares = np.where(sums.run > 0, sums.unattributed / sums.run, 0.0).tolist()
     out: dict[StageKey, PythonWork] = {}
-    for key, stage in profile.stages.items():
+    for key, share in zip(sums.keys, shares, strict=True):
         found = tuple(sorted(markers.get(key, ())))
         kinds = {_kind_of(m) for m in found}
         kind = next((k for k in KINDS if k in kinds), JVM)
-        out[key] = PythonWork(kind, found, unattributed_share(stage))
+        out[key] = PythonWork(kind, found, share)
     return out
 
 
@@ -146,15 +185,14 @@ def unattributed_share(stage: StageNode) -> float:
     return unattributed / run if run > 0 else 0.0
 
 
-def workload_class(profile: ApplicationProfile) -> str:
+def workload_class(profile: ApplicationProfile, sums: StageSums | None = None) -> str:
     """The application's class for calibrated intervals: the Python kind holding most task
     run time (``pandas`` counts as ``python-udf``), else ``jvm-sql``."""
-    work = python_work(profile)
+    sums = sums or stage_sums(profile)
+    work = python_work(profile, sums)
     time_by_kind: dict[str, float] = {}
-    for key, w in work.items():
-        table = profile.stages[key].table
-        ended = table.ended
-        total = float(np.nansum(table.run_ms[ended])) if len(table) else 0.0
+    for key, total in zip(sums.keys, sums.run.tolist(), strict=True):
+        w = work[key]
         kind = PYTHON_UDF if w.kind == PANDAS else w.kind
         time_by_kind[kind] = time_by_kind.get(kind, 0.0) + total
     python = {k: v for k, v in time_by_kind.items() if k != JVM and v > 0}

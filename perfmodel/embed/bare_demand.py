@@ -29,7 +29,7 @@ import numpy as np
 from perfmodel.dag.concurrency import task_concurrency
 from perfmodel.dag.decomposition import decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageKey
-from perfmodel.dag.pyspark_work import PythonWork, python_work
+from perfmodel.dag.pyspark_work import PythonWork, python_work, stage_sums
 from perfmodel.embed.contention import ContentionFit, estimate_contention
 
 PYTHON_GROUP = "python"
@@ -114,25 +114,28 @@ def lanes_demand(jvm_ms: float, python_ms: float) -> float:
 
 def estimate_bare_log(profile: ApplicationProfile, host_cores: float) -> BareLogEstimates:
     """Estimate every stage attempt's demand from what the log holds (see module doc)."""
-    work = python_work(profile)
+    sums = stage_sums(profile)
+    work = python_work(profile, sums)
     groups = {k: PYTHON_GROUP if w.is_python else JVM_GROUP for k, w in work.items()}
     concurrency = task_concurrency(profile.task_table())
     fits = estimate_contention(profile, host_cores, groups, concurrency)
+    # Run-time-weighted mean concurrency per stage, from cumulative sums over the app table.
+    parts_run = _run_per_task(profile)
+    cum_kr = np.concatenate([[0.0], np.cumsum(concurrency * parts_run)])
+    b = sums.bounds
+    kr = cum_kr[b[1:]] - cum_kr[b[:-1]]
     out: dict[StageKey, DemandEstimate] = {}
     weights = {"unknown": 0.0, "python": 0.0, "all": 0.0}
-    offset = 0
-    for key, stage in profile.stages.items():
-        parts = decompose_table(stage.table)
-        ended = parts.ended
-        k = concurrency[offset : offset + len(stage.table)][ended]
-        offset += len(stage.table)
-        jvm = float((parts.cpu + parts.gc)[ended].sum())
-        unattributed = float(parts.unattributed[ended].sum())
-        run_per_task = (parts.cpu + parts.gc + parts.unattributed + parts.network + parts.disk)[
-            ended
-        ]
-        run = float(run_per_task.sum())
-        k_stage = float(np.average(k, weights=run_per_task)) if run > 0 else 1.0
+    rows = zip(
+        sums.keys,
+        sums.thread.tolist(),
+        sums.unattributed.tolist(),
+        sums.run.tolist(),
+        kr.tolist(),
+        strict=True,
+    )
+    for key, jvm, unattributed, run, k_run in rows:
+        k_stage = k_run / run if run > 0 else 1.0
         # Contention the baseline could have had: its thread's CPU time fits in its run time
         # only if k·d/C ≤ run/thread time, so the demand can be at most C·run/(k·thread).
         # A task alone (k ≈ 1) competes only with its own threads, which is the prior itself.
@@ -156,6 +159,13 @@ def estimate_bare_log(profile: ApplicationProfile, host_cores: float) -> BareLog
         unknown_share=weights["unknown"] / total if total > 0 else 0.0,
         python_share=weights["python"] / total if total > 0 else 0.0,
     )
+
+
+def _run_per_task(profile: ApplicationProfile) -> np.ndarray:
+    """Per row of the app task table: run time of an ended attempt (0 otherwise)."""
+    parts = decompose_table(profile.task_table())
+    run = parts.cpu + parts.gc + parts.unattributed + parts.network + parts.disk
+    return np.where(parts.ended, run, 0.0)
 
 
 def _python_stage(

@@ -154,32 +154,25 @@ def estimate_contention(
 ) -> dict[str, ContentionFit]:
     """One fit per group of stages (e.g. Python and JVM stages), pooled over the group's
     stage attempts; stages not in ``groups`` are left out. ``concurrency``: the app task
-    table's `task_concurrency`, where the caller has it."""
+    table's `task_concurrency`, where the caller has it. Array operations over the whole
+    task table, none per stage."""
     table = profile.task_table()
     k = task_concurrency(table) if concurrency is None else concurrency
     parts = decompose_table(table)
     run = parts.cpu + parts.gc + parts.network + parts.disk + parts.unattributed
-    ended = parts.ended
-    offset = 0
-    per_group: dict[str, list[tuple[np.ndarray, ...]]] = {}
-    for i, (key, stage) in enumerate(profile.stages.items()):
-        n = len(stage.table)
-        lo, hi = offset, offset + n
-        offset = hi
-        name = groups.get(key)
-        if name is None or n == 0:
-            continue
-        mask = ended[lo:hi]
-        per_group.setdefault(name, []).append(
-            (
-                np.full(int(mask.sum()), i),
-                run[lo:hi][mask],
-                task_work(profile, key)[mask],
-                k[lo:hi][mask],
-            )
-        )
+    keys = list(profile.stages)
+    sizes = np.array([len(profile.stages[key].table) for key in keys], dtype=np.int64)
+    stage = np.repeat(np.arange(len(keys)), sizes)
+    records = (table.col("input_records") + table.col("shuffle_read_records")).astype(np.float64)
+    data = (table.col("input_bytes") + table.col("shuffle_read_bytes")).astype(np.float64)
+    # A stage is measured in records only where every one of its tasks read some.
+    no_records = np.bincount(stage, weights=(records <= 0).astype(np.float64), minlength=len(keys))
+    work = np.where(no_records[stage] == 0, records, data)
+    names = sorted(set(groups.values()))
+    group_of_stage = np.array([names.index(groups[key]) if key in groups else -1 for key in keys])
+    group = group_of_stage[stage] if len(stage) else np.zeros(0, dtype=np.int64)
     out: dict[str, ContentionFit] = {}
-    for name, chunks in per_group.items():
-        arrays = [np.concatenate([c[j] for c in chunks]) for j in range(4)]
-        out[name] = fit_contention(*arrays, host_cores=host_cores)
+    for gi, name in enumerate(names):
+        rows = (group == gi) & parts.ended
+        out[name] = fit_contention(stage[rows], run[rows], work[rows], k[rows], host_cores)
     return out
