@@ -372,7 +372,10 @@ def _record_into(
         warnings.append("no JFR recording was written (did the application start a JVM?)")
 
     manifest = BundleManifest(
-        host_cores=os.cpu_count(),
+        # With daemons (a cluster's workers) the executors run on their hosts, not this one:
+        # this machine's cores say nothing about theirs (the model then takes the cores the
+        # cluster manager gave the executors).
+        host_cores=None if options.daemon_pids else os.cpu_count(),
         command=list(command),
         cwd=os.getcwd(),
         exit_code=exit_code,
