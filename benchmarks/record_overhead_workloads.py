@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -178,6 +179,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.runs < 1:
         sys.exit("--runs must be at least 1")
+    # SIGTERM unwinds like Ctrl-C: the cluster is torn down and the scratch removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}", flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="perfmodel-overhead-wl-"))
     state = None
