@@ -101,3 +101,43 @@ def test_a_slower_link_is_predicted_no_faster_from_a_real_cluster_log() -> None:
     same = predict(loaded, cores, memory, 125e6).predicted_s
     slower = predict(loaded, cores, memory, 12.5e6).predicted_s
     assert slower >= same > 0
+
+
+WORDCOUNT = Path(__file__).parent / "data" / "eventlogs" / "wordcount.zstd"
+
+
+def test_evaluate_pairs_link_rates_and_labels_every_pair(tmp_path: Path) -> None:
+    """Three configurations of one experiment (a base, a faster link, a bigger heap), each
+    "run" read from a real event log: every pair is predicted, labelled by what it changes,
+    and summarised per kind; the faster link is given to the replay as its bandwidth."""
+    from perfmodel.experiment.accuracy import evaluate
+    from perfmodel.experiment.store import RunOutcome, RunStore
+
+    if not WORDCOUNT.exists():
+        pytest.skip(f"{WORDCOUNT} not found")
+
+    configs = {
+        "base": BASE,
+        "fast link": BASE | {"rate_mbit": 1000.0},
+        "big heap": BASE | {"executor_memory": "2g"},
+    }
+    measured = {"base": 10.0, "fast link": 8.0, "big heap": 9.5}
+    with RunStore(tmp_path / "runs.sqlite") as store:
+        exp = store.add_experiment("e", "wc", "e.toml", "", {})
+        for name, settings in configs.items():
+            memory = 2 << 30 if settings["executor_memory"] == "2g" else 512 << 20
+            cfg = store.add_config(exp, name, "cluster", 2, memory, {"name": name, **settings})
+            run = store.start_run(exp, cfg, "wc", 0, False, ["x"], str(WORDCOUNT))
+            store.finish_run(run, RunOutcome(status="ok", exit_code=0, app_s=measured[name]))
+        report = evaluate(store, store.runs(), save=False)
+    kinds = {(p.baseline_config, p.target_config): p.kind for p in report.pairs}
+    assert len(kinds) == 6 and not report.skipped
+    assert kinds["base", "fast link"] == kinds["fast link", "base"] == wk.NETWORK
+    assert kinds["base", "big heap"] == wk.MEMORY
+    assert kinds["fast link", "big heap"] == wk.COMBINED
+    assert [k.kind for k in report.kinds] == [wk.NETWORK, wk.MEMORY, wk.COMBINED]
+    assert [k.pairs for k in report.kinds] == [2, 2, 2]
+    by_pair = {(p.baseline_config, p.target_config): p for p in report.pairs}
+    # The same log, replayed from a 100 Mbit/s baseline onto 1000 Mbit/s and back: the
+    # slower link can only make it slower.
+    assert by_pair["fast link", "base"].predicted_s >= by_pair["base", "fast link"].predicted_s
