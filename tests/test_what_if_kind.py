@@ -9,6 +9,7 @@ import pytest
 
 from perfmodel.experiment import what_if_kind as wk
 from perfmodel.experiment.accuracy import PairResult, _comparable
+from perfmodel.simulate.config import DEFAULT_NET_BW
 
 BASE = {"master": "cluster", "workers": 2, "rate_mbit": 100.0, "executor_memory": "512m"}
 
@@ -64,6 +65,10 @@ def test_link_rates_pair_up_and_are_read_as_bytes_per_second() -> None:
     assert not _comparable(BASE, BASE | {"shuffle_partitions": 24})
     assert wk.link_bandwidth(BASE) == 12.5e6
     assert wk.link_bandwidth({"master": "local[2]"}) is None
+    unlimited = BASE | {"rate_mbit": None}
+    assert wk.target_link_bandwidth(BASE, unlimited) == DEFAULT_NET_BW  # not the base's rate
+    assert wk.target_link_bandwidth(unlimited, unlimited) is None
+    assert wk.target_link_bandwidth(unlimited, BASE) == 12.5e6
 
 
 def test_summaries_per_kind_in_a_fixed_order_with_the_worst_pair() -> None:

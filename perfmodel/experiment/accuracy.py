@@ -41,6 +41,7 @@ from perfmodel.experiment.what_if_kind import (
     link_bandwidth,
     pair_kind,
     summarise_kinds,
+    target_link_bandwidth,
 )
 from perfmodel.simulate.config import (
     DEFAULT_MEMORY_BYTES,
@@ -291,7 +292,7 @@ def evaluate(
                 if not _comparable(base_run.config_settings, t0.config_settings):
                     continue
                 pair = _pair(store, loaded, base_run, targets, save, ids[REPLAY], ids[SLOT_ONLY])
-                net_bw = link_bandwidth(t0.config_settings)
+                net_bw = target_link_bandwidth(base_run.config_settings, t0.config_settings)
                 for method, analysis in others.items():
                     variant = predict(analysis, t0.cores, t0.memory_bytes, net_bw)
                     record_variant(store, pair, method, variant, t0.config_id, save, ids[method])
@@ -323,7 +324,7 @@ def _pair(
     slot_id: int,
 ) -> PairResult:
     t0 = targets[0]
-    net_bw = link_bandwidth(t0.config_settings)
+    net_bw = target_link_bandwidth(base_run.config_settings, t0.config_settings)
     prediction = predict(loaded, t0.cores, t0.memory_bytes, net_bw)
     slot_s = slot_only(loaded, t0.cores, t0.memory_bytes, net_bw)
     measured = [float(r.app_s or 0.0) for r in targets]

@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from perfmodel.simulate.config import DEFAULT_NET_BW
 from perfmodel.simulate.units import UnitError, parse_size
 
 if TYPE_CHECKING:
@@ -159,3 +160,12 @@ def link_bandwidth(settings: dict[str, Any]) -> float | None:
     not limited: the baseline's network bandwidth, as a user who knows the link states it."""
     rate = settings.get("rate_mbit")
     return None if rate is None else float(rate) * 1e6 / 8
+
+
+def target_link_bandwidth(base: dict[str, Any], target: dict[str, Any]) -> float | None:
+    """The what-if's link for a pair: the target's rate; an unlimited target of a limited
+    baseline gets the model's default network (the baseline's own rate would be wrong)."""
+    rate = link_bandwidth(target)
+    if rate is None and link_bandwidth(base) is not None:
+        return DEFAULT_NET_BW
+    return rate
