@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from perfmodel.atomic import write_atomically
 from perfmodel.experiment.accuracy import AccuracyReport
 from perfmodel.experiment.held_out import describe_pair
+from perfmodel.experiment.what_if_kind import render_kinds
 
 if TYPE_CHECKING:
     from perfmodel.report.html.data import Page
@@ -38,6 +39,7 @@ def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None
             f"(the machine was shared; timings carry that noise)."
         )
     lines += render_held_out(report)
+    lines += render_kinds(report.kinds)
     lines += [
         "",
         "Error = |predicted − measured| ÷ measured application runtime (event log start to "
