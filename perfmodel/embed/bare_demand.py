@@ -229,11 +229,16 @@ def assumption_notes(estimates: BareLogEstimates) -> list[str]:
     python = [e for e in estimates.stages.values() if e.resource == PYTHON_WORKER_CPU]
     if python:
         fit = estimates.fits.get(PYTHON_GROUP)
-        how = fit.evidence if fit is not None and fit.tasks else "no concurrency evidence"
+        how = (
+            f"cores per task read from the slowdown: {fit.evidence}"
+            if fit is not None and fit.demand is not None
+            else "cores per task from its thread and worker side by side, at least "
+            f"{PYTHON_MIN_DEMAND:g} (no slowdown with concurrency to read them from)"
+        )
         notes.append(
             f"{estimates.python_share:.0%} of task time is unattributed time taken to be "
             f"Python-worker CPU in {len(python)} stage(s) whose RDD names or plan show Python "
-            f"work; cores per task from {how}"
+            f"work; {how}"
         )
     if estimates.unknown_share >= SMALL_UNKNOWN:
         notes.append(
@@ -243,6 +248,14 @@ def assumption_notes(estimates: BareLogEstimates) -> list[str]:
     jvm = estimates.fits.get(JVM_GROUP)
     if jvm is not None and jvm.demand is not None:
         notes.append(f"JVM stages: {jvm.evidence}")
+    elif any(
+        e.demand is not None for e in estimates.stages.values() if e.resource != PYTHON_WORKER_CPU
+    ):
+        notes.append(
+            f"JVM stages: a task taken to keep {JVM_OTHER_THREADS:g}× its thread's cores busy "
+            "(GC, JIT, the driver in local mode; fitted on the fit workloads), where its CPU "
+            "time leaves room for that"
+        )
     return notes
 
 
