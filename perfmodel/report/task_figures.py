@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from perfmodel.dag import segments
 from perfmodel.dag.decomposition import COMPONENTS, TimeDecomposition, decompose_table
 from perfmodel.dag.model import ApplicationProfile
 from perfmodel.dag.spark_metrics import SparkMetricColumns
@@ -72,6 +73,13 @@ class TaskFigures:
         self.sorted_durations = durations[rows][order]
         counts = self.succeeded
         self.duration_starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+    def stage_component_sums(self) -> np.ndarray:
+        """Every stage's summed components (rows in `COMPONENTS` order, one column a stage;
+        zeros where no attempt ended): what `total` gives one stage, for all at once."""
+        sums = segments.segment_sums(self.components, *self.bounds, like="cumsum")
+        sums[:, self.tasks_run == 0] = 0.0
+        return sums
 
     def total(self, i: int) -> TimeDecomposition:
         lo, n = int(self.bounds[0][i]), int(self.bounds[1][i])
