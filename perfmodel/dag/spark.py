@@ -78,7 +78,7 @@ def build_profile(
     problems: list[LogProblem] = []
     builder = _ProfileBuilder(source)
     blocks = iter_blocks(source, problems, max_decompressed_bytes=max_decompressed_bytes)
-    with _gc_paused():
+    with gc_paused():
         builder.consume(blocks, problems)
         loaded = builder.finish(problems)
     loaded.quality.count_reading(problems, loaded.profile.event_counts)
@@ -93,13 +93,16 @@ def build_profile(
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Hold off the cyclic garbage collector while the DAG is built.
+def gc_paused() -> Iterator[None]:
+    """Hold off the cyclic garbage collector while the DAG is built (and, in the facade,
+    while the workload is compiled, replayed and diagnosed).
 
     Ingest allocates tracked objects per event and frees no cycles, so every collection
     is wasted work, and the full ones walk the whole growing DAG again and again. Nothing
     is left for the collector afterwards either (decoded events are freed by reference
-    counting), so pausing it costs no memory.
+    counting), so pausing it costs no memory. The same holds for the analysis steps after
+    it, where the collections walked the whole loaded profile: ~0.5 s of a 2.5 s diagnosis
+    of a 6,000-stage log.
     """
     if not gc.isenabled():
         yield

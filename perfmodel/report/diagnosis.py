@@ -18,7 +18,7 @@ import numpy as np
 
 from perfmodel.dag.decomposition import COMPONENTS
 from perfmodel.dag.model import ApplicationProfile, StageNode
-from perfmodel.dag.spark import LoadedProfile
+from perfmodel.dag.spark import LoadedProfile, gc_paused
 from perfmodel.jsonout import builtin
 from perfmodel.report.critical_path import CriticalPath, critical_path
 from perfmodel.report.task_figures import BYTE_FIELDS, TaskFigures, median_of_sorted
@@ -164,7 +164,8 @@ class Diagnosis:
     def to_json(self) -> dict[str, Any]:
         # msgspec's C walk, not dataclasses.asdict (which deep-copies every leaf: ~0.9 s
         # on a 6,000-stage diagnosis); unknown leaves become what json's default=str makes.
-        return msgspec.to_builtins(self, enc_hook=builtin)
+        with gc_paused():  # a dict per stage: collections would walk the whole profile
+            return msgspec.to_builtins(self, enc_hook=builtin)
 
 
 class _StageFigures:
