@@ -139,6 +139,15 @@ def _reason_text(reason: ev.TaskEndReasonJson) -> str:
 def _scope_name(scope: str | None) -> str:
     if not scope:
         return ""
+    # Spark writes {"id":"…","name":"…"} (and "parent" after them): read the name of the
+    # plain form directly; anything else (escapes, a parent, damage) goes through json.
+    if scope.startswith('{"id":"'):
+        at = scope.find('","name":"', 7)
+        if at > 0 and '"' not in scope[7:at]:
+            end = len(scope) - 2
+            name = scope[at + 10 : end]
+            if scope.endswith('"}') and '"' not in name and "\\" not in name:
+                return intern(name)
     try:
         data = json.loads(scope)
     except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
