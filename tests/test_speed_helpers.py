@@ -100,3 +100,23 @@ def test_streamed_json_equals_the_whole_document() -> None:
     text = io.StringIO()  # no byte buffer under it: written as text
     dump({"x": [1, 2]}, text)
     assert json.loads(text.getvalue()) == {"x": [1, 2]}
+
+
+def test_a_profile_whose_stages_never_ran_compiles_and_diagnoses() -> None:
+    """Stages declared but never run (all skipped): no replayed stage, no task; the
+    application-wide arrays are empty, not off by one."""
+    from perfmodel.dag.model import ApplicationProfile, JobNode, StageNode
+    from perfmodel.report.task_figures import TaskFigures
+    from perfmodel.simulate.config import BaselineOverrides, baseline_config
+    from perfmodel.simulate.workload import compile_workload
+
+    profile = ApplicationProfile(app_id="app", start_ms=0.0, end_ms=1000.0, complete=True)
+    profile.jobs[0] = JobNode(job_id=0, stage_ids=[0, 1], submit_ms=10.0, complete_ms=20.0)
+    for stage_id in (0, 1):
+        profile.stages[(stage_id, 0)] = StageNode(
+            stage_id=stage_id, attempt=0, name="s", num_tasks=1, job_ids=[0]
+        )
+    workload = compile_workload(profile, baseline_config(profile, BaselineOverrides()))
+    assert workload.stages == [] and workload.n_tasks == 0
+    figures = TaskFigures(profile)
+    assert figures.stage_component_sums().shape == (6, 2)

@@ -81,6 +81,7 @@ def build_profile(
     with gc_paused():
         builder.consume(blocks, problems)
         loaded = builder.finish(problems)
+        builder.release()
     loaded.quality.count_reading(problems, loaded.profile.event_counts)
     if bundle is not None:
         loaded.bundle = bundle
@@ -174,6 +175,10 @@ def _plan(info: ev.SparkPlanInfoJson) -> PlanNode:
     return root
 
 
+def _no_stage(stage_id: int, attempt: int) -> None:
+    raise RuntimeError("the profile builder was released")
+
+
 class _ProfileBuilder:
     """Mutable state while folding events; `finish` hands out the immutable-by-convention result."""
 
@@ -217,6 +222,13 @@ class _ProfileBuilder:
             (ev.SQL_PREFIX + "SparkListenerSQLExecutionEnd").encode(): self._sql_end,
             (ev.SQL_PREFIX + "SparkListenerSQLAdaptiveExecutionUpdate").encode(): self._sql_update,
         }
+
+    def release(self) -> None:
+        """Break the builder's reference cycles (its handlers and the task accumulator's
+        callback are its own bound methods), so reference counting frees it and its
+        per-stage sets at once, instead of a full collection walking the whole profile."""
+        self.handlers.clear()
+        self.tasks.on_new_stage = _no_stage
 
     # -- driving ---------------------------------------------------------------------
 

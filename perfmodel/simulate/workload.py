@@ -353,7 +353,7 @@ class _AppTasks:
             offset += n
         parts = decompose_table(table)
         lengths = np.array(lengths_list, dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        starts = (np.cumsum(lengths) - lengths).astype(np.int64)
         stage_of_row = np.repeat(np.arange(len(lengths)), lengths)
         launch = table.col("launch_ms")
         finish = table.col("finish_ms")
@@ -374,7 +374,7 @@ class _AppTasks:
         )
         finished = ended[order]
         counts = np.bincount(stage_of_row[finished], minlength=len(lengths))
-        finished_starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        finished_starts = (np.cumsum(counts) - counts).astype(np.int64)
         return cls(
             table,
             parts,
@@ -549,7 +549,7 @@ def _stage_works(
         else np.zeros(0, dtype=np.int64)
     )
     rows = rows.astype(np.int64, copy=False)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    starts = (np.cumsum(counts) - counts).astype(np.int64)
     n = len(rows)
     parts = tasks.parts
     t = tasks.table
