@@ -76,6 +76,9 @@ def measure(argv: list[str], timeout_s: float, expect_json: bool = True) -> Meas
     not the largest of every child the benchmark ever ran. A run that exits 0 without JSON on
     stdout counts as failed: a wrong ``--perfmodel`` must not time a no-op."""
     env = {**os.environ, "PERFMODEL_STATE_DIR": tempfile.gettempdir() + "/perfmodel-bench-state"}
+    # As installed: an installed package has its bytecode cached, so a session that turns
+    # caching off must not make every timed run compile perfmodel's sources (~0.2 s CPU).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     start = time.perf_counter()
     proc = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True

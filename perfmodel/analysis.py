@@ -24,7 +24,7 @@ from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.pyspark_work import workload_class
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile, attribute_samples
-from perfmodel.dag.spark import LoadedProfile, build_profile
+from perfmodel.dag.spark import LoadedProfile, build_profile, gc_paused
 from perfmodel.embed.bare_demand import (
     BareLogEstimates,
     advice_assumptions,
@@ -96,9 +96,10 @@ class Analysis:
                     f"{self.source}: the log holds no stages, so there is nothing to replay"
                 )
             estimates = self.estimates
-            self._workload = compile_workload(
-                self.profile, self.baseline, self.vectors or None, estimates.demands()
-            )
+            with gc_paused():
+                self._workload = compile_workload(
+                    self.profile, self.baseline, self.vectors or None, estimates.demands()
+                )
             if self.profile.host_usage is None:
                 self._workload.notes.extend(assumption_notes(estimates))
         return self._workload
@@ -128,16 +129,18 @@ class Analysis:
 
     def _base(self) -> BaselineReplay:
         if self._baseline_replay is None:
-            self._baseline_replay = replay_baseline(self.workload, self.baseline)
+            with gc_paused():
+                self._baseline_replay = replay_baseline(self.workload, self.baseline)
         return self._baseline_replay
 
     def _observed_replay(self) -> Prediction:
         """The baseline's own prediction (the self-check), shared by the diagnosis and the
         advice instead of being assembled once for each."""
         if self._observed is None:
-            self._observed = replay_workload(
-                self.workload, self.baseline, self.baseline, self._base()
-            )
+            with gc_paused():
+                self._observed = replay_workload(
+                    self.workload, self.baseline, self.baseline, self._base()
+                )
         return self._observed
 
     def target(self, change: WhatIf | ClusterConfig | None) -> ClusterConfig:
@@ -150,9 +153,10 @@ class Analysis:
 
     def predict(self, change: WhatIf | ClusterConfig | None = None) -> Prediction:
         """The runtime and bottleneck on another configuration, with the model's self-check."""
-        prediction = replay_workload(
-            self.workload, self.baseline, self.target(change), self._base()
-        )
+        with gc_paused():
+            prediction = replay_workload(
+                self.workload, self.baseline, self.target(change), self._base()
+            )
         prediction.notes.extend(self.notes)
         self.attach_interval(prediction)
         return prediction
@@ -215,14 +219,15 @@ class Analysis:
     def advice(self, max_stages: int = 3) -> list[Advice]:
         """Advice for the application and its most expensive stages, each line a replay."""
         if max_stages not in self._advice:
-            self._advice[max_stages] = advise_workload(
-                self.workload,
-                self.baseline,
-                max_stages=max_stages,
-                baseline=self._base(),
-                observed=self._observed_replay(),
-                assumptions=advice_assumptions(self.estimates, set(self.vectors)),
-            )
+            with gc_paused():
+                self._advice[max_stages] = advise_workload(
+                    self.workload,
+                    self.baseline,
+                    max_stages=max_stages,
+                    baseline=self._base(),
+                    observed=self._observed_replay(),
+                    assumptions=advice_assumptions(self.estimates, set(self.vectors)),
+                )
         return list(self._advice[max_stages])
 
     def diagnose(self) -> Diagnosis:
@@ -238,12 +243,13 @@ class Analysis:
                 advice = self.advice()
             except PerfmodelError as exc:
                 warnings.append(f"no what-if advice for this log: {exc}")
-        result = diagnose(
-            self.loaded,
-            baseline=baseline,
-            advice=[asdict(a) for a in advice],
-            has_samples=self.samples is not None,
-        )
+        with gc_paused():
+            result = diagnose(
+                self.loaded,
+                baseline=baseline,
+                advice=[asdict(a) for a in advice],
+                has_samples=self.samples is not None,
+            )
         result.warnings.extend(warnings)
         overall = application_assumption(self.estimates)
         if overall and not self.vectors:

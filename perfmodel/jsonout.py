@@ -7,9 +7,13 @@ means "not known" (a ratio of nothing, a replay that could not run), so it becom
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+from collections.abc import Callable
 from typing import Any, TextIO
+
+import msgspec
 
 
 def finite(value: Any) -> Any:
@@ -27,8 +31,69 @@ def dumps(value: Any, indent: int | None = 2) -> str:
     return json.dumps(finite(value), indent=indent, default=str, allow_nan=False)
 
 
+def builtin(value: Any) -> Any:
+    """What json's ``default=str`` would write for a value msgspec has no rule for; float
+    subclasses (numpy's float64) stay numbers, as json keeps them."""
+    if isinstance(value, float):
+        return float(value)
+    return str(value)
+
+
+def encode(value: Any, indent: int | None = 2) -> bytes:
+    """``dumps`` as UTF-8 bytes, made in C: on a 6,000-stage diagnosis (14 MB of JSON)
+    Python's indented encoder, which runs in Python, took ~1.3 s. msgspec writes
+    non-finite floats as ``null`` itself and leaves non-ASCII text unescaped (still JSON)."""
+    raw = msgspec.json.encode(value, enc_hook=builtin)
+    return msgspec.json.format(raw, indent=indent) if indent else raw
+
+
 def dump(value: Any, out: TextIO, indent: int | None = 2) -> None:
-    """Written piece by piece: an indented ``dumps`` of a 6,000-stage diagnosis holds a
-    million small strings at once (~90 MB) before it writes any."""
-    json.dump(finite(value), out, indent=indent, default=str, allow_nan=False)
-    out.write("\n")
+    """``value`` as JSON on ``out``, written member by member: the top-level object's
+    members, and each item of its lists, are encoded one at a time, so the whole document
+    never sits in memory at once (a 95,000-stage diagnosis is ~220 MB of JSON). A
+    dataclass is written as `dataclasses.asdict` would make it, without making it."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is not None:
+        out.flush()
+        write = buffer.write
+    else:
+
+        def write(data: bytes) -> None:
+            out.write(data.decode())
+
+    if not indent or not (isinstance(value, dict) or _is_dataclass_instance(value)):
+        write(encode(value, indent) + b"\n")
+    else:
+        _dump_members(value, write, indent)
+    if buffer is not None:
+        buffer.flush()
+
+
+def _is_dataclass_instance(value: Any) -> bool:
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+def _dump_members(value: Any, write: Callable[[bytes], object], indent: int) -> None:
+    if isinstance(value, dict):
+        members = list(value.items())
+    else:
+        members = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
+    if not members:
+        write(b"{}\n")
+        return
+    pad = b" " * indent
+    write(b"{\n")
+    for n, (key, member) in enumerate(members):
+        write(pad + encode(str(key), None) + b": ")
+        if isinstance(member, list | tuple) and member:
+            write(b"[\n")
+            for i, item in enumerate(member):
+                # Raw newlines appear in formatted JSON only between tokens (strings escape
+                # theirs), so indenting every line is a plain replace.
+                text = encode(item, indent).replace(b"\n", b"\n" + pad + pad)
+                write(pad + pad + text + (b",\n" if i < len(member) - 1 else b"\n"))
+            write(pad + b"]")
+        else:
+            write(encode(member, indent).replace(b"\n", b"\n" + pad))
+        write(b",\n" if n < len(members) - 1 else b"\n")
+    write(b"}\n")

@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
         except OSError:
             pass  # remembering is a convenience; never fail a diagnosis over it
         if as_json:
-            dump(result.to_json(), sys.stdout)
+            dump(result, sys.stdout)  # streamed member by member, not one dict tree
             return
         console = Console()
         if not console.is_terminal:

@@ -9,7 +9,6 @@ from pathlib import Path
 import typer
 
 from perfmodel.profile import bundle
-from perfmodel.profile.record import RecordOptions, record
 
 
 def _default_out() -> Path:
@@ -64,6 +63,10 @@ def register(app: typer.Typer) -> None:
         The command's output and exit code pass through; the bundle is written even if it
         fails. Example: perfmodel record --out run1 -- spark-submit app.py
         """
+        # Imported here: the recorder pulls in the JFR reader and pyarrow (~0.25 s), which
+        # every other command would otherwise wait for at start-up.
+        from perfmodel.profile.record import RecordOptions, record
+
         target = out or _default_out()
         options = RecordOptions(
             out=target,

@@ -9,13 +9,15 @@ sub-millisecond precision matters); durations are milliseconds.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from perfmodel.dag.tasks import TaskTable
 
 StageKey = tuple[int, int]
@@ -170,6 +172,8 @@ class StageNode:
         """Operation graph: nodes are op ids with attribute ``op`` (OperationNode), edges
         parent → child within the stage. Made on first access from `op_nodes`."""
         if self.graph_cache is None:
+            import networkx as nx  # here: ~0.2 s of start-up that a diagnosis never needs
+
             g = nx.DiGraph()
             ids = {op.op_id for op in self.op_nodes}
             for op in self.op_nodes:
@@ -303,6 +307,64 @@ class HostUsage:
     """Cores busy on average over the interval that ends at the same index."""
 
 
+class StageGraph:
+    """Stage ids and their parent → child edges: the part of networkx's DiGraph that the
+    stage DAG needs (same method names), as two dicts of insertion-ordered dicts. Importing
+    networkx for it cost ~0.2 s of every diagnosis's start-up, and its per-node attribute
+    dicts ~1 KB a stage."""
+
+    __slots__ = ("_parents", "_children")
+
+    def __init__(self) -> None:
+        self._parents: dict[int, dict[int, None]] = {}
+        self._children: dict[int, dict[int, None]] = {}
+
+    def add_node(self, node: int) -> None:
+        if node not in self._parents:
+            self._parents[node] = {}
+            self._children[node] = {}
+
+    def add_edge(self, parent: int, child: int) -> None:
+        self.add_node(parent)
+        self.add_node(child)
+        self._parents[child][parent] = None
+        self._children[parent][child] = None
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._parents
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._parents)
+
+    def __len__(self) -> int:
+        return len(self._parents)
+
+    @property
+    def nodes(self) -> list[int]:
+        return list(self._parents)
+
+    def number_of_nodes(self) -> int:
+        return len(self._parents)
+
+    def number_of_edges(self) -> int:
+        return sum(len(p) for p in self._parents.values())
+
+    def has_node(self, node: int) -> bool:
+        return node in self._parents
+
+    def has_edge(self, parent: int, child: int) -> bool:
+        return parent in self._parents.get(child, ())
+
+    def predecessors(self, node: int) -> Iterator[int]:
+        return iter(self._parents[node])
+
+    def successors(self, node: int) -> Iterator[int]:
+        return iter(self._children[node])
+
+    def edges(self) -> list[tuple[int, int]]:
+        return [(p, c) for p, children in self._children.items() for c in children]
+
+
 @dataclass(slots=True)
 class ApplicationProfile:
     """The whole hierarchical DAG execution profile of one application run."""
@@ -321,7 +383,7 @@ class ApplicationProfile:
     executors: dict[str, ExecutorInfo] = field(default_factory=dict)
     jobs: dict[int, JobNode] = field(default_factory=dict)
     stages: dict[StageKey, StageNode] = field(default_factory=dict)
-    stage_graph: nx.DiGraph = field(default_factory=nx.DiGraph)
+    stage_graph: StageGraph = field(default_factory=lambda: StageGraph())
     """Stage ids, edge parent → child (the child reads the parent's shuffle output)."""
     queries: dict[int, QueryNode] = field(default_factory=dict)
     source: str = ""

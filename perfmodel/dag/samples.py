@@ -19,11 +19,14 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
 
 from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # imported where used: plain event logs never need it (~0.1 s)
 
 TASK_THREAD_PREFIX = "Executor task launch worker"
 
@@ -263,6 +266,8 @@ def _place_by_window(
 
 def _frames_by_stack(samples: pa.Table, stack_ids: np.ndarray) -> dict[int, tuple[str, ...]]:
     """Frames of each distinct stack, read once from its first row."""
+    import pyarrow as pa
+
     unique, first = np.unique(stack_ids, return_index=True)
     chosen = samples.column("frames").take(pa.array(first))
     return {int(s): tuple(f) for s, f in zip(unique, chosen.to_pylist(), strict=True)}

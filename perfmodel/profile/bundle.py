@@ -21,18 +21,21 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from perfmodel import __version__
 from perfmodel.atomic import write_atomically
 from perfmodel.errors import PerfmodelError
-from perfmodel.profile import jfr, pyspy, sampletable
 from perfmodel.profile.monitor import ResourceSample, ResourceSummary
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# pyarrow and the sample readers are imported where they are used: reading a plain event
+# log (every `diagnose` of one) finds out here whether it is a bundle, and pyarrow alone
+# costs ~0.25 s of start-up.
 
 FORMAT = "perfmodel-bundle"
 FORMAT_VERSION = 1
@@ -189,6 +192,8 @@ def find_event_log(bundle: str | Path, app_id: str | None = None) -> Path:
 
 def load_samples(bundle: str | Path) -> pa.Table:
     """The bundle's samples table (an empty one when nothing was sampled)."""
+    from perfmodel.profile import sampletable
+
     path = Path(bundle) / SAMPLES
     if not path.is_file():
         return sampletable.empty_table()
@@ -196,6 +201,8 @@ def load_samples(bundle: str | Path) -> pa.Table:
 
 
 def load_task_spans(bundle: str | Path) -> pa.Table:
+    from perfmodel.profile import jfr
+
     path = Path(bundle) / TASK_SPANS
     empty = jfr.spans_table([])
     if not path.is_file():
@@ -209,6 +216,9 @@ def _read_table(path: Path, schema: pa.Schema) -> pa.Table:
     Checked where it enters, so no reader further on meets a missing column or a column of
     another type (Parquet's own checksums catch most damage to the data itself).
     """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
         table = pq.read_table(path)
         missing = [name for name in schema.names if name not in table.column_names]
@@ -219,24 +229,27 @@ def _read_table(path: Path, schema: pa.Schema) -> pa.Table:
         raise BundleError(f"{path} is damaged or not a Parquet table: {str(exc)[:300]}") from None
 
 
-_RESOURCE_SCHEMA = pa.schema(
-    [
-        ("t_ms", pa.float64()),
-        ("cpu_cores", pa.float64()),
-        ("rss_bytes", pa.int64()),
-        ("read_bytes", pa.int64()),
-        ("write_bytes", pa.int64()),
-        ("net_sent_bytes", pa.int64()),
-        ("net_recv_bytes", pa.int64()),
-        ("processes", pa.int32()),
-    ]
+_RESOURCE_COLUMNS = (
+    ("t_ms", "float64"),
+    ("cpu_cores", "float64"),
+    ("rss_bytes", "int64"),
+    ("read_bytes", "int64"),
+    ("write_bytes", "int64"),
+    ("net_sent_bytes", "int64"),
+    ("net_recv_bytes", "int64"),
+    ("processes", "int32"),
 )
+_RESOURCE_NAMES = [name for name, _ in _RESOURCE_COLUMNS]
 
 
 def write_resources(out: Path, summary: ResourceSummary) -> dict[str, Any]:
     """Write the monitor's time series to ``resources.parquet``; returns the manifest entry."""
-    columns = {name: [getattr(s, name) for s in summary.samples] for name in _RESOURCE_SCHEMA.names}
-    pq.write_table(pa.table(columns, schema=_RESOURCE_SCHEMA), out / RESOURCES, compression="zstd")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([(name, pa.type_for_alias(kind)) for name, kind in _RESOURCE_COLUMNS])
+    columns = {name: [getattr(s, name) for s in summary.samples] for name in _RESOURCE_NAMES}
+    pq.write_table(pa.table(columns, schema=schema), out / RESOURCES, compression="zstd")
     return {
         "file": RESOURCES,
         "interval_s": summary.interval_s,
@@ -255,14 +268,17 @@ def load_resources(bundle: str | Path) -> list[ResourceSample]:
     path = Path(bundle) / RESOURCES
     if not path.is_file():
         return []
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
         table = pq.read_table(path)
     except (OSError, pa.ArrowException) as exc:
         raise BundleError(f"{path} is unreadable: {exc}") from None
-    missing = set(_RESOURCE_SCHEMA.names) - set(table.column_names)
+    missing = set(_RESOURCE_NAMES) - set(table.column_names)
     if missing:
         raise BundleError(f"{path} lacks the columns {', '.join(sorted(missing))}")
-    rows = table.select(_RESOURCE_SCHEMA.names).to_pylist()
+    rows = table.select(_RESOURCE_NAMES).to_pylist()
     return sorted((ResourceSample(**r) for r in rows), key=lambda s: s.t_ms)
 
 
@@ -364,6 +380,8 @@ def _copy_into(src: Path, directory: Path) -> Path:
 
 
 def _java_version() -> str:
+    from perfmodel.profile import jfr
+
     try:
         import subprocess
 
@@ -397,6 +415,10 @@ def assemble(
     Sources that fail to read are recorded in the manifest (``recordings[].error`` and
     ``warnings``) instead of aborting, so a bundle always comes out.
     """
+    import pyarrow.parquet as pq
+
+    from perfmodel.profile import jfr, pyspy, sampletable
+
     out.mkdir(parents=True, exist_ok=True)
     for sub in (EVENTLOG_DIR, JFR_DIR, PYSPY_DIR):
         (out / sub).mkdir(parents=True, exist_ok=True)
@@ -490,6 +512,8 @@ def assemble(
 
 
 def _summary(samples: pa.Table) -> dict[str, Any]:
+    import pyarrow.compute as pc
+
     def counts(column: str) -> dict[str, int]:
         if samples.num_rows == 0:
             return {}

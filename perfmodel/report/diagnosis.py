@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import numpy as np
 
+from perfmodel.dag.decomposition import COMPONENTS
 from perfmodel.dag.model import ApplicationProfile, StageNode
-from perfmodel.dag.spark import LoadedProfile
+from perfmodel.dag.spark import LoadedProfile, gc_paused
+from perfmodel.jsonout import builtin
 from perfmodel.report.critical_path import CriticalPath, critical_path
 from perfmodel.report.task_figures import BYTE_FIELDS, TaskFigures, median_of_sorted
 from perfmodel.simulate.replay import Prediction
@@ -159,22 +162,47 @@ class Diagnosis:
     """Spark's raw task-metric sums over every stage attempt (see `StageDiagnosis`)."""
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # msgspec's C walk, not dataclasses.asdict (which deep-copies every leaf: ~0.9 s
+        # on a 6,000-stage diagnosis); unknown leaves become what json's default=str makes.
+        with gc_paused():  # a dict per stage: collections would walk the whole profile
+            return msgspec.to_builtins(self, enc_hook=builtin)
 
 
-def _stage_diagnosis(stage: StageNode, app_ms: float, f: TaskFigures) -> StageDiagnosis:
+class _StageFigures:
+    """`TaskFigures` per stage as plain lists, taken out of numpy once for all stages: a
+    6,000-stage log spent most of its diagnosis in a dozen numpy calls per stage."""
+
+    def __init__(self, f: TaskFigures) -> None:
+        self.index = f.index
+        self.components = f.stage_component_sums().tolist()
+        self.cpu_measured = (f.cpu_measured > 0).tolist()
+        self.tasks_run = f.tasks_run.tolist()
+        self.succeeded = f.succeeded.tolist()
+        self.duration_starts = f.duration_starts.tolist()
+        self.durations = f.sorted_durations.tolist()
+        self.bytes = {name: f.bytes[name].tolist() for name in BYTE_FIELDS}
+        self.metrics = {name: v.tolist() for name, v in f.metric_sums.items()}
+
+
+def _stage_diagnosis(stage: StageNode, app_ms: float, f: _StageFigures) -> StageDiagnosis:
     i = f.index[stage.key]
-    total = f.total(i)
-    durations = f.successful_durations(i)
-    tasks_run = int(f.tasks_run[i])
+    # The same arithmetic as `TimeDecomposition.total_ms` / `.shares()` on the stage's sums.
+    values = [row[i] for row in f.components]
+    total_ms = sum(values)
+    if total_ms <= 0:
+        shares = {name: 0.0 for name in COMPONENTS}
+    else:
+        shares = {name: v / total_ms for name, v in zip(COMPONENTS, values, strict=True)}
+    lo = f.duration_starts[i]
+    durations = f.durations[lo : lo + f.succeeded[i]]
+    tasks_run = f.tasks_run[i]
     median = median_of_sorted(durations)
     longest = durations[-1] if durations else 0.0
     skew = longest / median if len(durations) >= 2 and median > 0 else None
     threshold = max(median * STRAGGLER_FACTOR, median + STRAGGLER_MIN_EXCESS_MS)
     stragglers = len(durations) - bisect_right(durations, threshold) if len(durations) >= 2 else 0
-    shares = total.shares()
-    decomposition = {k: v / 1000.0 for k, v in total.as_dict().items()}
-    dominant = max(shares.items(), key=lambda kv: kv[1])[0] if total.total_ms > 0 else None
+    decomposition = {name: v / 1000.0 for name, v in zip(COMPONENTS, values, strict=True)}
+    dominant = max(shares.items(), key=lambda kv: kv[1])[0] if total_ms > 0 else None
     duration = stage.duration_ms
     sums = {name: int(f.bytes[name][i]) for name in BYTE_FIELDS}
     return StageDiagnosis(
@@ -187,10 +215,10 @@ def _stage_diagnosis(stage: StageNode, app_ms: float, f: TaskFigures) -> StageDi
         tasks_run=tasks_run,
         failed_tasks=tasks_run - len(durations),
         duration_s=duration / 1000.0,
-        task_time_s=total.total_ms / 1000.0,
+        task_time_s=total_ms / 1000.0,
         decomposition=decomposition,
         shares=shares,
-        cpu_measured=total.cpu_measured,
+        cpu_measured=bool(tasks_run) and f.cpu_measured[i],
         dominant=dominant,
         median_task_s=median / 1000.0,
         max_task_s=longest / 1000.0,
@@ -203,7 +231,7 @@ def _stage_diagnosis(stage: StageNode, app_ms: float, f: TaskFigures) -> StageDi
         memory_spill_bytes=sums["memory_spill_bytes"],
         disk_spill_bytes=sums["disk_spill_bytes"],
         share_of_app=duration / app_ms if app_ms > 0 else 0.0,
-        spark_metrics={name: int(v[i]) for name, v in f.metric_sums.items()},
+        spark_metrics={name: int(v[i]) for name, v in f.metrics.items()},
     )
 
 
@@ -291,8 +319,10 @@ def diagnose(
     model_error = baseline.model_error if baseline is not None else None
     app_ms = p.duration_ms
     figures = TaskFigures(p)
+    per_stage = _StageFigures(figures)
     stages = [
-        _stage_diagnosis(s, app_ms, figures) for s in sorted(p.stages.values(), key=lambda s: s.key)
+        _stage_diagnosis(s, app_ms, per_stage)
+        for s in sorted(p.stages.values(), key=lambda s: s.key)
     ]
     ranked = sorted(
         (s for s in stages if s.duration_s > 0), key=lambda s: s.duration_s, reverse=True

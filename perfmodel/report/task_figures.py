@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from perfmodel.dag import segments
 from perfmodel.dag.decomposition import COMPONENTS, TimeDecomposition, decompose_table
 from perfmodel.dag.model import ApplicationProfile
 from perfmodel.dag.spark_metrics import SparkMetricColumns
@@ -49,7 +50,7 @@ class TaskFigures:
         self.spark = SparkMetricColumns(table)
         keys = list(profile.stages)
         lengths = np.array([len(s.table) for s in profile.stages.values()], dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        starts = (np.cumsum(lengths) - lengths).astype(np.int64)
         self.index = {key: i for i, key in enumerate(keys)}
         self.bounds = (starts, lengths)
         stage_of_row = np.repeat(np.arange(len(keys)), lengths)
@@ -71,7 +72,14 @@ class TaskFigures:
         order = np.lexsort((durations[rows], stage_of_row[rows]))
         self.sorted_durations = durations[rows][order]
         counts = self.succeeded
-        self.duration_starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        self.duration_starts = (np.cumsum(counts) - counts).astype(np.int64)
+
+    def stage_component_sums(self) -> np.ndarray:
+        """Every stage's summed components (rows in `COMPONENTS` order, one column a stage;
+        zeros where no attempt ended): what `total` gives one stage, for all at once."""
+        sums = segments.segment_sums(self.components, *self.bounds, like="cumsum")
+        sums[:, self.tasks_run == 0] = 0.0
+        return sums
 
     def total(self, i: int) -> TimeDecomposition:
         lo, n = int(self.bounds[0][i]), int(self.bounds[1][i])
