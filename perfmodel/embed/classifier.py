@@ -25,6 +25,21 @@ from perfmodel.embed.weights import ModelBundle, load_bundle, rebuild_charlms
 
 DEFAULT_BATCH = 256
 
+# Top-level domains that begin JVM package names (``net.jpountz.lz4``, ``io.netty``) and are
+# also resource words: the corpus (JDK and Python code) has ``net`` and ``io`` only as
+# ``java.net`` and ``java.io``, so as a domain prefix they read as network or disk I/O
+# (LZ4's JNI compressor came out 0.90 network). As a domain they say nothing.
+_DOMAIN_WORDS = ("net", "io")
+
+
+def model_name_tokens(qualified_name: str, tokens: Sequence[str], language: str) -> tuple[str, ...]:
+    """A frame's name subtokens as the models should read them (reverse-domain word dropped)."""
+    if language == "python" or not tokens or tokens[0] not in _DOMAIN_WORDS:
+        return tuple(tokens)
+    if qualified_name.count(".") >= 2 and qualified_name.startswith(f"{tokens[0]}."):
+        return tuple(tokens[1:])
+    return tuple(tokens)
+
 
 @dataclass(frozen=True)
 class FunctionInput:
@@ -211,11 +226,14 @@ class ResourceClassifier:
         unique: dict[tuple[str, str, int], int] = {}
         for i in need:
             unique.setdefault(keys[i], i)
+        languages = [loc.language if loc.language != "unknown" else "java" for loc in located]
         items = [
             FunctionInput(
                 name=located[i].frame,
-                name_tokens=tuple(located[i].name_tokens),
-                language=located[i].language if located[i].language != "unknown" else "java",
+                name_tokens=model_name_tokens(
+                    located[i].qualified_name, located[i].name_tokens, languages[i]
+                ),
+                language=languages[i],
                 ast=located[i].ast if located[i].source_found else None,
                 doc=located[i].doc or "",
             )
