@@ -65,11 +65,8 @@ class TokenModel:
         return out
 
     def tensors(self) -> dict[str, np.ndarray]:
-        return {
-            "idf": self.idf.astype(np.float32),
-            "coef": self.coef.astype(np.float32),
-            "intercept": self.intercept.astype(np.float32),
-        }
+        arrays = {"idf": self.idf, "coef": self.coef, "intercept": self.intercept}
+        return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in arrays.items()}
 
     @classmethod
     def from_tensors(cls, vocab: Sequence[str], tensors: dict[str, np.ndarray]) -> TokenModel:
