@@ -514,7 +514,9 @@ def _stage_work(
     # Bytes → time at the per-task share of the host's disk bandwidth (ms per byte).
     ms_per_byte = 1000.0 * max(1.0, k_stage) / baseline.disk_bw
     if vector is not None and vector.shares:
-        _split_by_vector(comp, unattributed, vector)
+        # Code says which resource; bytes bound how much of it can be I/O.
+        disk_cap = (disk_spill * 2 + io_bytes) * ms_per_byte
+        _split_by_vector(comp, unattributed, vector, disk_cap)
     else:
         spill = np.minimum(unattributed, disk_spill * 2 * ms_per_byte)
         rest = unattributed - spill
@@ -550,8 +552,19 @@ def _stage_work(
     )
 
 
-def _split_by_vector(comp: np.ndarray, unattributed: np.ndarray, vector: ResourceVector) -> None:
-    """Give each resource the unattributed time its vector share still lacks (its deficit)."""
+def _split_by_vector(
+    comp: np.ndarray,
+    unattributed: np.ndarray,
+    vector: ResourceVector,
+    disk_cap: np.ndarray | None = None,
+) -> None:
+    """Give each resource the unattributed time its vector share still lacks (its deficit).
+
+    ``disk_cap``: per task, the most disk time its bytes explain (read, written and spilled
+    at the per-task disk rate); disk time beyond it is CPU outside the task thread, as without
+    a vector. Code tells what a frame does, not how many bytes reached a device: a read from
+    the page cache runs the same code as one from the disk.
+    """
     run = comp[[CPU, GC, NETWORK, DISK]].sum(axis=0) + unattributed
     measured = {
         "cpu": comp[CPU],
@@ -573,4 +586,7 @@ def _split_by_vector(comp: np.ndarray, unattributed: np.ndarray, vector: Resourc
     with np.errstate(divide="ignore", invalid="ignore"):
         for name, w in weights.items():
             part = np.where(total > 0, unattributed * w / total, 0.0)
+            if name == "disk" and disk_cap is not None:
+                comp[CPU_OTHER] += np.maximum(0.0, part - disk_cap)
+                part = np.minimum(part, disk_cap)
             comp[rows.get(name, OTHER)] += part
