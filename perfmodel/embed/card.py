@@ -68,6 +68,16 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
             else ""
         )
         + "; linear softmax head. Functions without docs use the code model alone.",
+        *(
+            [
+                "* **identifier-token head** (`perfmodel/embed/token_model.py`): the evaluation's "
+                "TF-IDF + logistic-regression baseline, fitted on the training packages, as a "
+                "third head. The shipped distribution is the equal-weight mean of the heads a "
+                "function has (code, doc, tokens); equal weights are fixed, not fitted.",
+            ]
+            if "average (code + doc + tokens)" in m["test"]
+            else []
+        ),
         "",
         "## Data and split",
         "",
