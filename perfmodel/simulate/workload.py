@@ -515,8 +515,9 @@ def _stage_work(
     ms_per_byte = 1000.0 * max(1.0, k_stage) / baseline.disk_bw
     if vector is not None and vector.shares:
         # Code says which resource; bytes bound how much of it can be I/O.
-        disk_cap = (disk_spill * 2 + io_bytes) * ms_per_byte
-        _split_by_vector(comp, unattributed, vector, disk_cap)
+        _split_by_vector(
+            comp, unattributed, vector, (disk_spill * 2 * ms_per_byte, io_bytes * ms_per_byte)
+        )
     else:
         spill = np.minimum(unattributed, disk_spill * 2 * ms_per_byte)
         rest = unattributed - spill
@@ -556,14 +557,15 @@ def _split_by_vector(
     comp: np.ndarray,
     unattributed: np.ndarray,
     vector: ResourceVector,
-    disk_cap: np.ndarray | None = None,
+    disk_caps: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> None:
     """Give each resource the unattributed time its vector share still lacks (its deficit).
 
-    ``disk_cap``: per task, the most disk time its bytes explain (read, written and spilled
-    at the per-task disk rate); disk time beyond it is CPU outside the task thread, as without
-    a vector. Code tells what a frame does, not how many bytes reached a device: a read from
-    the page cache runs the same code as one from the disk.
+    ``disk_caps``: per task, the most spill and input/output disk time its bytes explain (at
+    the per-task disk rate). The disk part is spill first (so the memory law still sees it),
+    then input/output; beyond both it is CPU outside the task thread, as without a vector.
+    Code tells what a frame does, not how many bytes reached a device: a read from the page
+    cache runs the same code as one from the disk.
     """
     run = comp[[CPU, GC, NETWORK, DISK]].sum(axis=0) + unattributed
     measured = {
@@ -586,7 +588,11 @@ def _split_by_vector(
     with np.errstate(divide="ignore", invalid="ignore"):
         for name, w in weights.items():
             part = np.where(total > 0, unattributed * w / total, 0.0)
-            if name == "disk" and disk_cap is not None:
-                comp[CPU_OTHER] += np.maximum(0.0, part - disk_cap)
-                part = np.minimum(part, disk_cap)
+            if name == "disk" and disk_caps is not None:
+                spill = np.minimum(part, disk_caps[0])
+                io = np.minimum(part - spill, disk_caps[1])
+                comp[SPILL] += spill
+                comp[DISK] += io
+                comp[CPU_OTHER] += part - spill - io
+                continue
             comp[rows.get(name, OTHER)] += part
