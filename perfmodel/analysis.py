@@ -17,13 +17,21 @@ differently, and compiling the workload again for every replay behind the advice
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from perfmodel.dag.model import ApplicationProfile, StageKey
+from perfmodel.dag.pyspark_work import workload_class
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile, attribute_samples
 from perfmodel.dag.spark import LoadedProfile, build_profile
+from perfmodel.embed.bare_demand import (
+    BareLogEstimates,
+    advice_assumptions,
+    application_assumption,
+    assumption_notes,
+    estimate_bare_log,
+)
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import load_samples
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
@@ -38,6 +46,7 @@ from perfmodel.simulate.config import (
     apply_what_if,
     baseline_config,
 )
+from perfmodel.simulate.intervals import BARE_LOG, BUNDLE, interval, shipped_intervals, widening
 from perfmodel.simulate.replay import BaselineReplay, Prediction, replay_baseline, replay_workload
 from perfmodel.simulate.sweep import SweepAxis, SweepPoint, parse_axes, sweep_points
 from perfmodel.simulate.workload import Workload, compile_workload
@@ -67,6 +76,8 @@ class Analysis:
     _observed: Prediction | None = None
     _diagnosis: Diagnosis | None = None
     _advice: dict[int, list[Advice]] = field(default_factory=dict)
+    _estimates: BareLogEstimates | None = None
+    _workload_class: str | None = None
 
     @property
     def profile(self) -> ApplicationProfile:
@@ -84,8 +95,36 @@ class Analysis:
                 raise NoStagesError(
                     f"{self.source}: the log holds no stages, so there is nothing to replay"
                 )
-            self._workload = compile_workload(self.profile, self.baseline, self.vectors or None)
+            estimates = self.estimates
+            self._workload = compile_workload(
+                self.profile, self.baseline, self.vectors or None, estimates.demands()
+            )
+            if self.profile.host_usage is None:
+                self._workload.notes.extend(assumption_notes(estimates))
         return self._workload
+
+    def _fit_assumed_host(self, estimates: BareLogEstimates) -> None:
+        """An unknown local host taken to equal its slots is made big enough for the
+        demand the bare-log estimates assume (see `BareLogEstimates.host_cores_at_least`)."""
+        base = self.baseline
+        at_least = estimates.host_cores_at_least()
+        if not (base.local_mode and base.host_cores_assumed) or at_least <= base.host_cores:
+            return
+        sources = dict(base.sources)
+        sources["host_cores"] = (
+            f"assumed: at least {at_least}, to hold the largest per-task core demand the log "
+            "suggests (a Python task's thread and worker, a JVM's GC and JIT threads; pass "
+            "--host-cores)"
+        )
+        self.baseline = replace(base, host_cores=at_least, sources=sources)
+
+    @property
+    def estimates(self) -> BareLogEstimates:
+        """Per stage, the core demand and the nature of unattributed time as the event log
+        alone suggests (`perfmodel.embed.bare_demand`); used where nothing measured it."""
+        if self._estimates is None:
+            self._estimates = estimate_bare_log(self.profile, self.baseline.host_cores)
+        return self._estimates
 
     def _base(self) -> BaselineReplay:
         if self._baseline_replay is None:
@@ -115,7 +154,50 @@ class Analysis:
             self.workload, self.baseline, self.target(change), self._base()
         )
         prediction.notes.extend(self.notes)
+        self.attach_interval(prediction)
         return prediction
+
+    @property
+    def input_kind(self) -> str:
+        """``bundle`` or ``bare-log``: which calibration the intervals use."""
+        return BARE_LOG if self.loaded.bundle is None else BUNDLE
+
+    @property
+    def workload_class(self) -> str:
+        """``python-rdd``, ``python-udf`` or ``jvm-sql`` (`perfmodel.dag.pyspark_work`)."""
+        if self._workload_class is None:
+            self._workload_class = workload_class(self.profile)
+        return self._workload_class
+
+    def unknown_share(self) -> float:
+        """Share of task time whose nature nothing measured or evidenced (bare logs only:
+        a bundle measured its CPU use, or its code vectors split the time)."""
+        if self.profile.host_usage is not None or self.vectors:
+            return 0.0
+        return self.estimates.unknown_share
+
+    def interval_widening(self, prediction: Prediction) -> float:
+        """The interval's extra log half-width for ``prediction`` (self-check error and the
+        unknown share of the predicted change)."""
+        return widening(
+            prediction.model_error,
+            self.unknown_share(),
+            prediction.predicted_s,
+            prediction.baseline_replay_s,
+        )
+
+    def attach_interval(self, prediction: Prediction) -> None:
+        """Put the 80% interval on ``prediction`` (see `perfmodel.simulate.intervals`)."""
+        widen = self.interval_widening(prediction)
+        low, high, source = interval(
+            shipped_intervals(),
+            self.input_kind,
+            self.workload_class,
+            prediction.predicted_s,
+            widen,
+        )
+        prediction.predicted_low_s, prediction.predicted_high_s = low, high
+        prediction.interval_source = source
 
     def sweep(
         self, axes: Sequence[SweepAxis] | Sequence[str], fixed: WhatIf | None = None
@@ -139,6 +221,7 @@ class Analysis:
                 max_stages=max_stages,
                 baseline=self._base(),
                 observed=self._observed_replay(),
+                assumptions=advice_assumptions(self.estimates, set(self.vectors)),
             )
         return list(self._advice[max_stages])
 
@@ -162,6 +245,12 @@ class Analysis:
             has_samples=self.samples is not None,
         )
         result.warnings.extend(warnings)
+        overall = application_assumption(self.estimates)
+        if overall and not self.vectors:
+            after = [i for i, f in enumerate(result.findings) if "not broken down" in f]
+            at = after[0] + 1 if after else len(result.findings)
+            lead = "Of that" if after else "Unattributed task time"
+            result.findings.insert(at, f"{lead}: {overall}.")
         if self.samples is not None:
             add_sample_views(result, self.samples)
             add_code_vectors(result, self.vectors)
@@ -188,6 +277,7 @@ def load(
     """
     loaded = build_profile(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
     analysis = Analysis(loaded=loaded, baseline=baseline_config(loaded.profile, overrides))
+    analysis._fit_assumed_host(analysis.estimates)
     if loaded.bundle is None:
         return analysis
     analysis.samples = attribute_samples(loaded.profile, load_samples(loaded.bundle))

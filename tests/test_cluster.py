@@ -142,6 +142,8 @@ def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path) -> None
     assert len(executors) == 2, result.manifest.recordings
     assert all(r.task_events and r.samples > 0 and r.error is None for r in executors)
     assert not any("no perfmodel plugin events" in w for w in result.warnings), result.warnings
+    # The executors ran on the workers' hosts: this machine's cores are not theirs.
+    assert result.manifest.host_cores is None
 
     samples = bundle.load_samples(out)
     tied = samples.filter(pc.is_valid(samples.column("task_id")))
@@ -225,6 +227,42 @@ def test_bad_cluster_grids_are_refused(tmp_path: Path, grid: str) -> None:
 
     with pytest.raises(SpecError):
         load_spec(_cluster_spec(tmp_path, grid))
+
+
+STUDY_SPECS = sorted((Path(__file__).parents[1] / "experiments" / "cluster").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", STUDY_SPECS, ids=[p.stem for p in STUDY_SPECS])
+def test_study_specs_vary_one_resource_at_a_time_from_a_base(path: Path) -> None:
+    from perfmodel.experiment.spec import load_spec
+    from perfmodel.experiment.what_if_kind import MEMORY, NETWORK, WORKERS, changed_resources
+
+    spec = load_spec(path)
+    base, *others = [c.as_dict() for c in spec.configs]
+    assert base["workers"] == 2 and base["executor_memory"] == "512m"  # the spilling heap
+    kinds = [changed_resources(base, other) for other in others]
+    assert sorted(kinds) == sorted([[NETWORK], [MEMORY], [WORKERS]])
+    # Shapes (workers, rate) stay together: one cluster each.
+    shapes = [(c.workers, c.rate_mbit) for c in spec.configs]
+    changes = sum(1 for a, b in zip([None, *shapes[:-1]], shapes, strict=True) if a != b)
+    assert len({*shapes}) == changes
+    # The plan does not change with the resources.
+    assert len({(c.shuffle_partitions, c.conf) for c in spec.configs}) == 1
+    assert spec.params["size_mb"] == "1000"
+
+
+def test_study_workers_are_capped_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfmodel.experiment.cluster_runs import WORKER_CPU, worker_cpu
+
+    monkeypatch.delenv("PERFMODEL_CLUSTER_WORKER_CPU", raising=False)
+    assert worker_cpu() == WORKER_CPU and 3 * WORKER_CPU <= 2
+    monkeypatch.setenv("PERFMODEL_CLUSTER_WORKER_CPU", "none")
+    assert worker_cpu() is None
+    monkeypatch.setenv("PERFMODEL_CLUSTER_WORKER_CPU", "0.5")
+    assert worker_cpu() == 0.5
+    monkeypatch.setenv("PERFMODEL_CLUSTER_WORKER_CPU", "lots")
+    with pytest.raises(ClusterError, match="PERFMODEL_CLUSTER_WORKER_CPU"):
+        worker_cpu()
 
 
 # The CLI commands (registered as `perfmodel cluster`), on a cluster that does not exist.

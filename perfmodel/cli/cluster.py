@@ -131,6 +131,12 @@ def record_command(
     name: str = _NAME,
     out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create."),
     interval_ms: int = typer.Option(20, "--interval-ms", min=1, help="Sampling interval."),
+    python_interval_ms: int | None = typer.Option(
+        None,
+        "--python-interval-ms",
+        min=1,
+        help="py-spy's sampling interval for Python processes (default: --interval-ms).",
+    ),
     jfr_on: bool = typer.Option(True, "--jfr/--no-jfr", help="Record JVM samples with JFR."),
     pyspy_on: bool = typer.Option(
         True, "--pyspy/--no-pyspy", help="Record Python samples with py-spy."
@@ -149,6 +155,7 @@ def record_command(
     options = RecordOptions(
         out=out,
         interval_ms=interval_ms,
+        python_interval_ms=python_interval_ms,
         jfr=jfr_on,
         pyspy=pyspy_on,
         daemon_pids=tuple(state.daemon_pids()),

@@ -37,6 +37,7 @@ def register(app: typer.Typer) -> None:
     runs = typer.Typer(help="Browse and compare stored runs.", no_args_is_help=True)
     experiment.command("run")(experiment_run)
     experiment.command("report")(experiment_report)
+    experiment.command("calibrate")(experiment_calibrate)
     runs.command("list")(runs_list)
     runs.command("show")(runs_show)
     runs.command("compare")(runs_compare)
@@ -227,6 +228,47 @@ def experiment_report(
         typer.echo(to_json(report, load_range))
     else:
         typer.echo(render_markdown(report, load_range))
+
+
+def experiment_calibrate(
+    split: Annotated[
+        Path,
+        typer.Option(help="Held-out split file: intervals are fitted on its fit workloads only."),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option(help="Where to write the calibration (perfmodel/data/intervals.json ships)."),
+    ],
+    store: StoreOption = None,
+    level: Annotated[
+        float, typer.Option(help="Nominal coverage of the intervals (0.5–0.99).", min=0.5, max=0.99)
+    ] = 0.8,
+    variants: Annotated[
+        bool,
+        typer.Option(
+            "--variants/--no-variants",
+            help="Also fit bare-log intervals (replays each pair's bare event log too).",
+        ),
+    ] = True,
+) -> None:
+    """Fit the prediction intervals on the split's fit workloads and write them as JSON."""
+    import json
+
+    from perfmodel.atomic import write_atomically
+    from perfmodel.experiment.calibrate import calibrate
+    from perfmodel.experiment.split import load_split
+
+    held_out = load_split(split)
+    with _open(store) as db:
+        model = calibrate(db, held_out, level, variants)
+    write_atomically(out, json.dumps(model.as_dict(), indent=2, sort_keys=True) + "\n")
+    for kind, classes in model.quantiles.items():
+        for name, q in classes.items():
+            typer.echo(
+                f"{kind:9s} {name:12s} {q.pairs:4d} pairs  "
+                f"×{math.exp(q.low):.2f} … ×{math.exp(q.high):.2f}"
+            )
+    typer.echo(f"wrote {out} (fitted on {', '.join(model.fitted_on)})", err=True)
 
 
 def _fmt_bytes(n: float | None) -> str:

@@ -47,6 +47,13 @@ def register(app: typer.Typer) -> None:
             min=1,
             help="JFR native-method sampling interval (default: interval / 4).",
         ),
+        python_interval_ms: int | None = typer.Option(
+            None,
+            "--python-interval-ms",
+            min=1,
+            help="py-spy's sampling interval for Python processes (default: --interval-ms); "
+            "one py-spy runs per Python worker, so a longer interval saves the most there.",
+        ),
         jfr_on: bool = typer.Option(True, "--jfr/--no-jfr", help="Record JVM samples with JFR."),
         pyspy_on: bool = typer.Option(
             True, "--pyspy/--no-pyspy", help="Record Python samples with py-spy."
@@ -62,6 +69,7 @@ def register(app: typer.Typer) -> None:
             out=target,
             interval_ms=interval_ms,
             native_interval_ms=native_interval_ms,
+            python_interval_ms=python_interval_ms,
             jfr=jfr_on,
             pyspy=pyspy_on,
         )

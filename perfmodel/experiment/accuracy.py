@@ -35,9 +35,17 @@ from perfmodel.errors import PerfmodelError
 from perfmodel.experiment.slot_only import slot_only_seconds
 from perfmodel.experiment.split import Split
 from perfmodel.experiment.store import RunRow, RunStore
-from perfmodel.experiment.variants import VARIANTS, load_variants, record_variant
+from perfmodel.experiment.variants import BARE_LOG, VARIANTS, load_variants, record_variant
+from perfmodel.experiment.what_if_kind import (
+    KindAccuracy,
+    link_bandwidth,
+    pair_kind,
+    summarise_kinds,
+    target_link_bandwidth,
+)
 from perfmodel.simulate.config import (
     DEFAULT_MEMORY_BYTES,
+    BaselineOverrides,
     ClusterConfig,
     WhatIf,
     apply_what_if,
@@ -82,7 +90,16 @@ class PairResult:
     no_code_vectors_error: float = math.nan
     predicted_low_s: float = math.nan
     predicted_high_s: float = math.nan
-    """The prediction's interval, once predictions carry one (NaN until then)."""
+    """The prediction's 80% interval (`perfmodel.simulate.intervals`)."""
+    kind: str = ""
+    """Which what-if the pair tests (`perfmodel.experiment.what_if_kind`)."""
+    workload_class: str = ""
+    """The baseline profile's class (`perfmodel.dag.pyspark_work.workload_class`)."""
+    widening: float = math.nan
+    """The interval's widening for this prediction (what calibration takes out again)."""
+    bare_log_low_s: float = math.nan
+    bare_log_high_s: float = math.nan
+    bare_log_widening: float = math.nan
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -105,6 +122,7 @@ class WorkloadAccuracy:
     bare_log_mean_error: float = math.nan
     no_code_vectors_mean_error: float = math.nan
     interval_coverage: float = math.nan
+    bare_log_interval_coverage: float = math.nan
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -127,6 +145,7 @@ class GroupAccuracy:
     no_code_vectors_mean_error: float
     interval_coverage: float
     missing: list[str] = field(default_factory=list)
+    bare_log_interval_coverage: float = math.nan
     """Workloads the split puts on this side that have no pairs in the report."""
 
     def as_dict(self) -> dict[str, Any]:
@@ -158,13 +177,16 @@ class AccuracyReport:
     split_rule: str = ""
     groups: list[GroupAccuracy] = field(default_factory=list)
     """One summary per side of the split (held-out first); empty without a split."""
+    kinds: list[KindAccuracy] = field(default_factory=list)
+    """One summary per what-if kind (network bandwidth, memory, worker count...)."""
 
     def as_dict(self) -> dict[str, Any]:
-        nested = ("pairs", "workloads", "groups")
+        nested = ("pairs", "workloads", "groups", "kinds")
         return {
             **{k: getattr(self, k) for k in self.__slots__ if k not in nested},
             "workloads": [w.as_dict() for w in self.workloads],
             "groups": [g.as_dict() for g in self.groups],
+            "kinds": [k.as_dict() for k in self.kinds],
             "pairs": [p.as_dict() for p in self.pairs],
         }
 
@@ -179,28 +201,38 @@ def model_version() -> str:
     return f"{__version__}+sim.{digest.hexdigest()[:10]}"
 
 
-def load_baseline(bundle: str | Path) -> Analysis:
+def load_baseline(bundle: str | Path, net_bw: float | None = None) -> Analysis:
     """A run's bundle ready to replay, as `perfmodel predict BUNDLE` reads it (host CPU use,
-    and code-inferred vectors where the run was recorded with stack samplers)."""
+    and code-inferred vectors where the run was recorded with stack samplers). ``net_bw``:
+    the run's per-host link in bytes/s where it was limited (``--baseline-net-bw``)."""
     from perfmodel.analysis import load  # heavy import
 
-    analysis = load(bundle)
+    analysis = load(bundle, overrides=BaselineOverrides(net_bw=net_bw) if net_bw else None)
     analysis.workload  # noqa: B018 - compiled now: a log without stages is refused here
     return analysis
 
 
-def target_config(loaded: Analysis, cores: int | None, memory: int | None) -> ClusterConfig:
-    """The baseline moved to ``cores`` slots and ``memory`` heap (None = Spark's default)."""
-    change = WhatIf(cores=cores, memory_bytes=memory or DEFAULT_MEMORY_BYTES)
+def target_config(
+    loaded: Analysis, cores: int | None, memory: int | None, net_bw: float | None = None
+) -> ClusterConfig:
+    """The baseline moved to ``cores`` slots and ``memory`` heap (None = Spark's default),
+    and to a ``net_bw`` link (bytes/s per host; None = the baseline's)."""
+    change = WhatIf(cores=cores, memory_bytes=memory or DEFAULT_MEMORY_BYTES, net_bw=net_bw)
     return apply_what_if(loaded.baseline, change)
 
 
-def predict(loaded: Analysis, cores: int | None, memory: int | None) -> Prediction:
-    return loaded.predict(target_config(loaded, cores, memory))
+def predict(
+    loaded: Analysis, cores: int | None, memory: int | None, net_bw: float | None = None
+) -> Prediction:
+    return loaded.predict(target_config(loaded, cores, memory, net_bw))
 
 
-def slot_only(loaded: Analysis, cores: int | None, memory: int | None) -> float:
-    return slot_only_seconds(loaded.workload, loaded.baseline, target_config(loaded, cores, memory))
+def slot_only(
+    loaded: Analysis, cores: int | None, memory: int | None, net_bw: float | None = None
+) -> float:
+    return slot_only_seconds(
+        loaded.workload, loaded.baseline, target_config(loaded, cores, memory, net_bw)
+    )
 
 
 def group_key(run: RunRow) -> tuple[str, str]:
@@ -209,9 +241,10 @@ def group_key(run: RunRow) -> tuple[str, str]:
 
 
 def _comparable(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """True when two configs differ only in what the what-if can change (slots, heap)."""
+    """True when two configs differ only in what the what-if can change (slots, heap, the
+    network bandwidth of a cluster's links)."""
     # A cluster's worker count is its slots (cores), which the what-if changes.
-    ignore = {"name", "master", "driver_memory", "executor_memory", "workers"}
+    ignore = {"name", "master", "driver_memory", "executor_memory", "workers", "rate_mbit"}
     return {k: v for k, v in a.items() if k not in ignore} == {
         k: v for k, v in b.items() if k not in ignore
     }
@@ -250,14 +283,15 @@ def evaluate(
             by_config[r.config].append(r)
         for base_run in exp_runs:
             try:
-                loaded = load_baseline(str(base_run.bundle_path))
+                base_net_bw = link_bandwidth(base_run.config_settings)
+                loaded = load_baseline(str(base_run.bundle_path), base_net_bw)
             except (PerfmodelError, OSError) as exc:
                 skipped.append(f"run {base_run.id}: cannot replay its bundle: {exc}")
                 continue
             others: dict[str, Analysis] = {}
             if variants:
                 try:
-                    others = load_variants(str(base_run.bundle_path))
+                    others = load_variants(str(base_run.bundle_path), base_net_bw)
                 except (PerfmodelError, OSError) as exc:
                     skipped.append(f"run {base_run.id}: no bare-log/no-code-vector replay: {exc}")
             for name, targets in sorted(by_config.items()):
@@ -267,9 +301,14 @@ def evaluate(
                 if not _comparable(base_run.config_settings, t0.config_settings):
                     continue
                 pair = _pair(store, loaded, base_run, targets, save, ids[REPLAY], ids[SLOT_ONLY])
+                net_bw = target_link_bandwidth(base_run.config_settings, t0.config_settings)
                 for method, analysis in others.items():
-                    variant = predict(analysis, t0.cores, t0.memory_bytes)
+                    variant = predict(analysis, t0.cores, t0.memory_bytes, net_bw)
                     record_variant(store, pair, method, variant, t0.config_id, save, ids[method])
+                    if method == BARE_LOG:
+                        pair.bare_log_low_s = variant.predicted_low_s
+                        pair.bare_log_high_s = variant.predicted_high_s
+                        pair.bare_log_widening = analysis.interval_widening(variant)
                 pairs.append(pair)
     repeats: dict[str, list[float]] = defaultdict(list)
     for group in by_exp.values():
@@ -298,8 +337,9 @@ def _pair(
     slot_id: int,
 ) -> PairResult:
     t0 = targets[0]
-    prediction = predict(loaded, t0.cores, t0.memory_bytes)
-    slot_s = slot_only(loaded, t0.cores, t0.memory_bytes)
+    net_bw = target_link_bandwidth(base_run.config_settings, t0.config_settings)
+    prediction = predict(loaded, t0.cores, t0.memory_bytes, net_bw)
+    slot_s = slot_only(loaded, t0.cores, t0.memory_bytes, net_bw)
     measured = [float(r.app_s or 0.0) for r in targets]
     walls = [float(r.wall_s) for r in targets if r.wall_s is not None]
     mean = statistics.fmean(measured)
@@ -323,6 +363,11 @@ def _pair(
         stage_components={
             f"{s.stage_id}.{s.attempt}": dict(s.component_s) for s in prediction.stages
         },
+        predicted_low_s=prediction.predicted_low_s,
+        predicted_high_s=prediction.predicted_high_s,
+        kind=pair_kind(base_run.config_settings, t0.config_settings),
+        workload_class=loaded.workload_class,
+        widening=loaded.interval_widening(prediction),
     )
     if save:
         detail = {"measured_s": mean, "target_runs": result.target_runs}
@@ -358,16 +403,20 @@ def _nanmean(values: list[float]) -> float:
     return _mean([v for v in values if not math.isnan(v)])
 
 
-def interval_coverage(pairs: list[PairResult]) -> float:
-    """Share of pairs whose measured runtime lies inside the predicted interval, over the
-    pairs that have one; NaN while predictions carry no interval."""
-    with_interval = [
-        p for p in pairs if not (math.isnan(p.predicted_low_s) or math.isnan(p.predicted_high_s))
-    ]
-    if not with_interval:
-        return math.nan
-    inside = [p.predicted_low_s <= p.measured_s <= p.predicted_high_s for p in with_interval]
-    return sum(inside) / len(inside)
+def interval_coverage(pairs: list[PairResult], bare_log: bool = False) -> float:
+    """Share of pairs whose measured runtime lies inside the predicted interval (of the
+    bundle's prediction, or with ``bare_log`` of the bare log's), over the pairs that have
+    one; NaN when none has."""
+    inside: list[bool] = []
+    for p in pairs:
+        low, high = (
+            (p.bare_log_low_s, p.bare_log_high_s)
+            if bare_log
+            else (p.predicted_low_s, p.predicted_high_s)
+        )
+        if not (math.isnan(low) or math.isnan(high)):
+            inside.append(low <= p.measured_s <= high)
+    return sum(inside) / len(inside) if inside else math.nan
 
 
 def _summarise(
@@ -393,6 +442,7 @@ def _summarise(
             bare_log_mean_error=_nanmean([p.bare_log_error for p in ps]),
             no_code_vectors_mean_error=_nanmean([p.no_code_vectors_error for p in ps]),
             interval_coverage=interval_coverage(ps),
+            bare_log_interval_coverage=interval_coverage(ps, bare_log=True),
         )
         for w, ps in sorted(by_workload.items())
     ]
@@ -413,4 +463,5 @@ def _summarise(
         runs=runs,
         skipped=skipped,
         repeat_error=_mean([x for values in repeats.values() for x in values]),
+        kinds=summarise_kinds(pairs),
     )

@@ -7,6 +7,7 @@ experiment ends, however it ends.
 
 from __future__ import annotations
 
+import os
 from types import TracebackType
 
 from perfmodel.experiment import cluster
@@ -17,6 +18,30 @@ STUDY_NAME = "pms"
 STUDY_SUBNET = "10.77.2"
 WORKER_MEMORY = "4g"
 """What each worker offers; the executors' heaps are the configs' ``executor_memory``."""
+WORKER_CPU = 0.6
+"""Each worker's CPU quota, in cores. Worker "hosts" share this machine's cores: uncapped,
+three 1-core workers on 2 cores would get 2/3 of a core each, so a 2 → 3 worker change would
+add slots but no CPU, and the worker-count what-if would be tested against a machine that
+does not have the hosts it assumes. Capped at 0.6, three workers (1.8 cores) still fit on 2
+cores beside the driver. ``PERFMODEL_CLUSTER_WORKER_CPU`` overrides it (``none``: no cap)."""
+
+
+def worker_cpu() -> float | None:
+    """The CPU quota per worker of the study's clusters (`WORKER_CPU` unless overridden)."""
+    text = os.environ.get("PERFMODEL_CLUSTER_WORKER_CPU", "").strip().lower()
+    if not text:
+        return WORKER_CPU
+    if text == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 64:
+        raise cluster.ClusterError(
+            f"PERFMODEL_CLUSTER_WORKER_CPU={text!r}: give cores per worker (e.g. 0.6) or none"
+        )
+    return value
 
 
 class ClusterSession:
@@ -40,6 +65,7 @@ class ClusterSession:
             name=self.name,
             workers=config.workers or 2,
             rate_mbit=config.rate_mbit,
+            cpu_cores=worker_cpu(),
             worker_memory=WORKER_MEMORY,
             subnet=self.subnet,
         )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from perfmodel.atomic import write_atomically
 from perfmodel.experiment.accuracy import AccuracyReport
 from perfmodel.experiment.held_out import describe_pair
+from perfmodel.experiment.what_if_kind import render_kinds
 
 if TYPE_CHECKING:
     from perfmodel.report.html.data import Page
@@ -38,6 +39,7 @@ def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None
             f"(the machine was shared; timings carry that noise)."
         )
     lines += render_held_out(report)
+    lines += render_kinds(report.kinds)
     lines += [
         "",
         "Error = |predicted − measured| ÷ measured application runtime (event log start to "
@@ -98,11 +100,12 @@ def render_held_out(report: AccuracyReport) -> list[str]:
         "Mean error per way of reading each baseline run: its event log alone (*bare log*), "
         "its bundle as `perfmodel predict` reads it (*bundle*), the bundle with "
         "`--no-code-vectors`, and the slot-only replay. *Interval coverage*: share of "
-        "measured runtimes inside the predicted interval (n/a until predictions carry one).",
+        "measured runtimes inside the predicted 80% interval, of the bundle's prediction and "
+        "(*bare-log coverage*) of the bare log's.",
         "",
         "| workloads | set | pairs | bare log | bundle | bundle, no code vectors | slot-only "
-        "| worst pair | interval coverage |",
-        "|---|---|---:|---:|---:|---:|---:|---|---:|",
+        "| worst pair | interval coverage | bare-log coverage |",
+        "|---|---|---:|---:|---:|---:|---:|---|---:|---:|",
     ]
     by_name = {w.workload: w for w in report.workloads}
     for group in report.groups:
@@ -113,13 +116,14 @@ def render_held_out(report: AccuracyReport) -> list[str]:
                 f"| {name} | {group.role} | {w.pairs} | {_pct(w.bare_log_mean_error)} | "
                 f"{_pct(w.mean_error)} | {_pct(w.no_code_vectors_mean_error)} | "
                 f"{_pct(w.slot_only_mean_error)} | {describe_pair(worst)} | "
-                f"{_pct(w.interval_coverage)} |"
+                f"{_pct(w.interval_coverage)} | {_pct(w.bare_log_interval_coverage)} |"
             )
         lines.append(
             f"| **all {group.role}** | {group.role} | {group.pairs} | "
             f"{_pct(group.bare_log_mean_error)} | **{_pct(group.mean_error)}** | "
             f"{_pct(group.no_code_vectors_mean_error)} | {_pct(group.slot_only_mean_error)} | "
-            f"{group.worst_pair or 'n/a'} | {_pct(group.interval_coverage)} |"
+            f"{group.worst_pair or 'n/a'} | {_pct(group.interval_coverage)} | "
+            f"{_pct(group.bare_log_interval_coverage)} |"
         )
     missing = [f"{name} ({g.role})" for g in report.groups for name in g.missing]
     if missing:

@@ -27,15 +27,19 @@ NO_CODE_VECTORS = "no-code-vectors"
 VARIANTS = (BARE_LOG, NO_CODE_VECTORS)
 
 
-def load_variants(bundle: str | Path) -> dict[str, Analysis]:
+def load_variants(bundle: str | Path, net_bw: float | None = None) -> dict[str, Analysis]:
     """The run of ``bundle`` read as a bare event log and as a bundle without code vectors,
-    each compiled (a log without stages is refused here, as for the default reading)."""
+    each compiled (a log without stages is refused here, as for the default reading).
+    ``net_bw``: the run's per-host link in bytes/s where it was limited, as a user who knows
+    it passes it (``--baseline-net-bw``)."""
     from perfmodel.analysis import load  # heavy import
     from perfmodel.profile.bundle import find_event_log
+    from perfmodel.simulate.config import BaselineOverrides
 
+    overrides = BaselineOverrides(net_bw=net_bw) if net_bw else None
     variants = {
-        BARE_LOG: load(find_event_log(bundle)),
-        NO_CODE_VECTORS: load(bundle, code_vectors=False),
+        BARE_LOG: load(find_event_log(bundle), overrides=overrides),
+        NO_CODE_VECTORS: load(bundle, code_vectors=False, overrides=overrides),
     }
     for analysis in variants.values():
         analysis.workload  # noqa: B018 - compiled now

@@ -51,6 +51,10 @@ class RecordOptions:
     out: Path
     interval_ms: int = 20
     native_interval_ms: int | None = None
+    python_interval_ms: int | None = None
+    """py-spy's interval (None: ``interval_ms``). Python workers are sampled by one py-spy
+    each, whose CPU grows with the rate and the number of workers; JFR's cost does not. Each
+    sample is weighted by its own recording's interval, so the rates may differ."""
     jfr: bool = True
     pyspy: bool = True
     poll_s: float = 0.25
@@ -65,6 +69,11 @@ class RecordOptions:
     cluster's workers): what they start while the command runs (executor JVMs, their Python
     workers) is sampled and waited for like the command's own processes; the daemons are not.
     The resource monitor still covers the command's own tree only."""
+
+
+def python_interval(options: RecordOptions) -> int:
+    """py-spy's sampling interval in milliseconds."""
+    return options.python_interval_ms or options.interval_ms
 
 
 @dataclass(slots=True)
@@ -275,7 +284,9 @@ def _record_into(
     if options.pyspy and py_spy is None:
         warnings.append("py-spy is not installed: no Python samples were recorded")
     elif py_spy is not None:
-        recorder = pyspy_recorder.PySpyRecorder(out / bundle.PYSPY_DIR, options.interval_ms, py_spy)
+        recorder = pyspy_recorder.PySpyRecorder(
+            out / bundle.PYSPY_DIR, python_interval(options), py_spy
+        )
 
     started = bundle.now_ms()
     interrupted: list[int] = []
@@ -361,7 +372,10 @@ def _record_into(
         warnings.append("no JFR recording was written (did the application start a JVM?)")
 
     manifest = BundleManifest(
-        host_cores=os.cpu_count(),
+        # With daemons (a cluster's workers) the executors run on their hosts, not this one:
+        # this machine's cores say nothing about theirs (the model then takes the cores the
+        # cluster manager gave the executors).
+        host_cores=None if options.daemon_pids else os.cpu_count(),
         command=list(command),
         cwd=os.getcwd(),
         exit_code=exit_code,
@@ -389,7 +403,7 @@ def _record_into(
             },
             "pyspy": {
                 "enabled": recorder is not None,
-                "rate_hz": round(1000.0 / options.interval_ms),
+                "rate_hz": round(1000.0 / python_interval(options)),
                 "mode": (
                     "one sampler per Python process, chrometrace, --idle, --nonblocking, "
                     "--nolineno; stopped after 1 s without CPU, restarted when it runs"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 from perfmodel.simulate.config import ClusterConfig, WhatIf
+from perfmodel.simulate.intervals import LEVEL
 from perfmodel.simulate.replay import Prediction
 from perfmodel.simulate.sweep import SweepPoint
 from perfmodel.simulate.units import format_bandwidth, format_size
@@ -41,6 +44,10 @@ def render_prediction(p: Prediction, source: str, remembered: bool, change: What
     ratio = p.speedup
     trend = f"{ratio:.2f}× faster" if ratio >= 1 else f"{1 / ratio:.2f}× slower"
     lines.append(f"predicted {p.predicted_s:.1f} s ({trend}) · bottleneck: {p.bottleneck}")
+    if not math.isnan(p.predicted_low_s):
+        lines.append(
+            f"range {p.predicted_low_s:.1f}–{p.predicted_high_s:.1f} s ({p.interval_source})"
+        )
     assumed = [
         f"{name}: {how}"
         for name, how in p.baseline_config.sources.items()
@@ -77,8 +84,17 @@ def render_sweep(points: list[SweepPoint], source: str, remembered: bool) -> str
         f" · model error {first.model_error:+.1%}",
     ]
     names = list(points[0].settings)
-    lines.append("  ".join(f"{n:>14}" for n in names) + f"  {'predicted':>10}  bottleneck")
+    lines.append(
+        "  ".join(f"{n:>14}" for n in names)
+        + f"  {'predicted':>10}  {f'{LEVEL:.0%} range':>13}  bottleneck"
+    )
     for pt in points:
         cells = "  ".join(f"{pt.settings[n]:>14}" for n in names)
-        lines.append(f"{cells}  {pt.prediction.predicted_s:>9.1f}s  {pt.prediction.bottleneck}")
+        q = pt.prediction
+        span = (
+            f"{q.predicted_low_s:.1f}–{q.predicted_high_s:.1f}s"
+            if not math.isnan(q.predicted_low_s)
+            else "-"
+        )
+        lines.append(f"{cells}  {q.predicted_s:>9.1f}s  {span:>13}  {q.bottleneck}")
     return "\n".join(lines)

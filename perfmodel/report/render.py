@@ -118,6 +118,8 @@ def render_diagnosis(d: Diagnosis, console: Console, *, all_stages: bool = False
         for item in d.advice:
             text = clip(item["text"])
             _say(console, f" • {text[:1].upper()}{text[1:]}")
+            if item.get("basis"):
+                _say(console, f"   of which: {clip(item['basis'])}")
     if d.warnings:
         console.print()
         _say(console, ("Warnings", "bold yellow"))

@@ -9,7 +9,7 @@ obvious fix does *not* help (an I/O-bound stage on a shared disk).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.resources import ResourceVector
@@ -46,6 +46,9 @@ class Advice:
     before_s: float
     after_s: float
     text: str
+    basis: str = ""
+    """What the share was made of where unattributed time was turned into a resource (or
+    left unknown): the share, the resource it was taken to be, and the evidence."""
 
 
 def advise(
@@ -67,17 +70,21 @@ def advise_workload(
     max_stages: int = 3,
     baseline: BaselineReplay | None = None,
     observed: Prediction | None = None,
+    assumptions: Mapping[StageKey | None, str] | None = None,
 ) -> list[Advice]:
     """Advice lines from a compiled workload. Pass its ``baseline`` replay and the
     ``observed`` configuration's prediction when the caller already has them (the facade
-    does), so neither is made again."""
+    does), so neither is made again. ``assumptions`` say, per stage attempt (None: the
+    application), what its unattributed time was taken to be; CPU- and memory-bound lines
+    carry them as their ``basis``, so a share made of estimated time says so."""
     done = baseline or replay_baseline(workload, base)
     predictions = _WhatIfReplays(workload, base, done)
     replayed = observed or replay_workload(workload, base, base, done)
     out: list[Advice] = []
+    notes = assumptions or {}
     overall = _overall(replayed, predictions)
     if overall is not None:
-        out.append(overall)
+        out.append(_with_basis(overall, notes.get(None, "")))
     total = max(replayed.baseline_replay_s, 1e-9)
     ranked = sorted(range(len(replayed.stages)), key=lambda i: -replayed.stages[i].baseline_s)
     for i in ranked[:max_stages]:
@@ -86,8 +93,16 @@ def advise_workload(
             break
         line = _stage_advice(i, stage, predictions)
         if line is not None:
-            out.append(line)
+            out.append(_with_basis(line, notes.get((stage.stage_id, stage.attempt), "")))
     return out
+
+
+def _with_basis(line: Advice, basis: str) -> Advice:
+    """The line with what its share was made of, where the resource is a CPU share that
+    holds estimated time."""
+    if not basis or line.resource != "cpu":
+        return line
+    return replace(line, basis=basis)
 
 
 class _WhatIfReplays(Mapping[str, Prediction]):

@@ -375,10 +375,14 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
         _positive("--host-cores", change.host_cores)
         host_cores, assumed = change.host_cores, False
         src["host_cores"] = "what-if"
-    elif assumed or not base.local_mode:
-        # Unknown hosts are assumed big enough for their slots; cluster hosts get the
-        # cores the cluster manager allots. A known local host stays the same machine.
+    elif not base.local_mode:
+        # Cluster hosts get the cores the cluster manager allots.
         host_cores = allotted
+    elif assumed:
+        # An unknown local host is assumed big enough for its slots; fewer slots run on
+        # the same machine (local[1] does not shrink the host local[2] ran on). A known
+        # local host stays the same machine.
+        host_cores = max(allotted, base.host_cores)
     return ClusterConfig(
         executors=executors,
         executor_cores=cores,

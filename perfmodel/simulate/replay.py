@@ -85,6 +85,11 @@ class Prediction:
     stages: list[StagePrediction]
     n_tasks: int
     notes: list[str] = field(default_factory=list)
+    predicted_low_s: float = math.nan
+    predicted_high_s: float = math.nan
+    """The 80% prediction interval (`perfmodel.simulate.intervals`); NaN until attached."""
+    interval_source: str = ""
+    """What the interval was built from (calibration class, widenings)."""
 
     @property
     def model_error(self) -> float:
@@ -112,6 +117,11 @@ class Prediction:
             "tasks": self.n_tasks,
             "stages": [s.as_dict() for s in self.stages],
             "notes": list(self.notes),
+            "predicted_low_s": None if math.isnan(self.predicted_low_s) else self.predicted_low_s,
+            "predicted_high_s": (
+                None if math.isnan(self.predicted_high_s) else self.predicted_high_s
+            ),
+            "interval_source": self.interval_source,
         }
 
 

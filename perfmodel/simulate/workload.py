@@ -131,8 +131,12 @@ def compile_workload(
     profile: ApplicationProfile,
     baseline: ClusterConfig,
     vectors: Mapping[StageKey, ResourceVector] | None = None,
+    demands: Mapping[StageKey, float] | None = None,
 ) -> Workload:
-    """Split every task's time into components and lay out the observed timeline."""
+    """Split every task's time into components and lay out the observed timeline.
+
+    ``demands``: cores per task estimated from a bare log (`perfmodel.embed.bare_demand`),
+    used for stages whose demand the profile did not measure and no code vector sets."""
     tasks = _AppTasks.of(profile)
     start = _start_ms(profile, tasks)
     end = _end_ms(profile, start, tasks)
@@ -175,6 +179,9 @@ def compile_workload(
         works.append(
             _stage_work(stage, tasks, jid, baseline, concurrency, vectors, measured.get(stage.key))
         )
+        estimated = demands.get(stage.key) if demands else None
+        if estimated is not None and stage.key not in measured and not works[-1].vector:
+            works[-1].cpu_demand = estimated
 
     for job in jobs:
         t_submit = float(job.submit_ms) - start

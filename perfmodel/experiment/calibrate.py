@@ -1,0 +1,68 @@
+"""Fit the prediction intervals on the fit workloads of a held-out split.
+
+`perfmodel experiment calibrate --store S --split experiments/splits/default.toml --out
+perfmodel/data/intervals.json` replays every pair of the store's runs of *fit* workloads
+only (bundle and bare log), turns each into a residual ``log(measured / predicted)`` with
+its own widening taken out, and writes the quantiles per input and workload class
+(`perfmodel.simulate.intervals`). Held-out workloads are never read, so the coverage the
+study reports on them is a real test of the intervals.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from perfmodel.experiment.accuracy import PairResult, evaluate
+from perfmodel.experiment.split import FIT, Split
+from perfmodel.experiment.store import RunStore
+from perfmodel.simulate.intervals import (
+    BARE_LOG,
+    BUNDLE,
+    LEVEL,
+    CalibrationError,
+    IntervalModel,
+    Residual,
+    fit_intervals,
+)
+
+
+def residuals_of(pairs: Sequence[PairResult]) -> list[Residual]:
+    """One residual per pair and input (its bundle's prediction, and its bare log's where
+    the variants were replayed)."""
+    out: list[Residual] = []
+    for p in pairs:
+        if p.measured_s <= 0:
+            continue
+        cls = p.workload_class or "unknown"
+        if p.predicted_s > 0:
+            widen = 0.0 if math.isnan(p.widening) else p.widening
+            out.append(
+                Residual(p.workload, cls, BUNDLE, math.log(p.measured_s / p.predicted_s), widen)
+            )
+        if not math.isnan(p.bare_log_s) and p.bare_log_s > 0:
+            widen = 0.0 if math.isnan(p.bare_log_widening) else p.bare_log_widening
+            out.append(
+                Residual(p.workload, cls, BARE_LOG, math.log(p.measured_s / p.bare_log_s), widen)
+            )
+    return out
+
+
+def calibrate(
+    store: RunStore, split: Split, level: float = LEVEL, variants: bool = True
+) -> IntervalModel:
+    """Intervals fitted on the split's fit workloads in ``store`` (held-out runs unread)."""
+    runs = [r for r in store.runs() if split.role(r.workload) == FIT]
+    if not runs:
+        raise CalibrationError(
+            f"{store.path} has no runs of the fit workloads ({', '.join(sorted(split.fit))})"
+        )
+    report = evaluate(store, runs, save=False, variants=variants)
+    residuals = residuals_of(report.pairs)
+    source = (
+        f"perfmodel experiment calibrate, {Path(store.path).name}, split {split.path}, "
+        f"{time.strftime('%Y-%m-%d')}"
+    )
+    return fit_intervals(residuals, level, source)

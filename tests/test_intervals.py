@@ -1,0 +1,210 @@
+"""Prediction intervals: quantile fitting on hand-made residuals, widening, the shipped file's
+round trip, coverage, and calibration on a synthetic store that reads only fit workloads."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from perfmodel.experiment.accuracy import PairResult, interval_coverage
+from perfmodel.experiment.calibrate import calibrate, residuals_of
+from perfmodel.experiment.split import load_split
+from perfmodel.experiment.store import RunOutcome, RunStore
+from perfmodel.simulate.intervals import (
+    BARE_LOG,
+    BUNDLE,
+    DEFAULT_HALF_WIDTH,
+    MIN_PAIRS,
+    CalibrationError,
+    IntervalModel,
+    Residual,
+    fit_intervals,
+    interval,
+    load_intervals,
+    residual_core,
+    widening,
+)
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "eventlogs" / "etl-local2.zstd"
+
+
+def _residuals(cls: str, values: list[float], input_kind: str = BUNDLE) -> list[Residual]:
+    return [Residual("w", cls, input_kind, v, 0.0) for v in values]
+
+
+def test_quantiles_of_known_residuals() -> None:
+    model = fit_intervals(_residuals("python-rdd", [i / 10 for i in range(11)]))
+    q = model.quantiles[BUNDLE]["python-rdd"]
+    assert (q.low, q.high, q.pairs) == (pytest.approx(0.1), pytest.approx(0.9), 11)
+    assert model.quantiles[BUNDLE]["all"].pairs == 11
+
+
+def test_a_class_with_few_pairs_uses_the_pooled_quantiles() -> None:
+    many = _residuals("jvm-sql", [-0.2, -0.1, 0.0, 0.1, 0.2, 0.3])
+    few = _residuals("python-udf", [1.0] * (MIN_PAIRS - 1))
+    model = fit_intervals(many + few)
+    q, phrase = model.for_class(BUNDLE, "python-udf")
+    assert q.pairs == len(many) + len(few) and "all classes" in phrase
+    q, phrase = model.for_class(BUNDLE, "jvm-sql")
+    assert q.pairs == len(many) and "jvm-sql" in phrase
+
+
+def test_uncalibrated_interval_says_so() -> None:
+    low, high, source = interval(IntervalModel(), BARE_LOG, "jvm-sql", 100.0, 0.0)
+    assert low == pytest.approx(100 * math.exp(-DEFAULT_HALF_WIDTH))
+    assert high == pytest.approx(100 * math.exp(DEFAULT_HALF_WIDTH))
+    assert "uncalibrated" in source
+
+
+def test_widening_adds_self_check_and_the_unknown_share_of_the_change() -> None:
+    assert widening(0.0, 0.5, 100.0, 100.0) == 0.0
+    assert widening(0.1, 0.0, 50.0, 100.0) == pytest.approx(math.log(1.1))
+    assert widening(0.0, 0.5, 50.0, 100.0) == pytest.approx(0.5 * math.log(2))
+    low, high, _ = interval(IntervalModel(), BUNDLE, "x", 100.0, 0.1)
+    assert high / 100 == pytest.approx(math.exp(DEFAULT_HALF_WIDTH + 0.1))
+    assert low < 100 < high
+
+
+def test_residual_core_takes_the_widening_out_without_crossing_zero() -> None:
+    assert residual_core(0.3, 0.1) == pytest.approx(0.2)
+    assert residual_core(-0.3, 0.1) == pytest.approx(-0.2)
+    assert residual_core(0.05, 0.1) == 0.0
+
+
+def test_calibration_file_round_trip_and_errors(tmp_path: Path) -> None:
+    model = fit_intervals(_residuals("python-rdd", [0.0, 0.1, -0.1, 0.2, -0.2]), source="test")
+    path = tmp_path / "intervals.json"
+    path.write_text(json.dumps(model.as_dict()))
+    again = load_intervals(path)
+    assert again.quantiles == model.quantiles and again.source == "test"
+    path.write_text("{not json")
+    with pytest.raises(CalibrationError):
+        load_intervals(path)
+    path.write_text(json.dumps({"quantiles": {"bundle": {"x": {"low": 0}}}}))
+    with pytest.raises(CalibrationError):
+        load_intervals(path)
+    with pytest.raises(CalibrationError):
+        fit_intervals([])
+
+
+def _pair(measured: float, predicted: float, **extra: object) -> PairResult:
+    fields: dict[str, object] = {
+        "experiment": "e",
+        "workload": "udf-etl",
+        "baseline_run": 1,
+        "baseline_config": "local[2]",
+        "target_config": "local[1]",
+        "target_runs": [2],
+        "measured_s": measured,
+        "measured_sd_s": 0.0,
+        "measured_wall_s": measured,
+        "predicted_s": predicted,
+        "error": abs(predicted - measured) / measured,
+        "slot_only_s": measured,
+        "slot_only_error": 0.0,
+        "bottleneck": "cpu",
+        "baseline_observed_s": measured,
+        "baseline_model_error": 0.0,
+    }
+    fields.update(extra)
+    return PairResult(**fields)  # type: ignore[arg-type]
+
+
+def test_residuals_of_pairs_hold_both_inputs() -> None:
+    pair = _pair(100.0, 80.0, workload_class="python-udf", widening=0.05, bare_log_s=125.0)
+    got = residuals_of([pair])
+    assert [(r.input, r.workload_class) for r in got] == [
+        (BUNDLE, "python-udf"),
+        (BARE_LOG, "python-udf"),
+    ]
+    assert got[0].log_ratio == pytest.approx(math.log(100 / 80)) and got[0].widening == 0.05
+    assert got[1].log_ratio == pytest.approx(math.log(100 / 125))
+
+
+def test_coverage_counts_each_input_on_its_own() -> None:
+    inside = _pair(100.0, 90.0, predicted_low_s=80.0, predicted_high_s=110.0)
+    outside = _pair(100.0, 50.0, predicted_low_s=40.0, predicted_high_s=60.0)
+    inside.bare_log_low_s, inside.bare_log_high_s = 120.0, 130.0
+    assert interval_coverage([inside, outside]) == 0.5
+    assert interval_coverage([inside, outside], bare_log=True) == 0.0
+
+
+def _store_with_runs(tmp_path: Path) -> RunStore:
+    """Runs of a fit workload and of a held-out one, both replaying the example log."""
+    store = RunStore(tmp_path / "runs.sqlite")
+    for workload, times in (("udf-etl", (66.0, 80.0)), ("tpch", (30.0, 40.0))):
+        exp = store.add_experiment(workload, workload, "spec.toml", "", {})
+        for cores, measured in zip((2, 1), times, strict=True):
+            settings = {"master": f"local[{cores}]"}
+            cfg = store.add_config(exp, f"local[{cores}]", f"local[{cores}]", cores, None, settings)
+            run = store.start_run(exp, cfg, workload, 0, False, ["spark-submit"], str(EXAMPLE))
+            store.finish_run(run, RunOutcome(status="ok", wall_s=measured, app_s=measured))
+    return store
+
+
+@pytest.mark.skipif(not EXAMPLE.exists(), reason="the example event log is not in the checkout")
+def test_calibrate_reads_only_fit_workloads(tmp_path: Path) -> None:
+    split_file = tmp_path / "split.toml"
+    split_file.write_text(
+        'rule = "test"\n[fit]\nworkloads = ["udf-etl"]\n[held_out]\nworkloads = ["tpch"]\n'
+    )
+    with _store_with_runs(tmp_path) as store:
+        model = calibrate(store, load_split(split_file), variants=False)
+    assert model.fitted_on == ["udf-etl"]
+    q = model.quantiles[BUNDLE]["python-udf"]
+    assert q.pairs == 2
+
+
+def test_recommend_band_uses_the_predictions_interval() -> None:
+    from perfmodel.recommend.uncertainty import prediction_band
+    from perfmodel.simulate.replay import Prediction
+
+    p = Prediction.__new__(Prediction)
+    p.predicted_s, p.predicted_low_s, p.predicted_high_s = 100.0, 80.0, 130.0
+    p.interval_source = "80% interval, test"
+    band = prediction_band(0.0, prediction=p)
+    assert band.upper(100.0) == pytest.approx(130.0) and band.lower(100.0) == pytest.approx(80.0)
+    assert band.source == "80% interval, test"
+    assert prediction_band(0.0, 0.5, prediction=p).relative == 0.5
+    assert prediction_band(0.05).relative == 0.15  # no prediction: the default band
+
+
+@pytest.mark.skipif(not EXAMPLE.exists(), reason="the example event log is not in the checkout")
+def test_cli_calibrate_writes_a_loadable_file_and_predict_shows_the_range(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from perfmodel.cli import _ErrorBoundary
+    from perfmodel.cli import experiment as experiment_cli
+    from perfmodel.cli import predict as predict_cli
+
+    monkeypatch.setenv("PERFMODEL_STATE_DIR", str(tmp_path / "state"))
+    app = typer.Typer(cls=_ErrorBoundary)
+
+    @app.callback()
+    def main() -> None:
+        """perfmodel (test harness)."""
+
+    experiment_cli.register(app)
+    predict_cli.register(app)
+    split_file = tmp_path / "split.toml"
+    split_file.write_text('[fit]\nworkloads = ["udf-etl"]\n[held_out]\nworkloads = ["tpch"]\n')
+    _store_with_runs(tmp_path).close()
+    out = tmp_path / "intervals.json"
+    args = ["experiment", "calibrate", "--store", str(tmp_path / "runs.sqlite")]
+    args += ["--split", str(split_file), "--out", str(out), "--no-variants"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert load_intervals(out).fitted_on == ["udf-etl"]
+    result = CliRunner().invoke(app, ["predict", str(EXAMPLE), "--cores", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["predicted_low_s"] < data["predicted_s"] < data["predicted_high_s"]
+    assert "80% interval" in data["interval_source"]
+    text = CliRunner().invoke(app, ["predict", str(EXAMPLE), "--cores", "1"]).output
+    assert "range " in text and "80% interval" in text
