@@ -16,7 +16,8 @@ docs/predict.md):
 * the *unattributed* rest is split by the stage's resource vector when one is given:
   each resource gets the part of its vector share not already covered by measured time
   (its deficit), so measured time is never overridden; names other than cpu, disk,
-  network and memory go to ``other``, which no law changes;
+  network and memory go to ``other``, which no law changes; the disk part is bounded by
+  what the task's spilled, read and written bytes explain, beyond that it is CPU;
 * without a vector, spill I/O (``spill``: spilled bytes written and read back at the
   host's per-task disk rate) and input/output I/O (``disk``) are estimated from bytes,
   capped at the unattributed time, and the remainder counts as CPU outside the task
