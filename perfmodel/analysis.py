@@ -296,7 +296,9 @@ def load(
     from perfmodel.embed.stage_inference import infer_stage_vectors
 
     try:
-        analysis.vectors = infer_stage_vectors(analysis.samples, models_dir)
+        analysis.vectors = infer_stage_vectors(
+            analysis.samples, models_dir, local_mode=analysis.baseline.local_mode
+        )
     except PerfmodelError as exc:
         message = f"no code-inferred resource vectors: {exc}"
         analysis.notes.append(message)

@@ -118,6 +118,8 @@ def test_training_reports_every_model_on_held_out_packages(
     _, out, metrics = trained
     test = metrics["test"]
     for name in (
+        "average (code + doc + tokens)",
+        "average, name only (code + tokens)",
         "average (code + doc)",
         "code model",
         "baseline TF-IDF + LR",
@@ -136,7 +138,9 @@ def test_training_reports_every_model_on_held_out_packages(
         "doc_model.safetensors",
         "charlm_0.safetensors",
         "charlm_1.safetensors",
+        "token_model.safetensors",
     } <= files
+    assert all("ensemble" in r for r in metrics["test_by_language"].values())
     assert not any(p.suffix in (".pt", ".pkl", ".bin") for p in out.iterdir())
 
 
@@ -161,6 +165,7 @@ def test_saved_model_reloads_and_predicts_the_same(trained: tuple[Path, Path, di
         assert sum(r.vector.values()) == pytest.approx(1.0, abs=1e-5)
         assert r.label == max(r.vector, key=r.vector.get)
     assert a[0].doc_vector is not None and a[1].doc_vector is None
+    assert all(r.token_vector is not None for r in a)  # the identifier-token head shipped
 
 
 def test_frames_without_source_use_their_names(trained: tuple[Path, Path, dict]) -> None:

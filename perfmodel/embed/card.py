@@ -23,7 +23,8 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
     corpus = meta["corpus"]
     cfg = meta["train_config"]
     split = corpus["split"]
-    avg = test["average (code + doc)"]
+    # The shipped average: with the identifier-token head where the model has one.
+    avg = test.get("average (code + doc + tokens)", test["average (code + doc)"])
     base = test["baseline TF-IDF + LR"]
     verdict = (
         ("meets" if avg.macro_f1 >= 0.85 else "does NOT meet")
@@ -67,6 +68,16 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
             else ""
         )
         + "; linear softmax head. Functions without docs use the code model alone.",
+        *(
+            [
+                "* **identifier-token head** (`perfmodel/embed/token_model.py`): the evaluation's "
+                "TF-IDF + logistic-regression baseline, fitted on the training packages, as a "
+                "third head. The shipped distribution is the equal-weight mean of the heads a "
+                "function has (code, doc, tokens); equal weights are fixed, not fitted.",
+            ]
+            if "average (code + doc + tokens)" in m["test"]
+            else []
+        ),
         "",
         "## Data and split",
         "",
@@ -98,14 +109,20 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
         "",
         "Per language (macro-F1):",
         "",
-        "| language | n | average | code | baseline |",
-        "|---|---|---|---|---|",
+        "| language | n | shipped average | code + doc | code | baseline |",
+        "|---|---|---|---|---|---|",
     ]
     for lang, r in m["test_by_language"].items():
+        shipped = r.get("ensemble", r["average"])
         lines.append(
-            f"| {lang} | {r['n']} | {r['average']:.3f} | {r['code']:.3f} | {r['baseline']:.3f} |"
+            f"| {lang} | {r['n']} | {shipped:.3f} | {r['average']:.3f} | {r['code']:.3f} "
+            f"| {r['baseline']:.3f} |"
         )
-    behind = [lang for lang, r in m["test_by_language"].items() if r["average"] < r["baseline"]]
+    behind = [
+        lang
+        for lang, r in m["test_by_language"].items()
+        if r.get("ensemble", r["average"]) < r["baseline"]
+    ]
     if behind:
         lines += [
             "",

@@ -25,6 +25,35 @@ from perfmodel.embed.weights import ModelBundle, load_bundle, rebuild_charlms
 
 DEFAULT_BATCH = 256
 
+Heads = tuple[np.ndarray, np.ndarray | None, np.ndarray | None]
+"""Per function: code, doc (None without a doc) and token (None without the head) softmax."""
+
+
+def average_heads(code: np.ndarray, doc: np.ndarray | None, token: np.ndarray | None) -> np.ndarray:
+    """The heads' distributions averaged with equal weights, as the paper averages its two.
+
+    Equal weights are fixed, not fitted: the validation packages score models that were
+    refit afterwards, so weights chosen there would be chosen on the training data.
+    """
+    heads = [h for h in (code, doc, token) if h is not None]
+    return np.mean(np.stack(heads), axis=0) if len(heads) > 1 else code
+
+
+# Top-level domains that begin JVM package names (``net.jpountz.lz4``, ``io.netty``) and are
+# also resource words: the corpus (JDK and Python code) has ``net`` and ``io`` only as
+# ``java.net`` and ``java.io``, so as a domain prefix they read as network or disk I/O
+# (LZ4's JNI compressor came out 0.90 network). As a domain they say nothing.
+_DOMAIN_WORDS = ("net", "io")
+
+
+def model_name_tokens(qualified_name: str, tokens: Sequence[str], language: str) -> tuple[str, ...]:
+    """A frame's name subtokens as the models should read them (reverse-domain word dropped)."""
+    if language == "python" or not tokens or tokens[0] not in _DOMAIN_WORDS:
+        return tuple(tokens)
+    if qualified_name.count(".") >= 2 and qualified_name.startswith(f"{tokens[0]}."):
+        return tuple(tokens[1:])
+    return tuple(tokens)
+
 
 @dataclass(frozen=True)
 class FunctionInput:
@@ -48,6 +77,8 @@ class Classification:
     code_vector: dict[str, float]
     doc_vector: dict[str, float] | None = None
     explain: dict[str, Any] = field(default_factory=dict)
+    token_vector: dict[str, float] | None = None
+    """The identifier-token head's distribution (None for models without that head)."""
 
     def resource_vector(self) -> ResourceVector:
         return ResourceVector.from_weights(self.vector)
@@ -88,7 +119,7 @@ class ResourceClassifier:
         self._embedder: DocEmbedder | None = None
         self._encoder = TreeEncoder(bundle.types, bundle.words, bundle.max_nodes)
         self._frame_cache: dict[str, Classification] = {}
-        self._function_cache: dict[tuple[str, str, int], tuple[np.ndarray, np.ndarray | None]] = {}
+        self._function_cache: dict[tuple[str, str, int], Heads] = {}
 
     @property
     def classes(self) -> list[str]:
@@ -146,13 +177,26 @@ class ResourceClassifier:
                     probs[unique[i]] = row
         return [probs.get(d) if d else None for d in docs]
 
-    def probabilities(
-        self, items: Sequence[FunctionInput]
-    ) -> list[tuple[np.ndarray, np.ndarray | None]]:
-        """Code and doc distributions of each function (doc None when it has none)."""
+    def token_probabilities(self, items: Sequence[FunctionInput]) -> list[np.ndarray | None]:
+        """Softmax of the identifier-token head; None for all when the models have none."""
+        head = self.bundle.token_model
+        if head is None:
+            return [None] * len(items)
+        from perfmodel.embed.token_model import function_text
+
+        texts = [
+            function_text(it.ast, it.language, it.name_tokens, self.bundle.max_nodes)
+            for it in items
+        ]
+        return list(head.probabilities(texts).astype(np.float32))
+
+    def probabilities(self, items: Sequence[FunctionInput]) -> list[Heads]:
+        """Code, doc and token distributions of each function (doc None when it has none,
+        token None when the models have no token head)."""
         code = self.code_probabilities(items)
         docs = self.doc_probabilities([it.doc for it in items])
-        return [(code[i], docs[i]) for i in range(len(items))]
+        tokens = self.token_probabilities(items)
+        return [(code[i], docs[i], tokens[i]) for i in range(len(items))]
 
     def classify(self, items: Sequence[FunctionInput]) -> list[Classification]:
         """Classify functions given directly (no source lookup, no cache)."""
@@ -164,12 +208,12 @@ class ResourceClassifier:
     def _result(
         self,
         frame: str,
-        probs: tuple[np.ndarray, np.ndarray | None],
+        probs: Heads,
         found: bool,
         explain: dict[str, Any],
     ) -> Classification:
-        code, doc = probs
-        avg = code if doc is None else (code + doc) / 2.0
+        code, doc, token = probs
+        avg = average_heads(code, doc, token)
         classes = self.bundle.classes
         return Classification(
             frame=frame,
@@ -179,6 +223,9 @@ class ResourceClassifier:
             code_vector={c: float(code[i]) for i, c in enumerate(classes)},
             doc_vector=None if doc is None else {c: float(doc[i]) for i, c in enumerate(classes)},
             explain=explain,
+            token_vector=(
+                None if token is None else {c: float(token[i]) for i, c in enumerate(classes)}
+            ),
         )
 
     # -- frames ------------------------------------------------------------------------
@@ -211,11 +258,14 @@ class ResourceClassifier:
         unique: dict[tuple[str, str, int], int] = {}
         for i in need:
             unique.setdefault(keys[i], i)
+        languages = [loc.language if loc.language != "unknown" else "java" for loc in located]
         items = [
             FunctionInput(
                 name=located[i].frame,
-                name_tokens=tuple(located[i].name_tokens),
-                language=located[i].language if located[i].language != "unknown" else "java",
+                name_tokens=model_name_tokens(
+                    located[i].qualified_name, located[i].name_tokens, languages[i]
+                ),
+                language=languages[i],
                 ast=located[i].ast if located[i].source_found else None,
                 doc=located[i].doc or "",
             )
@@ -268,6 +318,7 @@ class ResourceClassifier:
                 r.code_vector,
                 r.doc_vector,
                 {"path": str(path), "line": fn.line_start, "doc": fn.doc},
+                r.token_vector,
             )
             for r, fn in zip(results, parsed.functions, strict=True)
         ]

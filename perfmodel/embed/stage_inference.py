@@ -14,44 +14,29 @@ from pathlib import Path
 from perfmodel.dag.model import StageKey
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile
-
-_PYTHON_IPC = ("org.apache.spark.api.python.", "org.apache.spark.sql.execution.python.")
-_IO_WAIT_LEAVES = (
-    "sun.nio.ch.",
-    "java.net.",
-    "java.io.FileInputStream.",
-    "java.io.DataInputStream.",
-    "jdk.internal.misc.Unsafe.park",
+from perfmodel.embed.sample_evidence import (
+    stack_time_weights,
+    waits_on_python_worker,
+    without_network,
 )
 
-
-def waits_on_python_worker(frames: Sequence[str]) -> bool:
-    """A JVM stack blocked on PySpark's pipe to its Python worker, root first.
-
-    That time is the Python side's, whose own samples say what it did; counting the
-    JVM's side as network or disk I/O would call every PySpark stage I/O-bound.
-    """
-    if not frames or not frames[-1].startswith(_IO_WAIT_LEAVES):
-        return False
-    return any(f.startswith(_PYTHON_IPC) for f in frames)
+__all__ = ["infer_stage_vectors", "waits_on_python_worker"]
 
 
 def infer_stage_vectors(
-    samples: SampleProfile, models_dir: Path | None = None
+    samples: SampleProfile, models_dir: Path | None = None, *, local_mode: bool = False
 ) -> dict[StageKey, ResourceVector]:
     """Code-inferred resource vector per stage attempt, from its sampled stacks.
 
-    Idle and wait samples say nothing about a resource, and JVM threads blocked on the
-    Python worker are the Python side's time (see `waits_on_python_worker`). Raises a
+    Only stacks that say what the stage did count, each by the thread time it stands for:
+    waits between the JVM and its Python worker and interpreter start-up are left out (see
+    `perfmodel.embed.sample_evidence`). ``local_mode``: all tasks share one host with no
+    network between them, so a network share is loopback IPC, i.e. CPU. Raises a
     `PerfmodelError` when the trained models cannot be loaded.
     """
     per_stage: dict[StageKey, list[tuple[Sequence[str], float]]] = {}
     for key, profile in samples.stages.items():
-        stacks = [
-            (stack, float(n))
-            for stack, n in profile.stacks.items()
-            if n > 0 and not waits_on_python_worker(stack)
-        ]
+        stacks = stack_time_weights(profile)
         if stacks:
             per_stage[key] = stacks
     if not per_stage:
@@ -70,4 +55,6 @@ def infer_stage_vectors(
         vectors = stage_vectors(classifier, per_stage)
     finally:
         classifier.close()
+    if local_mode:
+        vectors = {k: without_network(v) for k, v in vectors.items()}
     return {k: v for k, v in vectors.items() if v.shares}

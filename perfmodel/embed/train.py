@@ -36,11 +36,13 @@ from torch.nn import functional as F
 from perfmodel.embed.aggregate_eval import EXECUTOR_PLUMBING, evaluate_policies
 from perfmodel.embed.ast import BinaryTree, binarize
 from perfmodel.embed.charlm import CharLMConfig, build_language_model, flair_embedder, train_char_lm
+from perfmodel.embed.classifier import average_heads
 from perfmodel.embed.code_model import CodeModelConfig, RecursiveAutoencoder
 from perfmodel.embed.corpus.dataset import CorpusRecord, read_corpus
 from perfmodel.embed.doc_model import DocEmbedder, DocGRU, DocModelConfig
 from perfmodel.embed.evaluate import Metrics, fit_baseline, identifier_text, score
 from perfmodel.embed.source.names import name_tokens
+from perfmodel.embed.token_model import TokenModel, from_sklearn
 from perfmodel.embed.tree_batch import EncodedTree, collate, encode_tree
 from perfmodel.embed.vocab import Vocab
 from perfmodel.embed.weights import ModelBundle, save_bundle
@@ -439,7 +441,9 @@ def train(
 
     progress("evaluating on held-out packages", 0, 1)
     t0 = time.monotonic()
-    metrics, avg = evaluate_all(data, encoded, name_only, vectors, code_model, doc_model, config)
+    metrics, avg, token_model = evaluate_all(
+        data, encoded, name_only, vectors, code_model, doc_model, config
+    )
     plumbing = [
         encode_tree(binarize(None, "java", name_tokens(f)), types, words) for f in EXECUTOR_PLUMBING
     ]
@@ -473,6 +477,7 @@ def train(
         charlms=charlms,
         max_nodes=config.max_nodes,
         glove=config.glove,
+        token_model=token_model,
         meta={
             "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "corpus": _corpus_info(corpus, data),
@@ -519,9 +524,10 @@ def evaluate_all(
     code_model: RecursiveAutoencoder,
     doc_model: DocGRU | None,
     config: TrainConfig,
-) -> tuple[dict[str, Any], np.ndarray]:
+) -> tuple[dict[str, Any], np.ndarray, TokenModel]:
     """Test-set metrics of every model and the baseline, overall and per language; also the
-    averaged model's test probabilities (rows in ``data.test`` order)."""
+    shipped average's test probabilities (rows in ``data.test`` order) and the baseline as
+    the identifier-token head (fitted on the training packages only)."""
     test = data.test
     yt = data.y[test]
     code = _predict_code(code_model, [encoded[i] for i in test])
@@ -540,9 +546,14 @@ def evaluate_all(
         data.y[data.valid].tolist(),
         config.seed,
     )
-    base_pred = base.predict(texts(test))
+    token_model = from_sklearn(base.vectorizer, base.model)
+    token = token_model.probabilities(texts(test))
+    base_pred = token.argmax(1)
     name_texts = [" ".join(data.records[i].name_tokens) for i in test]
-    base_name_pred = base.predict(name_texts)
+    name_token = token_model.probabilities(name_texts)
+    base_name_pred = name_token.argmax(1)
+    ens = np.stack([average_heads(c, d, t) for c, d, t in zip(code, docp, token, strict=True)])
+    ens_name = (name + name_token) / 2
     classes = data.classes
 
     def m(pred: np.ndarray, idx: Sequence[int] | None = None) -> Metrics:
@@ -550,6 +561,8 @@ def evaluate_all(
         return score(yt[sel].tolist(), np.asarray(pred)[sel].tolist(), classes)
 
     results: dict[str, Metrics] = {
+        "average (code + doc + tokens)": m(ens.argmax(1)),
+        "average, name only (code + tokens)": m(ens_name.argmax(1)),
         "average (code + doc)": m(avg.argmax(1)),
         "code model": m(code.argmax(1)),
         "baseline TF-IDF + LR": m(base_pred),
@@ -569,14 +582,19 @@ def evaluate_all(
         sel = [k for k, i in enumerate(test) if data.records[i].language == lang]
         by_language[lang] = {
             "n": len(sel),
+            "ensemble": m(ens.argmax(1), sel).macro_f1,
             "average": m(avg.argmax(1), sel).macro_f1,
             "code": m(code.argmax(1), sel).macro_f1,
             "baseline": m(base_pred, sel).macro_f1,
         }
-    return {
-        "classes": classes,
-        "test": {k: v.to_dict() for k, v in results.items()},
-        "test_by_language": by_language,
-        "baseline_c": base.c,
-        "docs_in_test": len(with_doc),
-    }, avg
+    return (
+        {
+            "classes": classes,
+            "test": {k: v.to_dict() for k, v in results.items()},
+            "test_by_language": by_language,
+            "baseline_c": base.c,
+            "docs_in_test": len(with_doc),
+        },
+        ens,
+        token_model,
+    )

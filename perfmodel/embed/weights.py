@@ -20,6 +20,7 @@ from safetensors.torch import load_file, save_file
 from perfmodel.embed.charlm import CharLMSpec, build_language_model
 from perfmodel.embed.code_model import CodeModelConfig, RecursiveAutoencoder
 from perfmodel.embed.doc_model import DocGRU, DocModelConfig
+from perfmodel.embed.token_model import TOKEN_FILE, TokenModel
 from perfmodel.embed.vocab import Vocab
 from perfmodel.errors import PerfmodelError
 
@@ -46,6 +47,8 @@ class ModelBundle:
     max_nodes: int
     glove: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    token_model: TokenModel | None = None
+    """The identifier-token head (absent in models trained before it existed)."""
 
 
 def _charlm_file(i: int) -> str:
@@ -60,6 +63,9 @@ def save_bundle(bundle: ModelBundle, out_dir: Path) -> None:
         save_file(_contiguous(bundle.doc_model.state_dict()), str(out_dir / DOC_FILE))
     for i, (_, state) in enumerate(bundle.charlms):
         save_file(_contiguous(state), str(out_dir / _charlm_file(i)))
+    if bundle.token_model is not None:
+        tensors = {k: torch.from_numpy(v) for k, v in bundle.token_model.tensors().items()}
+        save_file(tensors, str(out_dir / TOKEN_FILE))
     config = {
         "format_version": FORMAT_VERSION,
         "classes": bundle.classes,
@@ -72,6 +78,11 @@ def save_bundle(bundle: ModelBundle, out_dir: Path) -> None:
         "words": list(bundle.words.tokens),
         **bundle.meta,
     }
+    if bundle.token_model is not None:
+        config["token_model"] = {
+            **bundle.meta.get("token_model", {}),
+            "vocab": list(bundle.token_model.vocab),
+        }
     (out_dir / CONFIG_FILE).write_text(json.dumps(config, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -109,6 +120,10 @@ def load_bundle(model_dir: Path) -> ModelBundle:
             (CharLMSpec.from_dict(spec), load_file(str(model_dir / _charlm_file(i))))
             for i, spec in enumerate(config.get("charlms", []))
         ]
+        token: TokenModel | None = None
+        if config.get("token_model"):
+            tensors = {k: v.numpy() for k, v in load_file(str(model_dir / TOKEN_FILE)).items()}
+            token = TokenModel.from_tensors(config["token_model"]["vocab"], tensors)
     except (OSError, KeyError, RuntimeError, TypeError) as e:
         raise ModelLoadError(
             f"{model_dir}: incomplete or inconsistent model files ({e}); "
@@ -123,6 +138,7 @@ def load_bundle(model_dir: Path) -> ModelBundle:
         "charlms",
         "types",
         "words",
+        "token_model",
     }
     return ModelBundle(
         classes=list(config["classes"]),
@@ -134,6 +150,7 @@ def load_bundle(model_dir: Path) -> ModelBundle:
         max_nodes=int(config["max_nodes"]),
         glove=bool(config.get("glove", False)),
         meta={k: v for k, v in config.items() if k not in known},
+        token_model=token,
     )
 
 

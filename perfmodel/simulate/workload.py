@@ -16,7 +16,8 @@ docs/predict.md):
 * the *unattributed* rest is split by the stage's resource vector when one is given:
   each resource gets the part of its vector share not already covered by measured time
   (its deficit), so measured time is never overridden; names other than cpu, disk,
-  network and memory go to ``other``, which no law changes;
+  network and memory go to ``other``, which no law changes; the disk part is bounded by
+  what the task's spilled, read and written bytes explain, beyond that it is CPU;
 * without a vector, spill I/O (``spill``: spilled bytes written and read back at the
   host's per-task disk rate) and input/output I/O (``disk``) are estimated from bytes,
   capped at the unattributed time, and the remainder counts as CPU outside the task
@@ -602,7 +603,9 @@ def _stage_works(
     for i, vector in enumerate(stage_vectors):
         if split[i]:
             lo, hi = bounds[i]
-            _split_by_vector(comp[:, lo:hi], unattributed[lo:hi], vector)  # type: ignore[arg-type]
+            # Code says which resource; bytes bound how much of it can be I/O.
+            caps = (disk_spill[lo:hi] * 2 * per_row[lo:hi], io_bytes[lo:hi] * per_row[lo:hi])
+            _split_by_vector(comp[:, lo:hi], unattributed[lo:hi], vector, caps)  # type: ignore[arg-type]
     sums = {c: segment_sums(comp[c], starts, counts) for c in range(len(COMPONENTS))}
     cpu_like = (sums[CPU] + sums[CPU_OTHER] + sums[GC]).tolist()
     run_total = (wall_sum - sums[SCHEDULING]).tolist()
@@ -646,8 +649,20 @@ def _stage_works(
     return works
 
 
-def _split_by_vector(comp: np.ndarray, unattributed: np.ndarray, vector: ResourceVector) -> None:
-    """Give each resource the unattributed time its vector share still lacks (its deficit)."""
+def _split_by_vector(
+    comp: np.ndarray,
+    unattributed: np.ndarray,
+    vector: ResourceVector,
+    disk_caps: tuple[np.ndarray, np.ndarray] | None = None,
+) -> None:
+    """Give each resource the unattributed time its vector share still lacks (its deficit).
+
+    ``disk_caps``: per task, the most spill and input/output disk time its bytes explain (at
+    the per-task disk rate). The disk part is spill first (so the memory law still sees it),
+    then input/output; beyond both it is CPU outside the task thread, as without a vector.
+    Code tells what a frame does, not how many bytes reached a device: a read from the page
+    cache runs the same code as one from the disk.
+    """
     run = comp[[CPU, GC, NETWORK, DISK]].sum(axis=0) + unattributed
     measured = {
         "cpu": comp[CPU],
@@ -669,4 +684,11 @@ def _split_by_vector(comp: np.ndarray, unattributed: np.ndarray, vector: Resourc
     with np.errstate(divide="ignore", invalid="ignore"):
         for name, w in weights.items():
             part = np.where(total > 0, unattributed * w / total, 0.0)
+            if name == "disk" and disk_caps is not None:
+                spill = np.minimum(part, disk_caps[0])
+                io = np.minimum(part - spill, disk_caps[1])
+                comp[SPILL] += spill
+                comp[DISK] += io
+                comp[CPU_OTHER] += part - spill - io
+                continue
             comp[rows.get(name, OTHER)] += part
