@@ -9,7 +9,8 @@ configurations once. This times whole processes in the same run: the baseline is
 the search, shown also in replays (the JSON's ``search.replays``) and in replay-equivalents.
 Prints figures; asserts nothing.
 
-Run: ``python benchmarks/recommend_speed.py LOG [--max-nodes 20] [--runs 1] [--deadline 20m]``
+Run: ``python benchmarks/recommend_speed.py LOG [--max-nodes 20] [--runs 1] [--deadline 20m]
+[--tolerance 0.02]``
 (big logs: /work/scale-logs/large-eventlog.zstd, 230k tasks).
 """
 
@@ -72,6 +73,7 @@ def main() -> None:
     parser.add_argument("--max-nodes", type=int, default=20)
     parser.add_argument("--deadline", default=None)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--tolerance", default=None, help="passed to recommend (default: exact)")
     args = parser.parse_args()
     exe = str(Path(sys.executable).parent / "perfmodel")
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,6 +84,8 @@ def main() -> None:
         recommend += ["--max-nodes", str(args.max_nodes), "--json"]
         if args.deadline:
             recommend += ["--deadline", args.deadline]
+        if args.tolerance:
+            recommend += ["--tolerance", args.tolerance]
         for run in range(args.runs):
             base_s, _ = timed(predict)
             rec_s, out = timed(recommend)
