@@ -12,7 +12,9 @@ library facade. Two things keep a 5 000-point search to a few hundred replays on
   chance to be on the time/cost front or among the ``top`` cheapest meeting the deadline:
   points are visited cheapest-bound first, and one whose (time, cost) bounds are
   dominated by a replayed point, strictly in at least one of the two, is skipped
-  (``exhaustive=True`` replays everything).
+  (``exhaustive=True`` replays everything); a point that survives gets the tighter bound
+  of its own configuration (`perfmodel.recommend.bounds.refined_bound_s`, a few ms against
+  tens for a replay) and is checked again before it is replayed.
 
 Skipping never changes the answers (``tolerance`` 0, the default): a skipped point's true
 time and cost are at least its bounds, so the replayed point that dominates the bounds
@@ -36,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from perfmodel.errors import PerfmodelError
-from perfmodel.recommend.bounds import lower_bounds_s, prepare
+from perfmodel.recommend.bounds import lower_bounds_s, prepare, refined_bound_s
 from perfmodel.recommend.catalog import MachineType
 from perfmodel.recommend.layouts import Layout, layouts_for, spark_conf, spark_memory
 from perfmodel.recommend.pareto import Front, pareto_front
@@ -238,8 +240,8 @@ def search(
     deadline = request.deadline_s if request.deadline_s is not None else math.inf
     if request.tolerance < 0:
         raise RecommendError("--tolerance must be at least 0")
-    slack = 1.0 + request.tolerance
     cache: dict[ClusterConfig, Prediction] = {}
+    refined: dict[ClusterConfig, float] = {}
     front = Front()
     feasible_costs: list[float] = []
     order = sorted(
@@ -251,12 +253,13 @@ def search(
             progress(done, len(order))
         cached = point.config in cache
         if not (cached or request.exhaustive):
-            t_lb, c_lb = point.lower_bound_s, _cost(point, point.lower_bound_s)
-            c_near = c_lb * slack
-            could_rank = band.upper(t_lb) <= deadline and (
-                len(feasible_costs) < request.top or c_near <= feasible_costs[request.top - 1]
-            )
-            if not could_rank and _dominated(front, t_lb * slack, c_near, request.tolerance):
+            if _skippable(point, front, feasible_costs, band, deadline, request):
+                continue
+            # Before a replay, the tighter bound of this one configuration (a few ms).
+            if point.config not in refined:
+                refined[point.config] = refined_bound_s(bounds, point.config) * scale
+            point.lower_bound_s = max(point.lower_bound_s, refined[point.config])
+            if _skippable(point, front, feasible_costs, band, deadline, request):
                 continue
         if not cached:
             cache[point.config] = predictor.predict(point.config)
@@ -271,6 +274,24 @@ def search(
     if progress is not None:
         progress(len(order), len(order))
     return _answer(points, band, request, len(cache))
+
+
+def _skippable(
+    point: Point,
+    front: Front,
+    feasible_costs: list[float],
+    band: Band,
+    deadline: float,
+    r: Request,
+) -> bool:
+    """Whether the point's bounds rule it out of the front and of the ``top`` list."""
+    slack = 1.0 + r.tolerance
+    t_lb, c_lb = point.lower_bound_s, _cost(point, point.lower_bound_s)
+    c_near = c_lb * slack
+    could_rank = band.upper(t_lb) <= deadline and (
+        len(feasible_costs) < r.top or c_near <= feasible_costs[r.top - 1]
+    )
+    return not could_rank and _dominated(front, t_lb * slack, c_near, r.tolerance)
 
 
 def _dominated(front: Front, time: float, cost: float, tolerance: float) -> bool:
