@@ -7,9 +7,12 @@ configurations once. This times whole processes in the same run: the baseline is
 ``perfmodel predict LOG --cores 4 --json`` (load + one replay), the target
 ``perfmodel recommend LOG --catalog <100 types> --max-nodes 20 --json``; the difference is
 the search, shown also in replays (the JSON's ``search.replays``) and in replay-equivalents.
-Prints figures; asserts nothing.
+Prints wall and CPU seconds (the CPU figures are the ones to compare on a loaded machine);
+asserts nothing. ``--repo`` times another checkout (e.g. the main branch, for a before/after
+pair in one run).
 
-Run: ``python benchmarks/recommend_speed.py LOG [--max-nodes 20] [--runs 1] [--deadline 20m]``
+Run: ``python benchmarks/recommend_speed.py LOG [--max-nodes 20] [--runs 1] [--deadline 20m]
+[--tolerance 0.02]``
 (big logs: /work/scale-logs/large-eventlog.zstd, 230k tasks).
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -56,14 +60,18 @@ def synthetic_catalog() -> str:
     return "\n".join(rows) + "\n"
 
 
-def timed(cmd: list[str]) -> tuple[float, str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+def timed(cmd: list[str], repo: Path) -> tuple[float, float, str]:
+    """Wall and CPU seconds (user + system, of the child) of one command, and its output."""
+    env = dict(os.environ, PYTHONPATH=str(repo))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if out.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()[-400:]}")
-    return wall, out.stdout
+    return wall, cpu, out.stdout
 
 
 def main() -> None:
@@ -72,6 +80,10 @@ def main() -> None:
     parser.add_argument("--max-nodes", type=int, default=20)
     parser.add_argument("--deadline", default=None)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--tolerance", default=None, help="passed to recommend (default: exact)")
+    parser.add_argument(
+        "--repo", type=Path, default=REPO, help="the perfmodel checkout to time (default: this)"
+    )
     args = parser.parse_args()
     exe = str(Path(sys.executable).parent / "perfmodel")
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,17 +94,20 @@ def main() -> None:
         recommend += ["--max-nodes", str(args.max_nodes), "--json"]
         if args.deadline:
             recommend += ["--deadline", args.deadline]
+        if args.tolerance:
+            recommend += ["--tolerance", args.tolerance]
         for run in range(args.runs):
-            base_s, _ = timed(predict)
-            rec_s, out = timed(recommend)
+            base_s, base_cpu, _ = timed(predict, args.repo)
+            rec_s, rec_cpu, out = timed(recommend, args.repo)
             data = json.loads(out)
             s = data["search"]
-            search_s = rec_s - base_s
             print(
-                f"run {run + 1}: predict {base_s:.1f}s, recommend {rec_s:.1f}s "
-                f"(ratio {rec_s / base_s:.2f}); search ≈ {search_s:.1f}s for {s['points']} "
-                f"points, {s['unique_configs']} distinct configurations, {s['replays']} "
-                f"replayed; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+                f"run {run + 1}: predict {base_s:.1f}s ({base_cpu:.1f}s CPU), recommend "
+                f"{rec_s:.1f}s ({rec_cpu:.1f}s CPU; ratio {rec_s / base_s:.2f} wall, "
+                f"{rec_cpu / base_cpu:.2f} CPU); search ≈ {rec_s - base_s:.1f}s "
+                f"({rec_cpu - base_cpu:.1f}s CPU) for {s['points']} points, "
+                f"{s['unique_configs']} distinct configurations, {s['replays']} replayed; "
+                f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
             )
             rec = data["recommended"]
             print(

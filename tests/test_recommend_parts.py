@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from perfmodel.cli import build_app
 from perfmodel.experiment.store import RunOutcome, RunStore
 from perfmodel.recommend.api import RequestError, parse_duration, parse_money
-from perfmodel.recommend.bounds import lower_bounds_s, prepare
+from perfmodel.recommend.bounds import lower_bounds_s, prepare, refined_bound_s
 from perfmodel.recommend.catalog import CatalogError, parse_catalog, parse_catalog_text
 from perfmodel.recommend.history import HistoryError, calibrate
 from perfmodel.recommend.layouts import (
@@ -178,7 +178,9 @@ def test_lower_bound_never_exceeds_the_replay() -> None:
     bounds = prepare(analysis.workload, analysis.baseline)
     lbs = lower_bounds_s(bounds, [p.config for p in points])
     for p, lb in zip(points, lbs, strict=True):
-        assert 0 < lb <= analysis.predict(p.config).predicted_s * (1 + 1e-9)
+        replayed = analysis.predict(p.config).predicted_s
+        assert 0 < lb <= replayed
+        assert lb * 0.999 <= refined_bound_s(bounds, p.config) <= replayed
 
 
 @pytest.mark.skipif(not LOGS.is_dir(), reason="shared event logs absent (../shared/data)")
@@ -192,7 +194,9 @@ def test_lower_bound_on_a_real_cluster_log() -> None:
     bounds = prepare(analysis.workload, analysis.baseline)
     lbs = lower_bounds_s(bounds, [p.config for p in points])
     for p, lb in zip(points[::5], lbs[::5], strict=True):
-        assert lb <= analysis.predict(p.config).predicted_s * (1 + 1e-9)
+        replayed = analysis.predict(p.config).predicted_s
+        assert lb <= replayed
+        assert refined_bound_s(bounds, p.config) <= replayed
 
 
 # --- history --------------------------------------------------------------------------

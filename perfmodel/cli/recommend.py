@@ -69,10 +69,11 @@ def recommend(
     tolerance: Annotated[
         float,
         typer.Option(
-            help="Skip points within this fraction of a replayed one (0: exact answers; "
-            "default 0.02: the recommendation costs at most 2% more than the cheapest)."
+            help="Skip points within this fraction of a replayed one (default 0: the "
+            "exhaustive search's answers; 0.02: fewer replays, and the recommendation costs "
+            "at most 2% more than the cheapest)."
         ),
-    ] = 0.02,
+    ] = 0.0,
     attempt: Annotated[
         str | None, typer.Option(help="Application attempt, when the log holds several.")
     ] = None,

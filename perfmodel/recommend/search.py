@@ -2,21 +2,31 @@
 
 Each point becomes a `ClusterConfig` (the replay's language: executors, cores, heap,
 hosts, host cores, relative CPU speed, per-host bandwidths) and is predicted by the
-library facade. Two things keep a 6 000-point search to seconds on a 100k-task log:
+library facade. Two things keep a 5 000-point search to a few hundred replays on a
+100k-task log, with the exhaustive search's answers:
 
 * points with the same replay configuration are replayed once (VM types of one family
-  and size class often differ only in price);
+  and size class often differ only in price), and every point of a replayed
+  configuration is priced;
 * a point is replayed only when its lower bound (`perfmodel.recommend.bounds`) leaves it a
   chance to be on the time/cost front or among the ``top`` cheapest meeting the deadline:
-  points are visited cheapest-bound first, and one whose bounds are dominated by a
-  replayed point is skipped (``exhaustive=True`` replays everything).
+  points are visited cheapest-bound first, and one whose (time, cost) bounds are
+  dominated by a replayed point, strictly in at least one of the two, is skipped
+  (``exhaustive=True`` replays everything); a point that survives gets the tighter bound
+  of its own configuration (`perfmodel.recommend.bounds.refined_bound_s`, a few ms against
+  tens for a replay) and is checked again before it is replayed.
 
-With ``tolerance`` 0, skipping never changes the answers: a skipped point's true time and
-cost are at least its bounds, so the replayed point that dominates the bounds dominates the
-point. With ``tolerance`` t (default 2 %), a point is skipped already when a replayed point
-is within (1 + t) of its bounds in both time and cost, and when its cost bound × (1 + t)
-exceeds the ``top``-th cheapest cost found; then the recommended point still meets the
-deadline (it was replayed), and costs at most (1 + t) × the cheapest point that does.
+Skipping never changes the answers (``tolerance`` 0, the default): a skipped point's true
+time and cost are at least its bounds, so the replayed point that dominates the bounds
+dominates the point, strictly in one coordinate, so it is not on the exhaustive search's
+front either (`pareto_front` keeps the first of exactly equal points, which is why equal
+bounds are not skipped). Visiting cheapest-bound first replays the fewest points any
+bound-driven order can: a front point that dominates a point's bounds costs no more than
+them, so its own bound was visited first. With ``tolerance`` t > 0 (an approximation the
+user asks for), a point is skipped already when a replayed point is within (1 + t) of its
+bounds in both time and cost, and when its cost bound × (1 + t) exceeds the ``top``-th
+cheapest cost found; then the recommended point still meets the deadline (it was
+replayed), and costs at most (1 + t) × the cheapest point that does.
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from perfmodel.errors import PerfmodelError
-from perfmodel.recommend.bounds import lower_bounds_s, prepare
+from perfmodel.recommend.bounds import lower_bounds_s, prepare, refined_bound_s
 from perfmodel.recommend.catalog import MachineType
 from perfmodel.recommend.layouts import Layout, layouts_for, spark_conf, spark_memory
 from perfmodel.recommend.pareto import Front, pareto_front
@@ -38,9 +48,9 @@ from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.replay import Prediction
 from perfmodel.simulate.workload import Workload
 
-DEFAULT_TOLERANCE = 0.02
-"""2 %: far inside the ±15 % prediction band, and it cuts the replays of a 100-type catalog
-several-fold (types of similar price and speed sit within a few % of the front)."""
+DEFAULT_TOLERANCE = 0.0
+"""Exact: the answers are the exhaustive search's. A positive tolerance (``--tolerance``)
+trades that for fewer replays (see module doc)."""
 
 
 class RecommendError(PerfmodelError):
@@ -230,8 +240,8 @@ def search(
     deadline = request.deadline_s if request.deadline_s is not None else math.inf
     if request.tolerance < 0:
         raise RecommendError("--tolerance must be at least 0")
-    slack = 1.0 + request.tolerance
     cache: dict[ClusterConfig, Prediction] = {}
+    refined: dict[ClusterConfig, float] = {}
     front = Front()
     feasible_costs: list[float] = []
     order = sorted(
@@ -243,12 +253,13 @@ def search(
             progress(done, len(order))
         cached = point.config in cache
         if not (cached or request.exhaustive):
-            t_lb, c_lb = point.lower_bound_s, _cost(point, point.lower_bound_s)
-            c_near = c_lb * slack
-            could_rank = band.upper(t_lb) <= deadline and (
-                len(feasible_costs) < request.top or c_near <= feasible_costs[request.top - 1]
-            )
-            if front.dominates(t_lb * slack, c_near) and not could_rank:
+            if _skippable(point, front, feasible_costs, band, deadline, request):
+                continue
+            # Before a replay, the tighter bound of this one configuration (a few ms).
+            if point.config not in refined:
+                refined[point.config] = refined_bound_s(bounds, point.config) * scale
+            point.lower_bound_s = max(point.lower_bound_s, refined[point.config])
+            if _skippable(point, front, feasible_costs, band, deadline, request):
                 continue
         if not cached:
             cache[point.config] = predictor.predict(point.config)
@@ -256,9 +267,40 @@ def search(
         front.add(point.predicted_s, point.cost)
         if point.meets_deadline:
             bisect.insort(feasible_costs, point.cost)
+    # A point skipped before its configuration was replayed for another is priced too.
+    for point in points:
+        if not point.evaluated and point.config in cache:
+            _price(point, cache[point.config], scale, band, request)
     if progress is not None:
         progress(len(order), len(order))
     return _answer(points, band, request, len(cache))
+
+
+def _skippable(
+    point: Point,
+    front: Front,
+    feasible_costs: list[float],
+    band: Band,
+    deadline: float,
+    r: Request,
+) -> bool:
+    """Whether the point's bounds rule it out of the front and of the ``top`` list."""
+    slack = 1.0 + r.tolerance
+    t_lb, c_lb = point.lower_bound_s, _cost(point, point.lower_bound_s)
+    c_near = c_lb * slack
+    could_rank = band.upper(t_lb) <= deadline and (
+        len(feasible_costs) < r.top or c_near <= feasible_costs[r.top - 1]
+    )
+    return not could_rank and _dominated(front, t_lb * slack, c_near, r.tolerance)
+
+
+def _dominated(front: Front, time: float, cost: float, tolerance: float) -> bool:
+    """Whether a replayed point is at least as good as (time, cost) and, when skipping must
+    be exact (``tolerance`` 0), strictly better in one of the two."""
+    if tolerance > 0:
+        return front.dominates(time, cost)
+    faster = front.dominates(math.nextafter(time, -math.inf), cost)
+    return faster or front.dominates(time, math.nextafter(cost, -math.inf))
 
 
 def _cost(point: Point, runtime_s: float) -> float:

@@ -25,7 +25,9 @@ def compute_factor(base_speed: float, new_speed: float) -> float:
 
 
 def contention_factor(
-    concurrency: FloatArray | float, demand_per_task: FloatArray | float, host_cores: float
+    concurrency: FloatArray | float,
+    demand_per_task: FloatArray | float,
+    host_cores: FloatArray | float,
 ) -> FloatArray:
     """Slowdown of CPU work when the tasks on a host want more cores than it has.
 
@@ -38,7 +40,7 @@ def contention_factor(
     """
     k = np.asarray(concurrency, dtype=np.float64)
     d = np.asarray(demand_per_task, dtype=np.float64)
-    return np.maximum(1.0, k * d / max(float(host_cores), 1e-9))
+    return np.maximum(1.0, k * d / np.maximum(np.asarray(host_cores, dtype=np.float64), 1e-9))
 
 
 def io_streams(concurrency: FloatArray | float, io_share: FloatArray | float) -> FloatArray:

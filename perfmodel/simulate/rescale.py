@@ -66,12 +66,42 @@ def expected_concurrency(work: StageWork, base: ClusterConfig, new: ClusterConfi
     if new.slots == base.slots and new.hosts == base.hosts:
         return work.concurrency
     durations = work.components.sum(axis=0)
-    p0 = mean_parallelism(durations, base.slots) / max(base.hosts, 1)
-    p1 = mean_parallelism(durations, new.slots) / max(new.hosts, 1)
-    p0, p1 = max(p0, 1.0), max(p1, 1.0)
-    if p1 == p0:
-        return work.concurrency
-    return float(min(max(1.0, work.concurrency * p1 / p0), max(new.slots_per_host, 1)))
+    total = float(durations.sum()) if durations.size else 0.0
+    longest = float(durations.max()) if durations.size else 0.0
+    k1 = scaled_concurrency(
+        work.concurrency, total, longest, base, new.slots, new.hosts, new.slots_per_host
+    )
+    return float(k1)
+
+
+def scaled_concurrency(
+    k0: float,
+    total_ms: float,
+    longest_ms: float,
+    base: ClusterConfig,
+    slots: FloatArray | float,
+    hosts: FloatArray | float,
+    slots_per_host: FloatArray | float,
+) -> FloatArray:
+    """`expected_concurrency` from a stage's total and longest task time, for one or many
+    targets at once (arrays of slots, hosts and slots per host; the search's lower bounds
+    ask it of thousands of configurations)."""
+    slots = np.asarray(slots, dtype=np.float64)
+    hosts = np.asarray(hosts, dtype=np.float64)
+    if total_ms <= 0:
+        return np.full(slots.shape, k0)
+    p0 = _parallelism(total_ms, longest_ms, float(base.slots)) / max(base.hosts, 1)
+    p1 = _parallelism(total_ms, longest_ms, slots) / np.maximum(hosts, 1.0)
+    p0, p1 = max(float(p0), 1.0), np.maximum(p1, 1.0)
+    scaled = np.minimum(np.maximum(1.0, k0 * p1 / p0), np.maximum(slots_per_host, 1.0))
+    same = (slots == base.slots) & (hosts == base.hosts)
+    return np.where(same | (p1 == p0), k0, scaled)
+
+
+def _parallelism(total_ms: float, longest_ms: float, slots: FloatArray | float) -> FloatArray:
+    """`mean_parallelism` from the stage's total and longest task time (total > 0)."""
+    makespan = np.maximum(longest_ms, total_ms / np.maximum(slots, 1.0))
+    return np.maximum(1.0, total_ms / makespan)
 
 
 def stage_times(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> StageTimes:
