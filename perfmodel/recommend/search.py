@@ -232,7 +232,7 @@ def search(
             "after the OS share; see docs/recommend.md, Layouts)"
         )
     baseline = predictor.predict()
-    band = prediction_band(baseline.model_error, request.calibration_loo_error)
+    band = prediction_band(baseline.model_error, request.calibration_loo_error, prediction=baseline)
     scale = request.calibration
     bounds = prepare(predictor.workload, base)
     for point, lb in zip(points, lower_bounds_s(bounds, [p.config for p in points]), strict=True):
