@@ -122,7 +122,7 @@ def test_report_pairs_every_run_with_the_other_config(study, tmp_path: Path) -> 
     (wl,) = report["workloads"]
     assert wl["workload"] == "wordcount" and wl["pairs"] == 2
     assert math.isclose(wl["mean_error"], sum(p["error"] for p in pairs) / 2)
-    assert wl["worst_error"] == max(p["error"] for p in pairs)
+    assert wl["worst_error"] == max(p["error"] for p in report["pairs"])
     assert report["repeat_error"] is None  # one run per configuration: no noise floor
     assert (out / "accuracy.md").read_text().count("| wordcount |") >= 3
     assert json.loads((out / "accuracy.json").read_text())["mean_error"] == report["mean_error"]
@@ -184,7 +184,10 @@ def test_report_under_a_split_with_every_reading_of_the_baseline(study, tmp_path
         # Recorded without stack samplers: no code vectors to leave out, the same prediction.
         assert p["no_code_vectors_s"] == pytest.approx(p["predicted_s"])
     assert held["mean_error"] == pytest.approx(report["mean_error"])
-    assert held["interval_coverage"] is None
+    # Every prediction now carries an 80% interval: coverage is a share of the pairs.
+    assert 0.0 <= held["interval_coverage"] <= 1.0
+    for p in report["pairs"]:
+        assert p["predicted_low_s"] <= p["predicted_s"] <= p["predicted_high_s"]
     import sqlite3
 
     methods = sqlite3.connect(store).execute(

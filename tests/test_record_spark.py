@@ -200,7 +200,8 @@ def test_diagnose_a_bundle_lists_top_functions_per_stage(recorded) -> None:
     vectors = [s["code_vector"] for s in data["stages"] if s["code_vector"]]
     assert vectors, "no stage got a code-inferred resource vector"
     for v in vectors:
-        assert set(v) == {"cpu", "disk", "network"}
+        # Local mode: only loopback pipes, so a network share is read as CPU (sample_evidence).
+        assert "cpu" in v and set(v) <= {"cpu", "disk"}
         assert abs(sum(v.values()) - 1) < 1e-6
     assert data["extra"]["code_vectors"]["stages"] == len(vectors)
     text = CliRunner().invoke(build_app(), ["diagnose", str(out)])
