@@ -2,9 +2,8 @@
 
 A fact of the profile, not of any model: per task attempt, the mean number of task
 attempts running on the same host (itself included) over its run. The contention
-estimator (`perfmodel.embed.contention`) reads slowdown off it. The replay's compiler
-(`perfmodel.simulate.workload._task_concurrency`) computes the same figure for the same
-rows; it may call this one instead.
+estimator (`perfmodel.embed.contention`) reads slowdown off it, and the replay's compiler
+(`perfmodel.simulate.workload`) takes each stage's concurrency from it.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from perfmodel.dag.concurrency import task_concurrency
 from perfmodel.dag.decomposition import TaskDecompositions, decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
 from perfmodel.dag.resources import ResourceVector
@@ -149,7 +150,7 @@ def compile_workload(
             "the log has no application end (in progress or cut off): observed runtime is "
             "taken to the last event, and unfinished tasks are left out"
         )
-    concurrency = _task_concurrency(tasks)
+    concurrency = task_concurrency(tasks.table)
     stage_list = _replayed_stages(profile, tasks)
     measured = _measured_cpu(profile, baseline, stage_list)
     if measured:
@@ -483,58 +484,6 @@ def _finished_runs(stage: StageNode) -> list[TaskRun]:
     tasks = [t for t in stage.tasks if t.finish_ms is not None]
     tasks.sort(key=lambda t: (t.launch_ms, t.index, t.attempt))
     return tasks
-
-
-def _task_concurrency(tasks: _AppTasks) -> np.ndarray:
-    """Per app-table row: mean number of tasks running on its host during its run (itself
-    included; 1 for attempts that never ended).
-
-    Computed per host from the step function of running tasks and its running integral,
-    so every task is answered with two binary searches.
-    """
-    t = tasks.table
-    out = np.ones(len(t), dtype=np.float64)
-    ended = np.flatnonzero(tasks.parts.ended)
-    if not ended.size:
-        return out
-    # A task's host, or its executor where the host is not logged.
-    host_names = t.columns.strings["host"]
-    empty_host = np.array([not h for h in host_names] or [False], dtype=bool)
-    host = t.col("host")[ended].astype(np.int64)
-    executor = t.col("executor")[ended].astype(np.int64)
-    group = np.where(empty_host[host], len(host_names) + executor, host)
-    order = np.argsort(group, kind="stable")
-    bounds = np.flatnonzero(np.diff(group[order])) + 1
-    launch_all = t.col("launch_ms")
-    finish_all = t.col("finish_ms")
-    for members in np.split(order, bounds):
-        rows = ended[members]
-        a = launch_all[rows]
-        b = finish_all[rows]
-        times = np.concatenate([a, b])
-        deltas = np.concatenate([np.ones_like(a), -np.ones_like(b)])
-        by_time = np.lexsort((deltas, times))  # ends before starts at equal times
-        times, deltas = times[by_time], deltas[by_time]
-        level = np.cumsum(deltas)
-        integral = np.concatenate([[0.0], np.cumsum(level[:-1] * np.diff(times))])
-        span = b - a
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean = np.where(
-                span > 0,
-                (_integral_at(times, level, integral, b) - _integral_at(times, level, integral, a))
-                / span,
-                1.0,
-            )
-        out[rows] = np.maximum(1.0, mean)
-    return out
-
-
-def _integral_at(
-    times: np.ndarray, level: np.ndarray, integral: np.ndarray, x: np.ndarray
-) -> np.ndarray:
-    """∫ running-tasks dt from the first event to each ``x`` (a step function's integral)."""
-    j = np.clip(np.searchsorted(times, x, side="right") - 1, 0, len(times) - 1)
-    return integral[j] + level[j] * (x - times[j])
 
 
 def _stage_works(
