@@ -96,23 +96,10 @@ def from_sklearn(vectorizer: object, model: object) -> TokenModel:
 def fit_token_model(corpus: Path, seed: int = 13) -> tuple[TokenModel, float]:
     """Fit on the corpus's training packages (C chosen on the validation packages carved out
     of them, exactly as `train` does for the baseline); returns the model and its C."""
-    from perfmodel.embed.evaluate import fit_baseline, identifier_text
-    from perfmodel.embed.train import TrainConfig, _prepare
+    from perfmodel.embed.train import TrainConfig, _prepare, fit_token_head
 
     config = TrainConfig(seed=seed)
-    data = _prepare(corpus, config)
-
-    def texts(idx: list[int]) -> list[str]:
-        return [identifier_text(data.trees[i].leaf_tokens) for i in idx]
-
-    base = fit_baseline(
-        texts(data.fit),
-        data.y[data.fit].tolist(),
-        texts(data.valid),
-        data.y[data.valid].tolist(),
-        config.seed,
-    )
-    return from_sklearn(base.vectorizer, base.model), base.c
+    return fit_token_head(_prepare(corpus, config), config.seed)
 
 
 def add_token_head(corpus: Path, model_dir: Path, seed: int = 13) -> float:

@@ -516,6 +516,24 @@ def _corpus_info(corpus: Path, data: _Data) -> dict[str, Any]:
     return info
 
 
+def token_texts(data: _Data, idx: Sequence[int]) -> list[str]:
+    """The identifier tokens of functions ``idx``, as the token head and baseline read them."""
+    return [identifier_text(data.trees[i].leaf_tokens) for i in idx]
+
+
+def fit_token_head(data: _Data, seed: int) -> tuple[TokenModel, float]:
+    """The identifier-token head: the evaluation's TF-IDF baseline fitted on the training
+    packages (C chosen on the validation packages carved out of them); returns it and C."""
+    base = fit_baseline(
+        token_texts(data, data.fit),
+        data.y[data.fit].tolist(),
+        token_texts(data, data.valid),
+        data.y[data.valid].tolist(),
+        seed,
+    )
+    return from_sklearn(base.vectorizer, base.model), base.c
+
+
 def evaluate_all(
     data: _Data,
     encoded: list[EncodedTree],
@@ -536,18 +554,8 @@ def evaluate_all(
     avg = np.stack([c if d is None else (c + d) / 2 for c, d in zip(code, docp, strict=True)])
     with_doc = [k for k, d in enumerate(docp) if d is not None]
 
-    def texts(idx: list[int]) -> list[str]:
-        return [identifier_text(data.trees[i].leaf_tokens) for i in idx]
-
-    base = fit_baseline(
-        texts(data.fit),
-        data.y[data.fit].tolist(),
-        texts(data.valid),
-        data.y[data.valid].tolist(),
-        config.seed,
-    )
-    token_model = from_sklearn(base.vectorizer, base.model)
-    token = token_model.probabilities(texts(test))
+    token_model, baseline_c = fit_token_head(data, config.seed)
+    token = token_model.probabilities(token_texts(data, test))
     base_pred = token.argmax(1)
     name_texts = [" ".join(data.records[i].name_tokens) for i in test]
     name_token = token_model.probabilities(name_texts)
@@ -592,7 +600,7 @@ def evaluate_all(
             "classes": classes,
             "test": {k: v.to_dict() for k, v in results.items()},
             "test_by_language": by_language,
-            "baseline_c": base.c,
+            "baseline_c": baseline_c,
             "docs_in_test": len(with_doc),
         },
         ens,
