@@ -118,8 +118,9 @@ def test_training_reports_every_model_on_held_out_packages(
     _, out, metrics = trained
     test = metrics["test"]
     for name in (
+        "ensemble (code + doc + tokens, weighted)",
+        "ensemble, name only (code + tokens)",
         "average (code + doc + tokens)",
-        "average, name only (code + tokens)",
         "average (code + doc)",
         "code model",
         "baseline TF-IDF + LR",
@@ -141,6 +142,16 @@ def test_training_reports_every_model_on_held_out_packages(
         "token_model.safetensors",
     } <= files
     assert all("ensemble" in r for r in metrics["test_by_language"].values())
+    # epochs and weights are chosen out of fold on the training packages
+    assert {e["epoch"] for e in metrics["training_log"]["code"]} == set(
+        range(1, TrainConfig.tiny().epochs + 1)
+    )
+    config = json.loads((out / "config.json").read_text())
+    weights = config["ensemble"]["weights"]
+    assert set(weights) == {"*", "java", "python"}
+    for w in weights.values():
+        assert len(w) == 3 and sum(w) == pytest.approx(1.0) and min(w) >= 0
+    assert "test packages were not used" in config["ensemble"]["chosen_on"]
     assert not any(p.suffix in (".pt", ".pkl", ".bin") for p in out.iterdir())
 
 
@@ -166,6 +177,13 @@ def test_saved_model_reloads_and_predicts_the_same(trained: tuple[Path, Path, di
         assert r.label == max(r.vector, key=r.vector.get)
     assert a[0].doc_vector is not None and a[1].doc_vector is None
     assert all(r.token_vector is not None for r in a)  # the identifier-token head shipped
+    for item, r in zip(items, a, strict=True):  # the shipped weights combine the heads
+        w = clf.head_weights(item.language)
+        heads = [(r.code_vector, w[0]), (r.doc_vector, w[1]), (r.token_vector, w[2])]
+        present = [(h, x) for h, x in heads if h is not None and x > 0]
+        for c in r.vector:
+            expected = sum(h[c] * x for h, x in present) / sum(x for _, x in present)
+            assert r.vector[c] == pytest.approx(expected, abs=1e-5)
 
 
 def test_frames_without_source_use_their_names(trained: tuple[Path, Path, dict]) -> None:

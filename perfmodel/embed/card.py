@@ -10,6 +10,10 @@ from typing import Any
 
 from perfmodel.embed.evaluate import Metrics, format_confusion, format_metrics_table
 
+ENSEMBLE_ROW = "ensemble (code + doc + tokens, weighted)"
+"""The shipped combination's row (``perfmodel.embed.train.ENSEMBLE_ROW``; the card must not
+import the training stack)."""
+
 
 def _metrics(d: dict[str, Any]) -> Metrics:
     return Metrics(d["n"], d["accuracy"], d["macro_f1"], d["per_class"], d["confusion"])
@@ -23,8 +27,12 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
     corpus = meta["corpus"]
     cfg = meta["train_config"]
     split = corpus["split"]
-    # The shipped average: with the identifier-token head where the model has one.
-    avg = test.get("average (code + doc + tokens)", test["average (code + doc)"])
+    # The shipped combination: weighted where the model has weights, else the equal-weight
+    # average (with the identifier-token head where the model has one).
+    avg = test.get(
+        ENSEMBLE_ROW, test.get("average (code + doc + tokens)", test["average (code + doc)"])
+    )
+    ensemble = meta.get("ensemble")
     base = test["baseline TF-IDF + LR"]
     verdict = (
         ("meets" if avg.macro_f1 >= 0.85 else "does NOT meet")
@@ -75,9 +83,10 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
                 "third head. The shipped distribution is the equal-weight mean of the heads a "
                 "function has (code, doc, tokens); equal weights are fixed, not fitted.",
             ]
-            if "average (code + doc + tokens)" in m["test"]
+            if "average (code + doc + tokens)" in m["test"] and not ensemble
             else []
         ),
+        *(_ensemble_lines(ensemble, m.get("ensemble_selection", {})) if ensemble else []),
         "",
         "## Data and split",
         "",
@@ -86,9 +95,17 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
         f"functions, languages {corpus['languages']}. Labels come from per-package/class "
         "manifests (`corpora/manifests/`), see `corpora/README.md`.",
         "",
-        "Held out **by package** (`corpora/split.json`); validation packages for epoch and "
-        "baseline-C selection are carved out of the training packages, so the test set is "
-        "used once, for the figures below.",
+        "Held out **by package** (`corpora/split.json`); the test set is used once, for the "
+        "figures below. "
+        + (
+            "Epoch counts and the heads' weights are chosen on out-of-fold predictions over "
+            "the training packages (fit + validation below, "
+            f"{cfg.get('folds', 3)} folds by package); the validation packages, carved out "
+            "of the training packages, choose the baseline's C."
+            if ensemble
+            else "Validation packages for epoch and baseline-C selection are carved out of "
+            "the training packages."
+        ),
         "",
         "| part | functions | packages | per class |",
         "|---|---|---|---|",
@@ -109,14 +126,15 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
         "",
         "Per language (macro-F1):",
         "",
-        "| language | n | shipped average | code + doc | code | baseline |",
-        "|---|---|---|---|---|---|",
+        "| language | n | shipped | equal weights | code + doc | code | baseline |",
+        "|---|---|---|---|---|---|---|",
     ]
     for lang, r in m["test_by_language"].items():
         shipped = r.get("ensemble", r["average"])
+        equal = r.get("equal_weights", shipped)
         lines.append(
-            f"| {lang} | {r['n']} | {shipped:.3f} | {r['average']:.3f} | {r['code']:.3f} "
-            f"| {r['baseline']:.3f} |"
+            f"| {lang} | {r['n']} | {shipped:.3f} | {equal:.3f} | {r['average']:.3f} "
+            f"| {r['code']:.3f} | {r['baseline']:.3f} |"
         )
     behind = [
         lang
@@ -153,19 +171,29 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
         "",
         f"CPU only, {cfg['threads']} thread(s), seed {cfg['seed']}: {t['total']:.0f} s in total "
         f"(char LMs {t['char_lms']:.0f} s, Flair doc embedding {t['doc_embedding']:.0f} s, code "
-        f"model {t['code_model']:.0f} s, doc model {t['doc_model']:.0f} s). Each model is "
-        f"trained on the fitting packages for up to {cfg['epochs']} (code) / "
-        f"{cfg['doc_epochs']} (doc) epochs, the epoch count with the best validation "
-        "macro-F1 is kept, and the model is refit on all training packages for that many "
-        "epochs:",
+        f"model {t['code_model']:.0f} s, doc model {t['doc_model']:.0f} s"
+        + (f", out-of-fold training {t['out_of_fold']:.0f} s" if "out_of_fold" in t else "")
+        + "). "
+        + (
+            f"Each model is trained once per fold for up to {cfg['epochs']} (code) / "
+            f"{cfg['doc_epochs']} (doc) epochs, the epoch count with the best out-of-fold "
+            "macro-F1 is kept, and the model is refit on all training packages for that many "
+            "epochs:"
+            if ensemble
+            else f"Each model is trained on the fitting packages for up to {cfg['epochs']} "
+            f"(code) / {cfg['doc_epochs']} (doc) epochs, the epoch count with the best "
+            "validation macro-F1 is kept, and the model is refit on all training packages "
+            "for that many epochs:"
+        ),
         "",
-        "| model | epochs kept | validation macro-F1 at that epoch |",
+        "| model | epochs kept | macro-F1 at that epoch |",
         "|---|---|---|",
     ]
     for name, log in m["training_log"].items():
         if log:
-            best = max(log, key=lambda e: e["valid_macro_f1"])
-            lines.append(f"| {name} | {best['epoch']} | {best['valid_macro_f1']:.3f} |")
+            key = "oof_macro_f1" if "oof_macro_f1" in log[0] else "valid_macro_f1"
+            best = max(log, key=lambda e: e[key])
+            lines.append(f"| {name} | {best['epoch']} | {best[key]:.3f} |")
     lines += [
         "",
         "## Reproduce",
@@ -188,3 +216,27 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _ensemble_lines(ensemble: dict[str, Any], selection: dict[str, Any]) -> list[str]:
+    """How the heads are combined: weights per language and where they were chosen."""
+    lines = [
+        "* **identifier-token head** (`perfmodel/embed/token_model.py`): the evaluation's "
+        "TF-IDF + logistic-regression baseline, fitted on the training packages, as a third "
+        "head.",
+        "",
+        "The shipped distribution is a weighted mean of the heads a function has "
+        "(`perfmodel/embed/ensemble.py`), with weights per language chosen on "
+        f"{ensemble['chosen_on']} (`*`: any other language):",
+        "",
+        "| language | code | doc | tokens | out-of-fold macro-F1 | with equal weights |",
+        "|---|---|---|---|---|---|",
+    ]
+    for lang, w in ensemble["weights"].items():
+        sel = selection.get(lang, {})
+        chosen, equal = sel.get("oof_macro_f1"), sel.get("oof_macro_f1_equal_weights")
+        lines.append(
+            f"| {lang} | {w[0]:.1f} | {w[1]:.1f} | {w[2]:.1f} | "
+            + (f"{chosen:.3f} | {equal:.3f} |" if chosen is not None else "- | - |")
+        )
+    return lines

@@ -1,11 +1,12 @@
-"""The shipped two-head resource classifier: function or frame -> resource vector.
+"""The shipped resource classifier: function or frame -> resource vector.
 
-Each function goes through the code model (binarized AST plus its qualified name) and,
-when it has a doc comment, the doc model; the two class distributions are averaged as in
-the paper. A frame whose source cannot be found is classified from its name's subtokens
-alone (the code model was trained on such name-only trees too). Results are cached per
-function, because a profile repeats the same few hundred functions across thousands of
-samples.
+Each function goes through the code model (binarized AST plus its qualified name), the
+identifier-token head and, when it has a doc comment, the doc model; the class
+distributions are averaged with the per-language weights stored with the models
+(``perfmodel.embed.ensemble``; equal weights for models without them). A frame whose
+source cannot be found is classified from its name's subtokens alone (the code model was
+trained on such name-only trees too). Results are cached per function, because a profile
+repeats the same few hundred functions across thousands of samples.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import torch
 
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.embed.doc_model import DocEmbedder
+from perfmodel.embed.ensemble import Weights, combine, weights_for
 from perfmodel.embed.tree_batch import TreeEncoder, collate
 from perfmodel.embed.weights import ModelBundle, load_bundle, rebuild_charlms
 
@@ -30,11 +32,9 @@ Heads = tuple[np.ndarray, np.ndarray | None, np.ndarray | None]
 
 
 def average_heads(code: np.ndarray, doc: np.ndarray | None, token: np.ndarray | None) -> np.ndarray:
-    """The heads' distributions averaged with equal weights, as the paper averages its two.
-
-    Equal weights are fixed, not fitted: the validation packages score models that were
-    refit afterwards, so weights chosen there would be chosen on the training data.
-    """
+    """The heads' distributions averaged with equal weights, as the paper averages its two
+    (the evaluation's reference row; the shipped combination is weighted, see
+    :func:`perfmodel.embed.ensemble.combine`)."""
     heads = [h for h in (code, doc, token) if h is not None]
     return np.mean(np.stack(heads), axis=0) if len(heads) > 1 else code
 
@@ -201,9 +201,13 @@ class ResourceClassifier:
     def classify(self, items: Sequence[FunctionInput]) -> list[Classification]:
         """Classify functions given directly (no source lookup, no cache)."""
         return [
-            self._result(it.name, p, it.ast is not None, {})
+            self._result(it.name, p, it.ast is not None, {}, it.language)
             for it, p in zip(items, self.probabilities(items), strict=True)
         ]
+
+    def head_weights(self, language: str) -> Weights:
+        """The (code, doc, token) weights the models were shipped with for ``language``."""
+        return weights_for(self.bundle.meta.get("ensemble"), language)
 
     def _result(
         self,
@@ -211,9 +215,10 @@ class ResourceClassifier:
         probs: Heads,
         found: bool,
         explain: dict[str, Any],
+        language: str,
     ) -> Classification:
         code, doc, token = probs
-        avg = average_heads(code, doc, token)
+        avg = combine(code, doc, token, self.head_weights(language))
         classes = self.bundle.classes
         return Classification(
             frame=frame,
@@ -273,7 +278,7 @@ class ResourceClassifier:
         ]
         for key, probs in zip(unique, self.probabilities(items), strict=True):
             self._function_cache[key] = probs
-        for f, loc, key in zip(todo, located, keys, strict=True):
+        for f, loc, key, language in zip(todo, located, keys, languages, strict=True):
             explain = {
                 "qualified_name": loc.qualified_name,
                 "source_name": loc.source_name,
@@ -283,7 +288,7 @@ class ResourceClassifier:
                 "note": loc.note,
             }
             self._frame_cache[f] = self._result(
-                f, self._function_cache[key], loc.source_found, explain
+                f, self._function_cache[key], loc.source_found, explain, language
             )
         return [self._frame_cache[f] for f in frames]
 

@@ -68,6 +68,15 @@ class Baseline:
         return self.model.predict(self.vectorizer.transform(texts))
 
 
+def fit_tfidf_lr(texts: Sequence[str], y: Sequence[int], c: float, seed: int) -> Baseline:
+    """The baseline's pipeline fitted with a given C."""
+    vec = TfidfVectorizer(token_pattern=r"\S+", sublinear_tf=True, min_df=2)
+    x = vec.fit_transform(texts)
+    lr = LogisticRegression(C=c, max_iter=2000, class_weight="balanced", random_state=seed)
+    lr.fit(x, y)
+    return Baseline(vec, lr, c)
+
+
 def fit_baseline(
     fit_texts: Sequence[str],
     fit_y: Sequence[int],
@@ -78,11 +87,7 @@ def fit_baseline(
     """Pick C on the validation packages, then refit on fit + validation (all of train)."""
 
     def make(c: float, texts: Sequence[str], y: Sequence[int]) -> Baseline:
-        vec = TfidfVectorizer(token_pattern=r"\S+", sublinear_tf=True, min_df=2)
-        x = vec.fit_transform(texts)
-        lr = LogisticRegression(C=c, max_iter=2000, class_weight="balanced", random_state=seed)
-        lr.fit(x, y)
-        return Baseline(vec, lr, c)
+        return fit_tfidf_lr(texts, y, c, seed)
 
     best_c, best_f1 = 1.0, -1.0
     for c in (0.3, 1.0, 3.0, 10.0):

@@ -4,16 +4,19 @@ Pipeline (one call, deterministic for a given seed and thread count):
 
 1. read the corpus; its ``split`` column is the held-out-by-package split (``test`` is
    never looked at until the final evaluation);
-2. carve validation *packages* out of ``train`` for model selection (epochs, baseline C),
-   so selection cannot leak near-duplicates either;
+2. carve validation *packages* out of ``train`` to choose the TF-IDF baseline's C (the
+   baseline, fitted on all training packages, is also the identifier-token head);
 3. train the forward and backward Flair character LMs on the training docs, embed docs
    (stacked with GloVe vectors when ``glove``);
-4. train the code model (recursive autoencoder + head; a share of examples is shown as
-   name-only trees so frames without source are handled) and the doc model (GRU) on the
-   fitting packages, pick each one's epoch count by validation macro-F1, then refit on
-   all training packages for that many epochs (package diversity is what generalizes);
-5. evaluate code, doc, average and the TF-IDF baseline on ``test``; save weights,
-   config, metrics and the model card.
+4. out of fold over the training packages (``perfmodel.embed.oof``): train the code model
+   (recursive autoencoder + head; a share of examples is shown as name-only trees so frames
+   without source are handled), the doc model (GRU) and the token head once per fold, and
+   choose each model's epoch count and the heads' weights per language on the out-of-fold
+   predictions; then refit code and doc models on all training packages for that many
+   epochs (package diversity is what generalizes);
+5. evaluate the weighted ensemble, each head, the equal-weight average and the TF-IDF
+   baseline on ``test``; save weights, config (with the ensemble weights), metrics and the
+   model card.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from perfmodel.embed.classifier import average_heads
 from perfmodel.embed.code_model import CodeModelConfig, RecursiveAutoencoder
 from perfmodel.embed.corpus.dataset import CorpusRecord, read_corpus
 from perfmodel.embed.doc_model import DocEmbedder, DocGRU, DocModelConfig
+from perfmodel.embed.ensemble import combine, weights_for
 from perfmodel.embed.evaluate import Metrics, fit_baseline, identifier_text, score
 from perfmodel.embed.source.names import name_tokens
 from perfmodel.embed.token_model import TokenModel, from_sklearn
@@ -48,6 +52,8 @@ from perfmodel.embed.vocab import Vocab
 from perfmodel.embed.weights import ModelBundle, save_bundle
 
 Progress = Callable[[str, int, int], None]
+ENSEMBLE_ROW = "ensemble (code + doc + tokens, weighted)"
+"""The shipped combination's row in the metrics."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,7 @@ class TrainConfig:
     min_word_count: int = 2
     max_vocab: int = 50000
     valid_fraction: float = 0.15
+    folds: int = 3
     seed: int = 13
     threads: int = 1
     limit: int | None = None
@@ -86,6 +93,7 @@ class TrainConfig:
             batch_size=16,
             max_nodes=120,
             min_word_count=1,
+            folds=2,
             charlm=CharLMConfig(
                 hidden_size=32, embedding_size=16, epochs=1, sequence_length=40, mini_batch_size=8
             ),
@@ -209,9 +217,11 @@ def train_code_model(
     train_idx: list[int],
     valid_idx: list[int] | None,
     epochs: int,
+    on_epoch: Callable[[RecursiveAutoencoder], None] | None = None,
 ) -> tuple[RecursiveAutoencoder, list[dict[str, float]]]:
     """Train on ``train_idx`` for ``epochs``; with ``valid_idx``, keep the epoch with the best
-    validation macro-F1 (else the last). Returns the model and a per-epoch log."""
+    validation macro-F1 (else the last). Returns the model and a per-epoch log; ``on_epoch``
+    sees the model (in eval mode) after every epoch."""
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
     model = RecursiveAutoencoder(
@@ -248,6 +258,10 @@ def train_code_model(
             total += cls.item()
             recon_total += out.reconstruction.item()
             progress(f"{phase}, epoch {epoch + 1}/{epochs}", step + 1, steps)
+        if on_epoch is not None:
+            model.eval()
+            on_epoch(model)
+            model.train()
         if valid_idx is None:
             log.append({"epoch": epoch + 1, "loss": total / steps})
             continue
@@ -273,11 +287,6 @@ def train_code_model(
     return model, log
 
 
-def best_epoch(log: list[dict[str, float]]) -> int:
-    """Epoch (1-based) with the highest validation macro-F1."""
-    return int(max(log, key=lambda e: e["valid_macro_f1"])["epoch"]) if log else 1
-
-
 def train_doc_model(
     data: _Data,
     vectors: list[torch.Tensor | None],
@@ -286,6 +295,7 @@ def train_doc_model(
     train_idx: list[int],
     valid_idx: list[int] | None,
     epochs: int,
+    on_epoch: Callable[[DocGRU], None] | None = None,
 ) -> tuple[DocGRU | None, list[dict[str, float]]]:
     """GRU on precomputed Flair vectors of the functions that have docs; epoch selection on
     ``valid_idx`` as in :func:`train_code_model`."""
@@ -330,6 +340,10 @@ def train_doc_model(
             opt.step()
             total += loss.item()
             progress(f"{phase}, epoch {epoch + 1}/{epochs}", step + 1, steps)
+        if on_epoch is not None:
+            model.eval()
+            on_epoch(model)
+            model.train()
         if valid is None:
             log.append({"epoch": epoch + 1, "loss": total / steps})
             continue
@@ -413,36 +427,36 @@ def train(
     timings["doc_embedding"] = time.monotonic() - t0
 
     t0 = time.monotonic()
+    token_model, baseline_c = fit_token_head(data, config.seed)
+    # deferred: oof builds on this module's training functions
+    from perfmodel.embed.oof import out_of_fold
+
+    oof = out_of_fold(data, encoded, name_only, vectors, types, words, config, progress, baseline_c)
+    timings["out_of_fold"] = time.monotonic() - t0
+
+    t0 = time.monotonic()
     everything = sorted(data.fit + data.valid)
-    _, code_log = train_code_model(
-        data,
-        encoded,
-        name_only,
-        types,
-        words,
-        config,
-        progress,
-        data.fit,
-        data.valid,
-        config.epochs,
-    )
-    code_epochs = best_epoch(code_log)
     code_model, _ = train_code_model(
-        data, encoded, name_only, types, words, config, progress, everything, None, code_epochs
+        data, encoded, name_only, types, words, config, progress, everything, None, oof.code_epochs
     )
     timings["code_model"] = time.monotonic() - t0
     t0 = time.monotonic()
-    _, doc_log = train_doc_model(
-        data, vectors, config, progress, data.fit, data.valid, config.doc_epochs
+    doc_model, _ = train_doc_model(
+        data, vectors, config, progress, everything, None, oof.doc_epochs
     )
-    doc_epochs = best_epoch(doc_log)
-    doc_model, _ = train_doc_model(data, vectors, config, progress, everything, None, doc_epochs)
     timings["doc_model"] = time.monotonic() - t0
 
     progress("evaluating on held-out packages", 0, 1)
     t0 = time.monotonic()
-    metrics, avg, token_model = evaluate_all(
-        data, encoded, name_only, vectors, code_model, doc_model, config
+    metrics, avg = evaluate_all(
+        data,
+        encoded,
+        name_only,
+        vectors,
+        code_model,
+        doc_model,
+        (token_model, baseline_c),
+        oof.ensemble,
     )
     plumbing = [
         encode_tree(binarize(None, "java", name_tokens(f)), types, words) for f in EXECUTOR_PLUMBING
@@ -466,7 +480,8 @@ def train(
     )
     timings["evaluation"] = time.monotonic() - t0
     timings["total"] = time.monotonic() - start
-    metrics["training_log"] = {"code": code_log, "doc": doc_log}
+    metrics["training_log"] = oof.log
+    metrics["ensemble_selection"] = oof.ensemble["selection"]
     metrics["timings_s"] = {k: round(v, 1) for k, v in timings.items()}
     bundle = ModelBundle(
         classes=data.classes,
@@ -484,6 +499,7 @@ def train(
             "train_config": config.to_dict(),
             "torch": torch.__version__,
             "metrics": metrics,
+            "ensemble": {k: v for k, v in oof.ensemble.items() if k != "selection"},
         },
     )
     if out_dir is not None:
@@ -541,11 +557,13 @@ def evaluate_all(
     vectors: list[torch.Tensor | None],
     code_model: RecursiveAutoencoder,
     doc_model: DocGRU | None,
-    config: TrainConfig,
-) -> tuple[dict[str, Any], np.ndarray, TokenModel]:
-    """Test-set metrics of every model and the baseline, overall and per language; also the
-    shipped average's test probabilities (rows in ``data.test`` order) and the baseline as
-    the identifier-token head (fitted on the training packages only)."""
+    token_head: tuple[TokenModel, float],
+    ensemble: dict[str, Any],
+) -> tuple[dict[str, Any], np.ndarray]:
+    """Test-set metrics of every model and the baseline, overall and per language, and the
+    shipped ensemble's test probabilities (rows in ``data.test`` order). ``token_head`` is
+    the baseline fitted on the training packages (and its C), the third head; ``ensemble``
+    holds the heads' weights per language, chosen out of fold on the training packages."""
     test = data.test
     yt = data.y[test]
     code = _predict_code(code_model, [encoded[i] for i in test])
@@ -554,14 +572,26 @@ def evaluate_all(
     avg = np.stack([c if d is None else (c + d) / 2 for c, d in zip(code, docp, strict=True)])
     with_doc = [k for k, d in enumerate(docp) if d is not None]
 
-    token_model, baseline_c = fit_token_head(data, config.seed)
+    token_model, baseline_c = token_head
     token = token_model.probabilities(token_texts(data, test))
     base_pred = token.argmax(1)
     name_texts = [" ".join(data.records[i].name_tokens) for i in test]
     name_token = token_model.probabilities(name_texts)
     base_name_pred = name_token.argmax(1)
-    ens = np.stack([average_heads(c, d, t) for c, d, t in zip(code, docp, token, strict=True)])
-    ens_name = (name + name_token) / 2
+    langs = [data.records[i].language for i in test]
+    ens = np.stack(
+        [
+            combine(c, d, t, weights_for(ensemble, lang))
+            for c, d, t, lang in zip(code, docp, token, langs, strict=True)
+        ]
+    )
+    equal = np.stack([average_heads(c, d, t) for c, d, t in zip(code, docp, token, strict=True)])
+    ens_name = np.stack(
+        [
+            combine(c, None, t, weights_for(ensemble, lang))
+            for c, t, lang in zip(name, name_token, langs, strict=True)
+        ]
+    )
     classes = data.classes
 
     def m(pred: np.ndarray, idx: Sequence[int] | None = None) -> Metrics:
@@ -569,8 +599,9 @@ def evaluate_all(
         return score(yt[sel].tolist(), np.asarray(pred)[sel].tolist(), classes)
 
     results: dict[str, Metrics] = {
-        "average (code + doc + tokens)": m(ens.argmax(1)),
-        "average, name only (code + tokens)": m(ens_name.argmax(1)),
+        ENSEMBLE_ROW: m(ens.argmax(1)),
+        "ensemble, name only (code + tokens)": m(ens_name.argmax(1)),
+        "average (code + doc + tokens)": m(equal.argmax(1)),
         "average (code + doc)": m(avg.argmax(1)),
         "code model": m(code.argmax(1)),
         "baseline TF-IDF + LR": m(base_pred),
@@ -591,6 +622,7 @@ def evaluate_all(
         by_language[lang] = {
             "n": len(sel),
             "ensemble": m(ens.argmax(1), sel).macro_f1,
+            "equal_weights": m(equal.argmax(1), sel).macro_f1,
             "average": m(avg.argmax(1), sel).macro_f1,
             "code": m(code.argmax(1), sel).macro_f1,
             "baseline": m(base_pred, sel).macro_f1,
@@ -604,5 +636,4 @@ def evaluate_all(
             "docs_in_test": len(with_doc),
         },
         ens,
-        token_model,
     )
