@@ -252,4 +252,5 @@ def test_cli_train_writes_model_and_card(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     card = (out / "README.md").read_text()
     assert "macro-F1" in card and "--tiny" in card and "baseline" in card
+    assert "out-of-fold" in card and "| python |" in card  # the heads' weights and their origin
     assert (out / "config.json").is_file()

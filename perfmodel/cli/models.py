@@ -48,6 +48,13 @@ def register(app: typer.Typer) -> None:
             None, "--doc-epochs", min=1, help="Doc-model epochs."
         ),
         seed: int | None = typer.Option(None, "--seed", help="Random seed (default 13)."),
+        folds: int | None = typer.Option(
+            None,
+            "--folds",
+            min=2,
+            help="Folds (by package) over the training packages whose out-of-fold predictions "
+            "choose the epoch counts and the heads' weights (default 3).",
+        ),
         threads: int | None = typer.Option(
             None,
             "--threads",
@@ -72,6 +79,7 @@ def register(app: typer.Typer) -> None:
                 ("epochs", epochs),
                 ("doc_epochs", doc_epochs),
                 ("seed", seed),
+                ("folds", folds),
                 ("threads", threads),
                 ("limit", limit),
             )
