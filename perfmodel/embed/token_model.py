@@ -2,11 +2,12 @@
 
 The held-out evaluation has always reported this model as the baseline, and on Python it
 beats the AST autoencoder (the corpus is labelled by package, and Python code says what it
-does in its names more than in its tree shape). Averaged with the code and doc models as a
-third head it lifts held-out macro-F1 in every language over the two-head average; see the
-model card. The weights are fitted here, by us, on the training packages (nothing is
-downloaded), and stored as tensors like the other heads: the vocabulary in config.json, the
-IDF weights and the linear layer in ``token_model.safetensors``.
+does in its names more than in its tree shape). Combined with the code and doc models as a
+third head (weights per language chosen out of fold, ``perfmodel.embed.ensemble``) it lifts
+held-out macro-F1 in every language over the two-head average; see the model card. The
+weights are fitted here, by us, on the training packages (nothing is downloaded), and
+stored as tensors like the other heads: the vocabulary in config.json, the IDF weights and
+the linear layer in ``token_model.safetensors``.
 
 Inference re-implements the fitted scikit-learn pipeline in numpy (sublinear TF, smoothed
 IDF, L2 norm, multinomial softmax) so loading needs no pickle; `tests/test_token_model.py`
