@@ -44,6 +44,7 @@ from perfmodel.dag.tasks import TaskTable
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
 from perfmodel.simulate.laws import FloatArray
+from perfmodel.simulate.thread_demand import StageThreadCpu, measure_stages
 
 COMPONENTS: tuple[str, ...] = (
     "cpu",
@@ -153,10 +154,14 @@ def compile_workload(
     concurrency = task_concurrency(tasks.table)
     stage_list = _replayed_stages(profile, tasks)
     measured = _measured_cpu(profile, baseline, stage_list)
-    if measured:
+    threaded = _thread_cpu(profile, tasks, stage_list)
+    if threaded:
+        notes.append(thread_cpu_note(threaded))
+    if set(measured) - set(threaded):
         notes.append(
-            f"CPU demand per task measured from the host's CPU use for {len(measured)} "
-            "stage(s) (Python workers and JVM threads included)"
+            f"CPU demand per task measured from the host's CPU use for "
+            f"{len(set(measured) - set(threaded))} stage(s) (Python workers and JVM threads "
+            "included)"
         )
     milestones: list[Milestone] = [Milestone(APP_START, -1, [], 0.0, 0.0)]
     job_submit: dict[int, int] = {}
@@ -181,11 +186,14 @@ def compile_workload(
             per_job_stages[jid].append(i)
         stage_index[stage.key] = i
     works = _stage_works(stage_list, owners, tasks, baseline, concurrency, vectors, measured)
-    if demands:
-        for stage, work in zip(stage_list, works, strict=True):
-            estimated = demands.get(stage.key)
-            if estimated is not None and stage.key not in measured and not work.vector:
-                work.cpu_demand = estimated
+    for stage, work in zip(stage_list, works, strict=True):
+        thread_measured = threaded.get(stage.key)
+        if thread_measured is not None:
+            work.cpu_demand = thread_measured.demand
+            continue
+        estimated = demands.get(stage.key) if demands else None
+        if estimated is not None and stage.key not in measured and not work.vector:
+            work.cpu_demand = estimated
 
     for job in jobs:
         t_submit = float(job.submit_ms) - start
@@ -295,6 +303,37 @@ def _measured_cpu(
     if usage is None or not baseline.local_mode or baseline.host_cores_assumed:
         return {}
     return stage_cpu(usage, baseline.host_cores, {s.key: _finished_runs(s) for s in stages})
+
+
+def _thread_cpu(
+    profile: ApplicationProfile, tasks: _AppTasks, stages: list[StageNode]
+) -> dict[StageKey, StageThreadCpu]:
+    """Per stage, its CPU measured per thread (bundles recorded with it; any mode: each
+    executor's own threads were read)."""
+    if profile.thread_cpu is None or not stages:
+        return {}
+    found = measure_stages(
+        profile.thread_cpu, tasks.table, tasks.parts, [tasks.finished_rows(s) for s in stages]
+    )
+    return {s.key: m for s, m in zip(stages, found, strict=True) if m is not None}
+
+
+def thread_cpu_note(threaded: Mapping[StageKey, StageThreadCpu]) -> str:
+    """What the replay took from measured per-thread CPU, for the prediction's notes."""
+    thread = sum(m.thread_cpu_ms for m in threaded.values())
+    python = sum(m.python_cpu_ms for m in threaded.values())
+    run = sum(m.run_ms for m in threaded.values())
+    alone = sum(m.alone_ms for m in threaded.values())
+    background = sum(m.background_ms for m in threaded.values())
+    waited = (
+        f"; without waiting for cores they would have run {alone / run:.0%} as long" if run else ""
+    )
+    return (
+        f"CPU demand per task from measured per-thread CPU for {len(threaded)} stage(s): "
+        f"task threads {thread / 1000:.1f} s, Python workers {python / 1000:.1f} s of CPU over "
+        f"{run / 1000:.1f} s of task run time{waited}; JVM GC, JIT and other threads "
+        f"{background / 1000:.1f} s beside them (background)"
+    )
 
 
 def measured_demand(cpu: StageCpu, thread_cpu_ms: float) -> float:
