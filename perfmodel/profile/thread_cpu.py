@@ -131,6 +131,8 @@ class _Process:
     kind: str | None
     """None: a JVM (its threads are classified one by one)."""
     executor_id: str
+    tids: set[int] = field(default_factory=set)
+    """Its threads at the last poll."""
 
 
 @dataclass(slots=True)
@@ -176,10 +178,16 @@ class ThreadCpuSampler:
 
     def _read_process(self, pid: int, process: _Process, now: float) -> None:
         try:
-            tids = [int(t) for t in os.listdir(self.proc / str(pid) / "task")]
+            tids = {int(t) for t in os.listdir(self.proc / str(pid) / "task")}
         except (OSError, ValueError):
             self._forget(pid)
             return
+        known = process.tids
+        for tid in known - tids:  # ended: its descriptor is closed, its rows kept
+            thread = self._threads.pop((pid, tid), None)
+            if thread is not None:
+                os.close(thread.fd)
+        process.tids = tids
         for tid in tids:
             thread = self._threads.get((pid, tid))
             if thread is None:

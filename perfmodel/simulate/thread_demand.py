@@ -25,12 +25,14 @@ of the tasks, nothing quadratic.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from perfmodel.dag.decomposition import TaskDecompositions
+from perfmodel.dag.model import StageKey
 from perfmodel.dag.tasks import TaskTable
 from perfmodel.profile.thread_cpu import GC, JIT, OTHER, PY_WORKER, TASK, CpuSeries, ThreadCpu
 from perfmodel.simulate.host_usage import BIN_MS, cumulative_task_ms, integrate
@@ -88,8 +90,32 @@ class StageThreadCpu:
         return cpu / alone if alone > 0 else 0.0
 
     @property
+    def slowdown(self) -> float:
+        """Observed run time over the time alone (1: the tasks never waited for a core)."""
+        alone = self.alone_ms
+        return self.run_ms / alone if alone > 0 else 1.0
+
+    @property
     def background_cores(self) -> float:
         return self.background_ms / self.run_ms if self.run_ms > 0 else 0.0
+
+
+def stage_basis(m: StageThreadCpu) -> str:
+    """What a stage's CPU share was made of, for the advice's "of which" line."""
+    return (
+        f"measured per-thread CPU: Python workers {m.python_cpu_ms / 1000:.1f} s and task "
+        f"threads {m.thread_cpu_ms / 1000:.1f} s over {m.run_ms / 1000:.1f} s of task run time, "
+        f"{m.demand:.2f} cores per task alone; {1 - 1 / m.slowdown:.0%} of the run time was spent "
+        "waiting for a core"
+    )
+
+
+def application_basis(measured: Mapping[StageKey, StageThreadCpu]) -> str:
+    """The same over every measured stage (empty when none was measured)."""
+    if not measured:
+        return ""
+    total = StageThreadCpu(*(sum(getattr(m, name) for m in measured.values()) for name in _SUMMED))
+    return f"{stage_basis(total)} ({len(measured)} stage(s))"
 
 
 def stage_thread_cpu(
@@ -139,6 +165,16 @@ class _Executor:
             return np.zeros(self.launch.size)
         amount = _per_bin(series, self.edges, waits)
         return share_by_overlap(self.edges, amount, self.launch, self.finish, weights)
+
+
+_SUMMED = (
+    "thread_cpu_ms",
+    "python_cpu_ms",
+    "run_ms",
+    "thread_wait_ms",
+    "python_wait_ms",
+    "background_ms",
+)
 
 
 def _per_stage(
@@ -226,3 +262,34 @@ def measure_stages(
         unattributed_ms=parts.unattributed[rows],
     )
     return stage_thread_cpu(measured, tasks, len(stage_rows))
+
+
+def waited_note(available: Sequence[float], host_cores: int) -> list[str]:
+    """Where tasks waited for cores, how many they got (the prediction keeps the rest busy);
+    ``available`` per stage, NaN where nothing was measured."""
+    got = [a for a in available if not math.isnan(a)]
+    if not got:
+        return []
+    return [
+        f"the tasks of {len(got)} stage(s) waited for cores (measured run-queue delay) and got "
+        f"{min(got):.2f}–{max(got):.2f} of the host's {host_cores}: the rest was taken "
+        "by other load (other processes, the JVM's own threads), which the prediction keeps"
+    ]
+
+
+def thread_cpu_note(threaded: Mapping[StageKey, StageThreadCpu]) -> str:
+    """What the replay took from measured per-thread CPU, for the prediction's notes."""
+    thread = sum(m.thread_cpu_ms for m in threaded.values())
+    python = sum(m.python_cpu_ms for m in threaded.values())
+    run = sum(m.run_ms for m in threaded.values())
+    alone = sum(m.alone_ms for m in threaded.values())
+    background = sum(m.background_ms for m in threaded.values())
+    waited = (
+        f"; without waiting for cores they would have run {alone / run:.0%} as long" if run else ""
+    )
+    return (
+        f"CPU demand per task from measured per-thread CPU for {len(threaded)} stage(s): "
+        f"task threads {thread / 1000:.1f} s, Python workers {python / 1000:.1f} s of CPU over "
+        f"{run / 1000:.1f} s of task run time{waited}; JVM GC, JIT and other threads "
+        f"{background / 1000:.1f} s beside them (background)"
+    )

@@ -44,7 +44,12 @@ from perfmodel.dag.tasks import TaskTable
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
 from perfmodel.simulate.laws import FloatArray
-from perfmodel.simulate.thread_demand import StageThreadCpu, measure_stages
+from perfmodel.simulate.thread_demand import (
+    StageThreadCpu,
+    measure_stages,
+    thread_cpu_note,
+    waited_note,
+)
 
 COMPONENTS: tuple[str, ...] = (
     "cpu",
@@ -94,6 +99,10 @@ class StageWork:
     tail_ms: float
     """Observed gap from the last task's end to the stage's completion."""
     vector: dict[str, float] = field(default_factory=dict)
+    available_cores: float = math.nan
+    """Cores the stage's tasks could get on the measured host where they waited for cores
+    (measured per-thread CPU: the cores they got), less than the host's when other load took
+    the rest; NaN where not measured or they did not wait (`rescale.host_cores_for`)."""
 
     @property
     def n_tasks(self) -> int:
@@ -126,6 +135,8 @@ class Workload:
     """Observed executors as (added, removed or inf, cores), ms since start; empty when
     the log has none (local mode, old logs)."""
     notes: list[str] = field(default_factory=list)
+    thread_cpu: dict[StageKey, StageThreadCpu] = field(default_factory=dict)
+    """Stages whose CPU demand came from measured per-thread CPU, and what was measured."""
 
     @property
     def n_tasks(self) -> int:
@@ -190,6 +201,9 @@ def compile_workload(
         thread_measured = threaded.get(stage.key)
         if thread_measured is not None:
             work.cpu_demand = thread_measured.demand
+            if thread_measured.slowdown > WAITED:
+                got = work.concurrency * work.cpu_demand / thread_measured.slowdown
+                work.available_cores = min(float(baseline.host_cores), got)
             continue
         estimated = demands.get(stage.key) if demands else None
         if estimated is not None and stage.key not in measured and not work.vector:
@@ -282,10 +296,14 @@ def compile_workload(
         milestones=milestones,
         end_milestone=end_m,
         executors=_executor_timeline(profile, baseline, start),
-        notes=notes,
+        notes=notes + waited_note([w.available_cores for w in works], baseline.host_cores),
+        thread_cpu=threaded,
     )
 
 
+WAITED = 1.05
+"""A stage whose tasks ran this much longer than they would have without waiting for cores
+(measured run-queue delay) got all the cores it could: what it got is what was available."""
 SATURATED = 0.85
 """Host utilisation above which tasks are taken to have been CPU-starved: their measured
 cores per task is then a lower bound of what they would use alone."""
@@ -316,24 +334,6 @@ def _thread_cpu(
         profile.thread_cpu, tasks.table, tasks.parts, [tasks.finished_rows(s) for s in stages]
     )
     return {s.key: m for s, m in zip(stages, found, strict=True) if m is not None}
-
-
-def thread_cpu_note(threaded: Mapping[StageKey, StageThreadCpu]) -> str:
-    """What the replay took from measured per-thread CPU, for the prediction's notes."""
-    thread = sum(m.thread_cpu_ms for m in threaded.values())
-    python = sum(m.python_cpu_ms for m in threaded.values())
-    run = sum(m.run_ms for m in threaded.values())
-    alone = sum(m.alone_ms for m in threaded.values())
-    background = sum(m.background_ms for m in threaded.values())
-    waited = (
-        f"; without waiting for cores they would have run {alone / run:.0%} as long" if run else ""
-    )
-    return (
-        f"CPU demand per task from measured per-thread CPU for {len(threaded)} stage(s): "
-        f"task threads {thread / 1000:.1f} s, Python workers {python / 1000:.1f} s of CPU over "
-        f"{run / 1000:.1f} s of task run time{waited}; JVM GC, JIT and other threads "
-        f"{background / 1000:.1f} s beside them (background)"
-    )
 
 
 def measured_demand(cpu: StageCpu, thread_cpu_ms: float) -> float:
