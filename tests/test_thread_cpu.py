@@ -3,6 +3,7 @@ stages (`perfmodel.profile.thread_cpu`, `perfmodel.simulate.thread_demand`)."""
 
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from perfmodel.dag.model import ApplicationProfile
 from perfmodel.dag.spark import build_profile
 from perfmodel.profile import bundle, thread_cpu
 from perfmodel.profile.thread_cpu import (
@@ -26,7 +28,9 @@ from perfmodel.profile.thread_cpu import (
     classify_jvm_thread,
     python_kind,
 )
-from perfmodel.simulate.config import BaselineOverrides, baseline_config
+from perfmodel.simulate.config import BaselineOverrides, WhatIf, apply_what_if, baseline_config
+from perfmodel.simulate.replay import replay_workload
+from perfmodel.simulate.rescale import host_cores_for
 from perfmodel.simulate.thread_demand import (
     StageThreadCpu,
     TaskColumns,
@@ -254,3 +258,53 @@ def test_damaged_thread_cpu_table_is_a_bundle_error(tmp_path: Path) -> None:
     with pytest.raises(bundle.BundleError):
         thread_cpu.load(tmp_path)
     assert thread_cpu.load(tmp_path / "absent") is None
+
+
+def test_host_cores_for_keeps_the_other_load_on_the_target() -> None:
+    assert [float(c) for c in host_cores_for(math.nan, 2, 1)] == [2.0, 1.0]  # not measured
+    assert [float(c) for c in host_cores_for(0.5, 2, 2)] == [0.5, 0.5]  # the baseline
+    # Other load took 1.5 cores: a 4-core host leaves 2.5; a 1-core one the same share.
+    assert [float(c) for c in host_cores_for(0.5, 2, 4)] == [0.5, 2.5]
+    assert [float(c) for c in host_cores_for(0.5, 2, 1)] == [0.5, 0.25]
+
+
+def _log_bundle(tmp_path: Path) -> tuple[Path, ApplicationProfile]:
+    log = EVENTLOGS / "wordcount.lz4"
+    if not log.exists():
+        pytest.skip(f"{log} is absent")
+    out = _bundle_of(log, tmp_path / "bundle")
+    return out, build_profile(out).profile
+
+
+def _busy_python_rows(profile: ApplicationProfile, cores: float, waiting: float) -> pa.Table:
+    """Python workers busy at ``cores`` over the whole run, waiting ``waiting`` cores' worth."""
+    table = profile.task_table()
+    start, end = float(np.nanmin(table.col("launch_ms"))), float(np.nanmax(table.col("finish_ms")))
+    times = np.arange(start, end + 250.0, 250.0).tolist()
+    rows = [(t, 9, 9, PY_WORKER, cores * (t - start), waiting * (t - start)) for t in times]
+    return _rows(rows, executor=table.strings_of("executor")[0])
+
+
+def test_tasks_that_waited_for_cores_predict_fewer_slots_faster(tmp_path: Path) -> None:
+    """A local[2] run on a host other load kept busy: its tasks waited for cores. Going to one
+    slot frees the cores the second task took; the other load stays."""
+    out, profile = _log_bundle(tmp_path)
+    base = baseline_config(profile, BaselineOverrides(host_cores=2))
+    one_slot = apply_what_if(base, WhatIf(cores=1))
+
+    pq.write_table(_busy_python_rows(profile, 0.6, 0.0), out / thread_cpu.THREAD_CPU)
+    calm = compile_workload(build_profile(out).profile, base)
+    assert all(math.isnan(w.available_cores) for w in calm.stages)
+    pq.write_table(_busy_python_rows(profile, 0.6, 1.2), out / thread_cpu.THREAD_CPU)
+    busy = compile_workload(build_profile(out).profile, base)
+    waited = [w for w in busy.stages if not math.isnan(w.available_cores)]
+    assert waited and all(w.available_cores < 2 for w in waited)
+    assert any("waited for cores" in n for n in busy.notes)
+    # The baseline still replays as observed; one slot is predicted faster than where the
+    # host was taken to be free for the run's two tasks.
+    assert replay_workload(busy, base, base).predicted_s == pytest.approx(
+        replay_workload(calm, base, base).predicted_s, rel=1e-9
+    )
+    assert replay_workload(busy, base, one_slot).predicted_s < (
+        replay_workload(calm, base, one_slot).predicted_s
+    )
