@@ -308,3 +308,22 @@ def test_tasks_that_waited_for_cores_predict_fewer_slots_faster(tmp_path: Path) 
     assert replay_workload(busy, base, one_slot).predicted_s < (
         replay_workload(calm, base, one_slot).predicted_s
     )
+
+
+def test_without_schedstat_the_stat_line_gives_cpu_and_no_wait(tmp_path: Path) -> None:
+    proc = tmp_path / "proc"
+    base = proc / "5" / "task" / "6"
+    base.mkdir(parents=True)
+    (base / "comm").write_text("python\n")
+    # pid (comm with a ') ' in it) state ppid ... utime=fields[13] stime=fields[14]
+    (base / "stat").write_text("6 (a) b) S 1 " + " ".join(["0"] * 9) + " 150 50 0 0\n")
+    sampler = ThreadCpuSampler(proc=proc)
+    sampler.poll({5: "driver"}, t_ms=1.0)
+    sampler.close()
+    (row,) = sampler.table().to_pylist()
+    ticks = thread_cpu._TICKS
+    assert row["cpu_ms"] == pytest.approx(200 * 1000 / ticks) and math.isnan(row["wait_ms"])
+    entry = thread_cpu.write(tmp_path, sampler, 0.25)
+    assert entry["counters"] == "stat" and entry["threads"] == 1
+    assert entry["cpu_s_by_kind"] == {OTHER: pytest.approx(200 / ticks, abs=1e-3)}
+    assert thread_cpu.load(tmp_path).has_wait is False

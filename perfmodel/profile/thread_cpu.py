@@ -153,6 +153,19 @@ class ThreadCpuSampler:
     _threads: dict[tuple[int, int], _Thread] = field(default_factory=dict)
     _processes: dict[int, _Process] = field(default_factory=dict)
     _rows: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n, _ in _COLUMNS})
+    _schedstat_on: bool | None = None
+
+    def _schedstat(self) -> bool:
+        """Whether ``schedstat`` counts: a kernel without scheduler statistics (neither
+        CONFIG_SCHEDSTATS nor delay accounting on) writes "0 0 0" there for every thread, so
+        perfmodel's own process, which has surely run, is looked at once."""
+        if self._schedstat_on is None:
+            try:
+                own = (self.proc / str(os.getpid()) / "schedstat").read_bytes()
+                self._schedstat_on = parse_schedstat(own)[0] > 0
+            except (OSError, ValueError, IndexError):
+                self._schedstat_on = True  # not this machine's /proc (tests): try per thread
+        return self._schedstat_on
 
     def poll(
         self,
@@ -214,7 +227,8 @@ class ThreadCpuSampler:
         except OSError:
             return None
         kind = process.kind or classify_jvm_thread(name)
-        for leaf, schedstat in (("schedstat", True), ("stat", False)):
+        leaves = (("schedstat", True), ("stat", False)) if self._schedstat() else (("stat", False),)
+        for leaf, schedstat in leaves:
             try:
                 fd = os.open(base / leaf, os.O_RDONLY)
             except OSError:
