@@ -173,7 +173,8 @@ def test_python_cpu_goes_to_the_task_that_waits_on_its_worker() -> None:
     tasks = TaskColumns(
         launch_ms=np.array([0.0, 0.0]),
         finish_ms=np.array([1000.0, 1000.0]),
-        executor=np.array(["driver", "driver"], dtype=object),
+        executor=np.array([0, 0]),
+        executor_ids=["driver"],
         group=np.array([0, 1]),
         thread_cpu_ms=np.array([100.0, 900.0]),
         run_ms=np.array([1000.0, 1000.0]),
@@ -193,7 +194,8 @@ def test_a_stage_off_the_measured_executors_has_no_measurement() -> None:
     tasks = TaskColumns(
         launch_ms=np.array([0.0]),
         finish_ms=np.array([1000.0]),
-        executor=np.array(["3"], dtype=object),
+        executor=np.array([1]),
+        executor_ids=["driver", "3"],
         group=np.array([0]),
         thread_cpu_ms=np.array([100.0]),
         run_ms=np.array([1000.0]),

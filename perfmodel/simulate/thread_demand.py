@@ -53,7 +53,8 @@ class TaskColumns:
     launch_ms: np.ndarray
     finish_ms: np.ndarray
     executor: np.ndarray
-    """Executor id per task (object array of str)."""
+    """Per task, its executor as an index into ``executor_ids``."""
+    executor_ids: Sequence[str]
     group: np.ndarray
     """Index of the task's stage in the caller's list."""
     thread_cpu_ms: np.ndarray
@@ -135,8 +136,16 @@ def stage_thread_cpu(
     weight = served + UNSERVED_WEIGHT
     ok = np.isfinite(tasks.launch_ms) & np.isfinite(tasks.finish_ms)
     ok &= tasks.finish_ms > tasks.launch_ms
-    for executor in measured.executors():
-        rows = np.flatnonzero(ok & (tasks.executor == executor))
+    by_executor = np.argsort(tasks.executor, kind="stable")
+    counts = np.bincount(tasks.executor, minlength=len(tasks.executor_ids))
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    code_of = {name: i for i, name in enumerate(tasks.executor_ids)}
+    for executor in sorted(measured.executors()):
+        code = code_of.get(executor)
+        if code is None:
+            continue
+        rows = by_executor[starts[code] : starts[code + 1]]
+        rows = rows[ok[rows]]
         if rows.size == 0:
             continue
         covered[rows] = True
@@ -250,12 +259,11 @@ def measure_stages(
     task table (its ended attempts)."""
     counts = np.array([len(r) for r in stage_rows], dtype=np.int64)
     rows = np.concatenate(stage_rows).astype(np.int64) if len(stage_rows) else np.zeros(0, int)
-    names = np.array(table.columns.strings["executor"] or [""], dtype=object)
-    codes = table.col("executor")[rows]
     tasks = TaskColumns(
         launch_ms=table.col("launch_ms")[rows].astype(np.float64),
         finish_ms=table.col("finish_ms")[rows].astype(np.float64),
-        executor=names[codes] if codes.size else np.zeros(0, dtype=object),
+        executor=table.col("executor")[rows].astype(np.int64),
+        executor_ids=table.columns.strings["executor"],
         group=np.repeat(np.arange(len(stage_rows)), counts),
         thread_cpu_ms=parts.cpu[rows],
         run_ms=(parts.cpu + parts.gc + parts.network + parts.disk + parts.unattributed)[rows],
