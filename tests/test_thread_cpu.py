@@ -29,8 +29,8 @@ from perfmodel.profile.thread_cpu import (
     python_kind,
 )
 from perfmodel.simulate.config import BaselineOverrides, WhatIf, apply_what_if, baseline_config
+from perfmodel.simulate.laws import contention_factor
 from perfmodel.simulate.replay import replay_workload
-from perfmodel.simulate.rescale import host_cores_for
 from perfmodel.simulate.thread_demand import (
     StageThreadCpu,
     TaskColumns,
@@ -262,12 +262,11 @@ def test_damaged_thread_cpu_table_is_a_bundle_error(tmp_path: Path) -> None:
     assert thread_cpu.load(tmp_path / "absent") is None
 
 
-def test_host_cores_for_keeps_the_other_load_on_the_target() -> None:
-    assert [float(c) for c in host_cores_for(math.nan, 2, 1)] == [2.0, 1.0]  # not measured
-    assert [float(c) for c in host_cores_for(0.5, 2, 2)] == [0.5, 0.5]  # the baseline
-    # Other load took 1.5 cores: a 4-core host leaves 2.5; a 1-core one the same share.
-    assert [float(c) for c in host_cores_for(0.5, 2, 4)] == [0.5, 2.5]
-    assert [float(c) for c in host_cores_for(0.5, 2, 1)] == [0.5, 0.25]
+def test_other_load_shares_the_host_with_the_tasks() -> None:
+    # Two tasks of 0.5 cores on two cores: no slowdown alone, 1.5× beside 2 cores of other load.
+    assert float(contention_factor(2, 0.5, 2)) == 1.0
+    assert float(contention_factor(2, 0.5, 2, 2.0)) == 1.5
+    assert float(contention_factor(1, 0.5, 2, 2.0)) == 1.25
 
 
 def _log_bundle(tmp_path: Path) -> tuple[Path, ApplicationProfile]:
@@ -289,18 +288,22 @@ def _busy_python_rows(profile: ApplicationProfile, cores: float, waiting: float)
 
 def test_tasks_that_waited_for_cores_predict_fewer_slots_faster(tmp_path: Path) -> None:
     """A local[2] run on a host other load kept busy: its tasks waited for cores. Going to one
-    slot frees the cores the second task took; the other load stays."""
+    slot frees what the second task took; the other load stays."""
     out, profile = _log_bundle(tmp_path)
     base = baseline_config(profile, BaselineOverrides(host_cores=2))
     one_slot = apply_what_if(base, WhatIf(cores=1))
 
     pq.write_table(_busy_python_rows(profile, 0.6, 0.0), out / thread_cpu.THREAD_CPU)
     calm = compile_workload(build_profile(out).profile, base)
-    assert all(math.isnan(w.available_cores) for w in calm.stages)
+    assert all(w.other_cores == 0.0 for w in calm.stages)
     pq.write_table(_busy_python_rows(profile, 0.6, 1.2), out / thread_cpu.THREAD_CPU)
     busy = compile_workload(build_profile(out).profile, base)
-    waited = [w for w in busy.stages if not math.isnan(w.available_cores)]
-    assert waited and all(w.available_cores < 2 for w in waited)
+    waited = [w for w in busy.stages if w.other_cores > 0]
+    assert waited
+    for work in waited:  # the baseline's slowdown is the measured one
+        measured = busy.thread_cpu[work.key]
+        asked = work.concurrency * work.cpu_demand + work.other_cores
+        assert asked / 2 == pytest.approx(measured.slowdown)
     assert any("waited for cores" in n for n in busy.notes)
     # The baseline still replays as observed; one slot is predicted faster than where the
     # host was taken to be free for the run's two tasks.

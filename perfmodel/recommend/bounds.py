@@ -46,7 +46,7 @@ import numpy as np
 
 from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
-from perfmodel.simulate.rescale import host_cores_for, scaled_concurrency
+from perfmodel.simulate.rescale import scaled_concurrency
 from perfmodel.simulate.workload import (
     CPU,
     CPU_OTHER,
@@ -88,8 +88,8 @@ class WorkloadBounds:
     """Per stage, (5, n): every task's time per component group (for `refined_bound_s`)."""
     k0: np.ndarray
     demand: np.ndarray
-    available: np.ndarray
-    """Per stage, `StageWork.available_cores` (NaN: the host's cores)."""
+    other: np.ndarray
+    """Per stage, `StageWork.other_cores`."""
     disk_share: np.ndarray
     net_share: np.ndarray
     total_ms: np.ndarray
@@ -157,7 +157,7 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
         groups=all_groups,
         k0=np.array([s.concurrency for s in stages], dtype=np.float64),
         demand=np.array([s.cpu_demand for s in stages], dtype=np.float64),
-        available=np.array([s.available_cores for s in stages], dtype=np.float64),
+        other=np.array([s.other_cores for s in stages], dtype=np.float64),
         disk_share=np.array([s.disk_share for s in stages], dtype=np.float64),
         net_share=np.array([s.network_share for s in stages], dtype=np.float64),
         total_ms=total_ms,
@@ -247,9 +247,8 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
     k0 = b.k0[s]
     k1 = scaled_concurrency(k0, b.total_ms[s], b.longest_ms[s], base, slots, hosts, per_host)
     d = b.demand[s]
-    c0, c1 = host_cores_for(b.available[s], base.host_cores, cores)
-    cf0 = float(laws.contention_factor(k0, d, c0))
-    cf1 = laws.contention_factor(k1, d, c1)
+    cf0 = float(laws.contention_factor(k0, d, base.host_cores, b.other[s]))
+    cf1 = laws.contention_factor(k1, d, cores, b.other[s])
     cpu_f = cpu * cf1 / cf0
     disk_f = disk * laws.io_streams(k1, b.disk_share[s]) / laws.io_streams(k0, b.disk_share[s])
     net_f = net * laws.io_streams(k1, b.net_share[s]) / laws.io_streams(k0, b.net_share[s])

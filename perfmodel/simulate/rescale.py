@@ -104,34 +104,15 @@ def _parallelism(total_ms: float, longest_ms: float, slots: FloatArray | float) 
     return np.maximum(1.0, total_ms / makespan)
 
 
-def host_cores_for(
-    available: FloatArray | float, base_cores: float, new_cores: FloatArray | float
-) -> tuple[FloatArray, FloatArray]:
-    """Cores a stage's tasks can use on the baseline host and on the target.
-
-    The host's, except where a recording measured that the tasks waited for cores and got
-    fewer (`StageWork.available_cores`: other processes, the JVM's own threads): that other
-    load is taken to stay on the target (the host stays as busy), never taking more than the
-    same share of a smaller host. Where nothing was measured (NaN) it is the host's cores,
-    as before; on the baseline itself, the same number for both, so factors are exactly 1.
-    """
-    a = np.asarray(available, dtype=np.float64)
-    new = np.asarray(new_cores, dtype=np.float64)
-    c0 = np.where(np.isnan(a), base_cores, np.minimum(a, base_cores))
-    moved = np.maximum(new - (base_cores - c0), c0 * new / max(base_cores, 1e-9))
-    c1 = np.where(np.isnan(a), new, np.where(new == base_cores, c0, moved))
-    return c0, c1
-
-
 def stage_times(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> StageTimes:
     """Apply every law to one stage's task components (a few vector operations)."""
     c = work.components
     k0 = work.concurrency
     k1 = expected_concurrency(work, base, new)
     d = work.cpu_demand
-    c0, c1 = host_cores_for(work.available_cores, base.host_cores, new.host_cores)
-    cf0 = float(laws.contention_factor(k0, d, c0))
-    cf1 = float(laws.contention_factor(k1, d, c1))
+    other = work.other_cores
+    cf0 = float(laws.contention_factor(k0, d, base.host_cores, other))
+    cf1 = float(laws.contention_factor(k1, d, new.host_cores, other))
     cpu_f = laws.compute_factor(base.cpu_speed, new.cpu_speed) * cf1 / cf0
     gc_f = cpu_f * laws.gc_factor(base.memory_bytes, new.memory_bytes)
     disk_f = float(
@@ -176,10 +157,9 @@ def all_stage_times(
     demand = np.array([w.cpu_demand for w in works], dtype=np.float64)
     disk_share = np.array([w.disk_share for w in works], dtype=np.float64)
     net_share = np.array([w.network_share for w in works], dtype=np.float64)
-    available = np.array([w.available_cores for w in works], dtype=np.float64)
-    c0, c1 = host_cores_for(available, base.host_cores, new.host_cores)
-    cf0 = laws.contention_factor(k0, demand, c0)
-    cf1 = laws.contention_factor(k1, demand, c1)
+    other = np.array([w.other_cores for w in works], dtype=np.float64)
+    cf0 = laws.contention_factor(k0, demand, base.host_cores, other)
+    cf1 = laws.contention_factor(k1, demand, new.host_cores, other)
     cpu_f = laws.compute_factor(base.cpu_speed, new.cpu_speed) * cf1 / cf0
     gc_f = cpu_f * laws.gc_factor(base.memory_bytes, new.memory_bytes)
     disk_f = laws.bandwidth_factor(

@@ -25,7 +25,6 @@ of the tasks, nothing quadratic.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -272,16 +271,16 @@ def measure_stages(
     return stage_thread_cpu(measured, tasks, len(stage_rows))
 
 
-def waited_note(available: Sequence[float], host_cores: int) -> list[str]:
-    """Where tasks waited for cores, how many they got (the prediction keeps the rest busy);
-    ``available`` per stage, NaN where nothing was measured."""
-    got = [a for a in available if not math.isnan(a)]
-    if not got:
+def waited_note(other_cores: Sequence[float]) -> list[str]:
+    """Where tasks waited for cores, what other load asked for beside them (kept on the
+    target); ``other_cores`` per stage, 0 where nothing was measured."""
+    asked = [c for c in other_cores if c > 0]
+    if not asked:
         return []
     return [
-        f"the tasks of {len(got)} stage(s) waited for cores (measured run-queue delay) and got "
-        f"{min(got):.2f}–{max(got):.2f} of the host's {host_cores}: the rest was taken "
-        "by other load (other processes, the JVM's own threads), which the prediction keeps"
+        f"the tasks of {len(asked)} stage(s) waited for cores (measured run-queue delay): "
+        f"other load (other processes, the JVM's own threads) asked for {min(asked):.2f}–"
+        f"{max(asked):.2f} cores beside them, which the prediction keeps"
     ]
 
 

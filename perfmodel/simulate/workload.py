@@ -99,10 +99,11 @@ class StageWork:
     tail_ms: float
     """Observed gap from the last task's end to the stage's completion."""
     vector: dict[str, float] = field(default_factory=dict)
-    available_cores: float = math.nan
-    """Cores the stage's tasks could get on the measured host where they waited for cores
-    (measured per-thread CPU: the cores they got), less than the host's when other load took
-    the rest; NaN where not measured or they did not wait (`rescale.host_cores_for`)."""
+    other_cores: float = 0.0
+    """Cores other load on the host (other processes, the JVM's GC, JIT and other threads)
+    asked for beside the stage's tasks, where measured per-thread CPU shows the tasks waited
+    for cores: what makes their observed slowdown (`laws.contention_factor`); kept on the
+    target. 0 where nothing was measured or they did not wait."""
 
     @property
     def n_tasks(self) -> int:
@@ -202,8 +203,8 @@ def compile_workload(
         if thread_measured is not None:
             work.cpu_demand = thread_measured.demand
             if thread_measured.slowdown > WAITED:
-                got = work.concurrency * work.cpu_demand / thread_measured.slowdown
-                work.available_cores = min(float(baseline.host_cores), got)
+                asked = thread_measured.slowdown * baseline.host_cores
+                work.other_cores = max(0.0, asked - work.concurrency * work.cpu_demand)
             continue
         estimated = demands.get(stage.key) if demands else None
         if estimated is not None and stage.key not in measured and not work.vector:
@@ -296,14 +297,14 @@ def compile_workload(
         milestones=milestones,
         end_milestone=end_m,
         executors=_executor_timeline(profile, baseline, start),
-        notes=notes + waited_note([w.available_cores for w in works], baseline.host_cores),
+        notes=notes + waited_note([w.other_cores for w in works]),
         thread_cpu=threaded,
     )
 
 
 WAITED = 1.05
 """A stage whose tasks ran this much longer than they would have without waiting for cores
-(measured run-queue delay) got all the cores it could: what it got is what was available."""
+(measured run-queue delay) shared the host with other load: how much, its slowdown says."""
 SATURATED = 0.85
 """Host utilisation above which tasks are taken to have been CPU-starved: their measured
 cores per task is then a lower bound of what they would use alone."""
