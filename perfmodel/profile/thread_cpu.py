@@ -42,7 +42,12 @@ THREAD_CPU = "thread_cpu.parquet"
 
 TASK, GC, JIT, RECORDING, OTHER = "jvm task", "jvm gc", "jvm jit", "jvm recording", "jvm other"
 PY_WORKER, PY_DAEMON, PY_DRIVER = "python worker", "python daemon", "python driver"
-KINDS = (TASK, GC, JIT, RECORDING, OTHER, PY_WORKER, PY_DAEMON, PY_DRIVER)
+HOST_USER, HOST_NICE = "host user", "host nice"
+"""The host's CPU (``/proc/stat``) of processes at nice ≤ 0 and at nice > 0: executor id
+``host``, pid and tid 0. With the application niced, the first is other load of a higher
+priority, which takes the cores it wants rather than sharing them."""
+HOST = "host"
+KINDS = (TASK, GC, JIT, RECORDING, OTHER, PY_WORKER, PY_DAEMON, PY_DRIVER, HOST_USER, HOST_NICE)
 
 TASK_PREFIXES = ("Executor task l",)
 """Spark's task threads: "Executor task launch worker for task …", cut at 15 characters."""
@@ -73,6 +78,7 @@ _COLUMNS = (
     ("name", "string"),
     ("cpu_ms", "float64"),
     ("wait_ms", "float64"),
+    ("nice", "int8"),
 )
 
 
@@ -123,6 +129,7 @@ class _Thread:
     executor_id: str
     name: str
     schedstat: bool
+    nice: int = 0
     last: tuple[float, float] = (-1.0, -1.0)
 
 
@@ -133,6 +140,8 @@ class _Process:
     executor_id: str
     tids: set[int] = field(default_factory=set)
     """Its threads at the last poll."""
+    nice: int | None = None
+    """Its nice value, read once (0 where unreadable)."""
 
 
 @dataclass(slots=True)
@@ -154,6 +163,7 @@ class ThreadCpuSampler:
     _processes: dict[int, _Process] = field(default_factory=dict)
     _rows: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n, _ in _COLUMNS})
     _schedstat_on: bool | None = None
+    _host: list[_Thread] | None = None
 
     def _schedstat(self) -> bool:
         """Whether ``schedstat`` counts: a kernel without scheduler statistics (neither
@@ -186,6 +196,7 @@ class ThreadCpuSampler:
         for pid, process in list(self._processes.items()):
             if process.kind is not None or pid in jvms:
                 self._read_process(pid, process, now)
+        self._read_host(now)
         self.polls += 1
         self.cpu_s += time.thread_time() - began
 
@@ -218,6 +229,36 @@ class ThreadCpuSampler:
                 thread.last = values
                 self._add_row(now, pid, tid, thread, values)
 
+    def _read_host(self, now: float) -> None:
+        """The host's user and nice CPU (``/proc/stat``'s first line, clock ticks)."""
+        if self._host is None:
+            try:
+                fd = os.open(self.proc / "stat", os.O_RDONLY)
+            except OSError:
+                fd = -1
+            self._host = [_Thread(fd, kind, HOST, "cpu", False) for kind in (HOST_USER, HOST_NICE)]
+        if self._host[0].fd < 0:
+            return
+        try:
+            fields = os.pread(self._host[0].fd, 256, 0).split(b"\n", 1)[0].split()
+            values = (int(fields[1]), int(fields[2]))
+        except (OSError, ValueError, IndexError):
+            return
+        for thread, ticks in zip(self._host, values, strict=True):
+            counters = (ticks * 1000.0 / _TICKS, math.nan)
+            if counters != thread.last:
+                thread.last = counters
+                self._add_row(now, 0, 0, thread, counters)
+
+    def _nice(self, pid: int, process: _Process) -> int:
+        if process.nice is None:
+            try:
+                text = (self.proc / str(pid) / "stat").read_bytes()
+                process.nice = int(text.rsplit(b")", 1)[1].split()[16])
+            except (OSError, ValueError, IndexError):
+                process.nice = 0
+        return process.nice
+
     def _open(self, pid: int, tid: int, process: _Process) -> _Thread | None:
         if len(self._threads) >= self.max_threads:
             return None
@@ -233,7 +274,9 @@ class ThreadCpuSampler:
                 fd = os.open(base / leaf, os.O_RDONLY)
             except OSError:
                 continue
-            thread = _Thread(fd, kind, process.executor_id, name, schedstat)
+            thread = _Thread(
+                fd, kind, process.executor_id, name, schedstat, self._nice(pid, process)
+            )
             self._threads[(pid, tid)] = thread
             return thread
         return None
@@ -256,11 +299,15 @@ class ThreadCpuSampler:
         rows["name"].append(thread.name)
         rows["cpu_ms"].append(values[0])
         rows["wait_ms"].append(values[1])
+        rows["nice"].append(thread.nice)
 
     def close(self) -> None:
         for thread in self._threads.values():
             os.close(thread.fd)
         self._threads.clear()
+        if self._host is not None and self._host[0].fd >= 0:
+            os.close(self._host[0].fd)
+            self._host[0].fd = -1
         self._processes.clear()
 
     def table(self) -> pa.Table:
@@ -323,13 +370,17 @@ def write(out: Path, sampler: ThreadCpuSampler, interval_s: float) -> dict[str, 
     pq.write_table(table, out / THREAD_CPU, compression="zstd")
     last = _last_per_thread(table)
     by_kind: dict[str, float] = {}
+    threads = 0
     for kind, cpu in zip(last["kind"], last["cpu_ms"], strict=True):
+        if kind in (HOST_USER, HOST_NICE):
+            continue
+        threads += 1
         by_kind[kind] = by_kind.get(kind, 0.0) + cpu / 1000.0
     return {
         "file": THREAD_CPU,
         "interval_s": interval_s,
         "rows": table.num_rows,
-        "threads": len(last["kind"]),
+        "threads": threads,
         "counters": "schedstat" if _has_wait(table) else "stat",
         "cpu_s_by_kind": {k: round(v, 3) for k, v in sorted(by_kind.items())},
         "sampler_cpu_s": round(sampler.cpu_s, 4),
@@ -342,10 +393,21 @@ def _has_wait(table: pa.Table) -> bool:
     return bool(wait.size) and not bool(np.isnan(wait).all())
 
 
+def _thread_keys(table: pa.Table) -> tuple[np.ndarray, list[str], list[str]]:
+    """One number per thread (kind, pid, tid: the host's two rows share pid and tid 0), and
+    each row's executor id and kind."""
+    executors = [str(v) for v in table.column("executor_id").to_pylist()]
+    kinds = [str(v) for v in table.column("kind").to_pylist()]
+    codes: dict[str, int] = {}
+    kind = np.fromiter((codes.setdefault(k, len(codes)) for k in kinds), np.int64, len(kinds))
+    key = kind << 44
+    key |= table.column("pid").to_numpy().astype(np.int64) << 22
+    key |= table.column("tid").to_numpy().astype(np.int64)
+    return key, executors, kinds
+
+
 def _last_per_thread(table: pa.Table) -> dict[str, list[Any]]:
-    pid = table.column("pid").to_numpy()
-    tid = table.column("tid").to_numpy()
-    key = pid.astype(np.int64) << 32 | tid.astype(np.int64)
+    key, _, _ = _thread_keys(table)
     # The last row of each thread (rows are in time order).
     _, first_of_reversed = np.unique(key[::-1], return_index=True)
     rows = (len(key) - 1 - first_of_reversed).tolist()
@@ -372,6 +434,13 @@ class ThreadCpu:
 
     series: dict[tuple[str, str], CpuSeries]
     has_wait: bool
+    app_nice: int = 0
+    """The nice value of the application's task threads and Python workers: above 0, the
+    host's CPU at nice ≤ 0 (`HOST_USER`) was load of a higher priority."""
+
+    def higher_priority(self) -> CpuSeries | None:
+        """The host's CPU of processes with a higher priority than the application's."""
+        return self.series.get((HOST, HOST_USER)) if self.app_nice > 0 else None
 
     def executors(self) -> set[str]:
         return {executor for executor, _ in self.series}
@@ -389,6 +458,8 @@ def load(bundle: str | Path) -> ThreadCpu | None:
         return None
     try:
         table = pq.read_table(path)
+        if "nice" not in table.column_names:
+            table = table.append_column("nice", pa.array(np.zeros(table.num_rows, np.int8)))
         missing = [n for n, _ in _COLUMNS if n not in table.column_names]
         if missing:
             raise BundleError(f"{path} is damaged: it lacks the columns {', '.join(missing)}")
@@ -405,8 +476,7 @@ def from_table(table: pa.Table) -> ThreadCpu:
     """
     n = table.num_rows
     t = table.column("t_ms").to_numpy().astype(np.float64)
-    key = table.column("pid").to_numpy().astype(np.int64) << 32
-    key |= table.column("tid").to_numpy().astype(np.int64)
+    key, executors, kinds = _thread_keys(table)
     cpu = table.column("cpu_ms").to_numpy().astype(np.float64)
     wait = table.column("wait_ms").to_numpy().astype(np.float64)
     has_wait = bool(n) and not bool(np.isnan(wait).all())
@@ -418,8 +488,6 @@ def from_table(table: pa.Table) -> ThreadCpu:
     d_wait = np.empty(n)
     d_cpu[order] = np.where(same, np.diff(cpu[order], prepend=0.0), cpu[order])
     d_wait[order] = np.where(same, np.diff(wait[order], prepend=0.0), wait[order])
-    executors = [str(v) for v in table.column("executor_id").to_pylist()]
-    kinds = [str(v) for v in table.column("kind").to_pylist()]
     groups: dict[tuple[str, str], int] = {}
     group = np.fromiter(
         (groups.setdefault(g, len(groups)) for g in zip(executors, kinds, strict=True)),
@@ -435,4 +503,13 @@ def from_table(table: pa.Table) -> ThreadCpu:
         c = np.bincount(at, weights=np.maximum(d_cpu[rows], 0.0), minlength=len(times))
         w = np.bincount(at, weights=np.maximum(d_wait[rows], 0.0), minlength=len(times))
         series[name] = CpuSeries(times, np.cumsum(c), np.cumsum(w))
-    return ThreadCpu(series, has_wait)
+    return ThreadCpu(series, has_wait, _app_nice(table, kinds))
+
+
+def _app_nice(table: pa.Table, kinds: list[str]) -> int:
+    """The highest nice value among the rows of task threads and Python workers."""
+    if "nice" not in table.column_names:
+        return 0
+    nice = table.column("nice").to_numpy()
+    app = np.fromiter((k in (TASK, PY_WORKER) for k in kinds), bool, len(kinds))
+    return int(nice[app].max()) if app.any() else 0

@@ -46,7 +46,7 @@ import numpy as np
 
 from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
-from perfmodel.simulate.rescale import scaled_concurrency
+from perfmodel.simulate.rescale import free_cores, scaled_concurrency
 from perfmodel.simulate.workload import (
     CPU,
     CPU_OTHER,
@@ -90,6 +90,8 @@ class WorkloadBounds:
     demand: np.ndarray
     other: np.ndarray
     """Per stage, `StageWork.other_cores`."""
+    taken: np.ndarray
+    """Per stage, `StageWork.taken_cores`."""
     disk_share: np.ndarray
     net_share: np.ndarray
     total_ms: np.ndarray
@@ -158,6 +160,7 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
         k0=np.array([s.concurrency for s in stages], dtype=np.float64),
         demand=np.array([s.cpu_demand for s in stages], dtype=np.float64),
         other=np.array([s.other_cores for s in stages], dtype=np.float64),
+        taken=np.array([s.taken_cores for s in stages], dtype=np.float64),
         disk_share=np.array([s.disk_share for s in stages], dtype=np.float64),
         net_share=np.array([s.network_share for s in stages], dtype=np.float64),
         total_ms=total_ms,
@@ -247,8 +250,8 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
     k0 = b.k0[s]
     k1 = scaled_concurrency(k0, b.total_ms[s], b.longest_ms[s], base, slots, hosts, per_host)
     d = b.demand[s]
-    cf0 = float(laws.contention_factor(k0, d, base.host_cores, b.other[s]))
-    cf1 = laws.contention_factor(k1, d, cores, b.other[s])
+    cf0 = float(laws.contention_factor(k0, d, free_cores(base.host_cores, b.taken[s]), b.other[s]))
+    cf1 = laws.contention_factor(k1, d, free_cores(cores, b.taken[s]), b.other[s])
     cpu_f = cpu * cf1 / cf0
     disk_f = disk * laws.io_streams(k1, b.disk_share[s]) / laws.io_streams(k0, b.disk_share[s])
     net_f = net * laws.io_streams(k1, b.net_share[s]) / laws.io_streams(k0, b.net_share[s])

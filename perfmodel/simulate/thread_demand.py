@@ -74,6 +74,9 @@ class StageThreadCpu:
     python_wait_ms: float
     background_ms: float
     """JVM non-task CPU (GC, JIT, other) while the stage's tasks ran, their share."""
+    higher_ms: float = 0.0
+    """Cores × ms of the host's load of a higher priority than the application's, over each
+    task's run, summed (`ThreadCpu.higher_priority`): cores it took rather than shared."""
 
     @property
     def alone_ms(self) -> float:
@@ -94,6 +97,11 @@ class StageThreadCpu:
         """Observed run time over the time alone (1: the tasks never waited for a core)."""
         alone = self.alone_ms
         return self.run_ms / alone if alone > 0 else 1.0
+
+    @property
+    def higher_cores(self) -> float:
+        """Mean cores taken by load of a higher priority while the stage's tasks ran."""
+        return self.higher_ms / self.run_ms if self.run_ms > 0 else 0.0
 
     @property
     def background_cores(self) -> float:
@@ -128,6 +136,7 @@ def stage_thread_cpu(
     thread_wait = np.zeros(n)
     python_wait = np.zeros(n)
     background = np.zeros(n)
+    higher = np.zeros(n)
     covered = np.zeros(n, dtype=bool)
     run = np.maximum(tasks.run_ms, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -153,7 +162,10 @@ def stage_thread_cpu(
         python_wait[rows] = at.share(PY_WORKER, weight[rows], waits=True)
         thread_wait[rows] = at.share(TASK, None, waits=True)
         background[rows] = sum(at.share(kind, None) for kind in BACKGROUND_KINDS)
-    return _per_stage(tasks, n_groups, covered, python, thread_wait, python_wait, background)
+        higher[rows] = at.over_each_task(measured.higher_priority())
+    return _per_stage(
+        tasks, n_groups, covered, python, thread_wait, python_wait, background, higher
+    )
 
 
 class _Executor:
@@ -165,6 +177,13 @@ class _Executor:
         self.measured, self.executor = measured, executor
         self.launch, self.finish = launch, finish
         self.edges = np.arange(float(launch.min()), float(finish.max()) + BIN_MS, BIN_MS)
+
+    def over_each_task(self, series: CpuSeries | None) -> np.ndarray:
+        """Per task, ∫ the series' cores over its run (not shared: each task saw all of it)."""
+        if series is None:
+            return np.zeros(self.launch.size)
+        cores = _per_bin(series, self.edges, False) / np.diff(self.edges)
+        return integrate(self.edges, cores, self.launch, self.finish)
 
     def share(self, kind: str, weights: np.ndarray | None, waits: bool = False) -> np.ndarray:
         """Per task, its share of what the executor's threads of ``kind`` used (or waited)."""
@@ -182,6 +201,7 @@ _SUMMED = (
     "thread_wait_ms",
     "python_wait_ms",
     "background_ms",
+    "higher_ms",
 )
 
 
@@ -193,6 +213,7 @@ def _per_stage(
     thread_wait: np.ndarray,
     python_wait: np.ndarray,
     background: np.ndarray,
+    higher: np.ndarray,
 ) -> list[StageThreadCpu | None]:
     def sums(values: np.ndarray) -> list[float]:
         return np.bincount(tasks.group, weights=values, minlength=n_groups).tolist()
@@ -201,7 +222,7 @@ def _per_stage(
     run_all = sums(run)
     run_covered = sums(np.where(covered, run, 0.0))
     columns = [sums(np.where(covered, v, 0.0)) for v in (tasks.thread_cpu_ms, python, run)]
-    waits = [sums(v) for v in (thread_wait, python_wait, background)]
+    waits = [sums(v) for v in (thread_wait, python_wait, background, higher)]
     out: list[StageThreadCpu | None] = []
     for g in range(n_groups):
         if run_all[g] <= 0 or run_covered[g] < MIN_COVERAGE * run_all[g]:
@@ -215,6 +236,7 @@ def _per_stage(
                 thread_wait_ms=waits[0][g],
                 python_wait_ms=waits[1][g],
                 background_ms=waits[2][g],
+                higher_ms=waits[3][g],
             )
         )
     return out
@@ -271,17 +293,25 @@ def measure_stages(
     return stage_thread_cpu(measured, tasks, len(stage_rows))
 
 
-def waited_note(other_cores: Sequence[float]) -> list[str]:
-    """Where tasks waited for cores, what other load asked for beside them (kept on the
-    target); ``other_cores`` per stage, 0 where nothing was measured."""
+def waited_note(other_cores: Sequence[float], taken_cores: Sequence[float]) -> list[str]:
+    """Where tasks waited for cores, what other load asked for beside them, and what load of
+    a higher priority took (both kept on the target); per stage, 0 where not measured."""
     asked = [c for c in other_cores if c > 0]
-    if not asked:
-        return []
-    return [
-        f"the tasks of {len(asked)} stage(s) waited for cores (measured run-queue delay): "
-        f"other load (other processes, the JVM's own threads) asked for {min(asked):.2f}–"
-        f"{max(asked):.2f} cores beside them, which the prediction keeps"
-    ]
+    taken = [c for c in taken_cores if c > 0]
+    notes = []
+    if asked:
+        notes.append(
+            f"the tasks of {len(asked)} stage(s) waited for cores (measured run-queue delay): "
+            f"other load (other processes, the JVM's own threads) asked for {min(asked):.2f}–"
+            f"{max(asked):.2f} cores beside them, which the prediction keeps"
+        )
+    if taken:
+        notes.append(
+            f"the application ran niced: processes of a higher priority took {min(taken):.2f}–"
+            f"{max(taken):.2f} of the host's cores while {len(taken)} stage(s) ran (the host's "
+            "CPU at nice ≤ 0), which the prediction keeps"
+        )
+    return notes
 
 
 def thread_cpu_note(threaded: Mapping[StageKey, StageThreadCpu]) -> str:

@@ -104,6 +104,11 @@ class StageWork:
     asked for beside the stage's tasks, where measured per-thread CPU shows the tasks waited
     for cores: what makes their observed slowdown (`laws.contention_factor`); kept on the
     target. 0 where nothing was measured or they did not wait."""
+    taken_cores: float = 0.0
+    """Cores load of a higher priority than the application's took on the host while the
+    stage's tasks waited (it takes, rather than shares: `rescale.free_cores`); kept on the
+    target. 0 where not measured, where they did not wait, or the application was not
+    niced."""
 
     @property
     def n_tasks(self) -> int:
@@ -203,7 +208,9 @@ def compile_workload(
         if thread_measured is not None:
             work.cpu_demand = thread_measured.demand
             if thread_measured.slowdown > WAITED:
-                asked = thread_measured.slowdown * baseline.host_cores
+                work.taken_cores = min(thread_measured.higher_cores, baseline.host_cores * TAKEN)
+                free = baseline.host_cores - work.taken_cores
+                asked = thread_measured.slowdown * free
                 work.other_cores = max(0.0, asked - work.concurrency * work.cpu_demand)
             continue
         estimated = demands.get(stage.key) if demands else None
@@ -297,11 +304,13 @@ def compile_workload(
         milestones=milestones,
         end_milestone=end_m,
         executors=_executor_timeline(profile, baseline, start),
-        notes=notes + waited_note([w.other_cores for w in works]),
+        notes=notes + waited_note([w.other_cores for w in works], [w.taken_cores for w in works]),
         thread_cpu=threaded,
     )
 
 
+TAKEN = 0.9
+"""At most this share of the host is taken to be held by load of a higher priority."""
 WAITED = 1.05
 """A stage whose tasks ran this much longer than they would have without waiting for cores
 (measured run-queue delay) shared the host with other load: how much, its slowdown says."""
