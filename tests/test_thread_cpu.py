@@ -14,7 +14,7 @@ import pytest
 
 from perfmodel.dag.model import ApplicationProfile
 from perfmodel.dag.spark import build_profile
-from perfmodel.profile import bundle, thread_cpu
+from perfmodel.profile import bundle, thread_cpu, thread_sampler
 from perfmodel.profile.thread_cpu import (
     GC,
     JIT,
@@ -24,10 +24,10 @@ from perfmodel.profile.thread_cpu import (
     PY_WORKER,
     RECORDING,
     TASK,
-    ThreadCpuSampler,
     classify_jvm_thread,
     python_kind,
 )
+from perfmodel.profile.thread_sampler import ThreadCpuSampler
 from perfmodel.simulate.config import BaselineOverrides, WhatIf, apply_what_if, baseline_config
 from perfmodel.simulate.laws import contention_factor
 from perfmodel.simulate.replay import replay_workload
@@ -328,7 +328,70 @@ def test_without_schedstat_the_stat_line_gives_cpu_and_no_wait(tmp_path: Path) -
     (row,) = sampler.table().to_pylist()
     ticks = thread_cpu._TICKS
     assert row["cpu_ms"] == pytest.approx(200 * 1000 / ticks) and math.isnan(row["wait_ms"])
-    entry = thread_cpu.write(tmp_path, sampler, 0.25)
+    entry = thread_sampler.write(tmp_path, sampler, 0.25)
     assert entry["counters"] == "stat" and entry["threads"] == 1
     assert entry["cpu_s_by_kind"] == {OTHER: pytest.approx(200 / ticks, abs=1e-3)}
     assert thread_cpu.load(tmp_path).has_wait is False
+
+
+def _stat_line(pid: int, nice: int) -> str:
+    # pid (comm) state, then fields 4.. : ppid ... utime(14) stime(15) ... priority(18) nice(19)
+    return f"{pid} (java) S 1 " + " ".join(["0"] * 9) + f" 10 5 0 0 20 {nice} 1\n"
+
+
+def test_sampler_reads_the_host_and_each_process_nice_value(tmp_path: Path) -> None:
+    proc = tmp_path / "proc"
+    _thread(proc, 100, 101, "Executor task l", 1_000_000, 0)
+    (proc / "100" / "stat").write_text(_stat_line(100, 19))
+    host = proc / "stat"
+    ticks = thread_cpu._TICKS
+    host.write_text(f"cpu  {ticks} {2 * ticks} 0 0 0 0 0 0 0 0\ncpu0 1 1 1 1\n")
+    sampler = ThreadCpuSampler(proc=proc)
+    sampler.poll({100: "driver"}, t_ms=1000.0)
+    with open(host, "r+b") as f:  # another 1.5 s at nice <= 0, in place
+        f.write(f"cpu  {int(2.5 * ticks)} {2 * ticks} 0 0 0 0 0 0 0 0\n".encode())
+    sampler.poll({100: "driver"}, t_ms=2000.0)
+    sampler.close()
+    rows = sampler.table().to_pylist()
+    task = [r for r in rows if r["kind"] == TASK]
+    assert task and all(r["nice"] == 19 for r in task)
+    user = [r for r in rows if r["kind"] == thread_cpu.HOST_USER]
+    assert [(r["t_ms"], r["cpu_ms"]) for r in user] == [(1000.0, 1000.0), (2000.0, 2500.0)]
+    assert len([r for r in rows if r["kind"] == thread_cpu.HOST_NICE]) == 1  # did not move
+    measured = thread_cpu.from_table(sampler.table())
+    assert measured.app_nice == 19
+    higher = measured.higher_priority()
+    assert higher is not None and higher.cpu_ms.tolist() == [0.0, 1500.0]
+    entry = thread_sampler.write(tmp_path, sampler, 0.25)
+    assert entry["threads"] == 1 and set(entry["cpu_s_by_kind"]) == {TASK}
+
+
+def test_load_of_a_higher_priority_counts_over_each_task() -> None:
+    # The application at nice 19; processes at nice <= 0 kept 1.5 cores busy from 0 to 2000 ms.
+    table = _rows(
+        # Counted since boot: the first row is the baseline.
+        [(t, 0, 0, thread_cpu.HOST_USER, 9e6 + 1.5 * t, math.nan) for t in (0.0, 1000.0, 2000.0)]
+        + [(2000.0, 9, 9, TASK, 400.0, 100.0)],
+    )
+    table = table.set_column(
+        table.schema.get_field_index("executor_id"),
+        "executor_id",
+        pa.array(["host"] * 3 + ["driver"]),
+    ).append_column("nice", pa.array([0, 0, 0, 19], pa.int8()))
+    measured = thread_cpu.from_table(table)
+    tasks = TaskColumns(
+        launch_ms=np.array([0.0, 1000.0]),
+        finish_ms=np.array([1000.0, 2000.0]),
+        executor=np.array([0, 0]),
+        executor_ids=["driver"],
+        group=np.array([0, 0]),
+        thread_cpu_ms=np.array([500.0, 500.0]),
+        run_ms=np.array([1000.0, 1000.0]),
+        unattributed_ms=np.array([0.0, 0.0]),
+    )
+    (stage,) = stage_thread_cpu(measured, tasks, 1)
+    assert stage is not None and stage.higher_cores == pytest.approx(1.5, rel=0.01)
+    # Not niced: the same host load is other load that shares the cores (none taken).
+    equal = thread_cpu.from_table(table.set_column(8, "nice", pa.array([0] * 4, pa.int8())))
+    (shared,) = stage_thread_cpu(equal, tasks, 1)
+    assert shared is not None and shared.higher_ms == 0.0

@@ -27,7 +27,7 @@ from types import FrameType
 
 import psutil
 
-from perfmodel.profile import bundle, children, jfr, pyspy, pyspy_recorder, thread_cpu
+from perfmodel.profile import bundle, children, jfr, pyspy, pyspy_recorder, thread_sampler
 from perfmodel.profile.bundle import BundleManifest
 from perfmodel.profile.monitor import ProcessTreeMonitor, ResourceSummary
 from perfmodel.profile.proctree import ProcessTree
@@ -308,7 +308,7 @@ def _record_into(
     own_cpu_before = own_cpu_s()
     monitor: ProcessTreeMonitor | None = None
     resources: ResourceSummary | None = None
-    threads = thread_cpu.ThreadCpuSampler() if options.thread_cpu else None
+    threads = thread_sampler.ThreadCpuSampler() if options.thread_cpu else None
     jvm_executors: dict[int, str] = {}
     monitor_cpu_s = 0.0
     try:
@@ -432,7 +432,7 @@ def _record_into(
         manifest.resources = bundle.write_resources(out, resources)
         manifest.resources["monitor_cpu_s"] = round(monitor_cpu_s, 4)
     if threads is not None:
-        manifest.thread_cpu = thread_cpu.write(out, threads, options.poll_s)
+        manifest.thread_cpu = thread_sampler.write(out, threads, options.poll_s)
     if interrupted:
         manifest.warnings.append("interrupted (Ctrl-C): the recording covers the run until then")
     written = bundle.assemble(out, jfr_files=jfr_files, pyspy_files=pyspy_files, manifest=manifest)
@@ -462,7 +462,7 @@ def _executors_of(jvms: dict[int, psutil.Process], known: dict[int, str]) -> dic
     for pid, proc in jvms.items():
         if pid not in known:
             try:
-                known[pid] = thread_cpu.executor_of_jvm(proc.cmdline())
+                known[pid] = thread_sampler.executor_of_jvm(proc.cmdline())
             except (psutil.Error, OSError):
                 known[pid] = "driver"
     return {pid: known[pid] for pid in jvms}
