@@ -432,7 +432,10 @@ def _record_into(
         manifest.resources = bundle.write_resources(out, resources)
         manifest.resources["monitor_cpu_s"] = round(monitor_cpu_s, 4)
     if threads is not None:
-        manifest.thread_cpu = thread_sampler.write(out, threads, options.poll_s)
+        try:
+            manifest.thread_cpu = thread_sampler.write(out, threads, options.poll_s)
+        except (OSError, ValueError) as exc:  # the rest of the bundle is still written
+            manifest.warnings.append(f"per-thread CPU not written: {exc}")
     if interrupted:
         manifest.warnings.append("interrupted (Ctrl-C): the recording covers the run until then")
     written = bundle.assemble(out, jfr_files=jfr_files, pyspy_files=pyspy_files, manifest=manifest)
