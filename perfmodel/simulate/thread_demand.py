@@ -108,6 +108,26 @@ class StageThreadCpu:
         return self.background_ms / self.run_ms if self.run_ms > 0 else 0.0
 
 
+TAKEN = 0.9
+"""At most this share of the host is taken to be held by load of a higher priority."""
+WAITED = 1.05
+"""A stage whose tasks ran this much longer than they would have without waiting for cores
+(measured run-queue delay) shared the host with other load: how much, its slowdown says."""
+
+
+def other_load(m: StageThreadCpu, concurrency: float, host_cores: float) -> tuple[float, float]:
+    """(cores other load asked for beside the stage's tasks, cores load of a higher priority
+    took), from their measured slowdown; (0, 0) where they did not wait for cores.
+
+    The law's baseline slowdown, ``(k·d + other) / (C − taken)``, is then the measured one.
+    """
+    if m.slowdown <= WAITED:
+        return 0.0, 0.0
+    taken = min(m.higher_cores, host_cores * TAKEN)
+    asked = m.slowdown * (host_cores - taken)
+    return max(0.0, asked - concurrency * m.demand), taken
+
+
 def stage_basis(m: StageThreadCpu) -> str:
     """What a stage's CPU share was made of, for the advice's "of which" line."""
     return (

@@ -47,6 +47,7 @@ from perfmodel.simulate.laws import FloatArray
 from perfmodel.simulate.thread_demand import (
     StageThreadCpu,
     measure_stages,
+    other_load,
     thread_cpu_note,
     waited_note,
 )
@@ -207,11 +208,9 @@ def compile_workload(
         thread_measured = threaded.get(stage.key)
         if thread_measured is not None:
             work.cpu_demand = thread_measured.demand
-            if thread_measured.slowdown > WAITED:
-                work.taken_cores = min(thread_measured.higher_cores, baseline.host_cores * TAKEN)
-                free = baseline.host_cores - work.taken_cores
-                asked = thread_measured.slowdown * free
-                work.other_cores = max(0.0, asked - work.concurrency * work.cpu_demand)
+            work.other_cores, work.taken_cores = other_load(
+                thread_measured, work.concurrency, baseline.host_cores
+            )
             continue
         estimated = demands.get(stage.key) if demands else None
         if estimated is not None and stage.key not in measured and not work.vector:
@@ -309,11 +308,6 @@ def compile_workload(
     )
 
 
-TAKEN = 0.9
-"""At most this share of the host is taken to be held by load of a higher priority."""
-WAITED = 1.05
-"""A stage whose tasks ran this much longer than they would have without waiting for cores
-(measured run-queue delay) shared the host with other load: how much, its slowdown says."""
 SATURATED = 0.85
 """Host utilisation above which tasks are taken to have been CPU-starved: their measured
 cores per task is then a lower bound of what they would use alone."""
