@@ -379,6 +379,7 @@ def test_load_of_a_higher_priority_counts_over_each_task() -> None:
         pa.array(["host"] * 3 + ["driver"]),
     ).append_column("nice", pa.array([0, 0, 0, 19], pa.int8()))
     measured = thread_cpu.from_table(table)
+    assert measured.executors() == {"driver"}  # the host's rows are no executor
     tasks = TaskColumns(
         launch_ms=np.array([0.0, 1000.0]),
         finish_ms=np.array([1000.0, 2000.0]),

@@ -169,7 +169,8 @@ class ThreadCpu:
         return self.series.get((HOST, HOST_USER)) if self.app_nice > 0 else None
 
     def executors(self) -> set[str]:
-        return {executor for executor, _ in self.series}
+        """The executors whose threads were read (not the host's own rows)."""
+        return {executor for executor, _ in self.series if executor != HOST}
 
 
 def load(bundle: str | Path) -> ThreadCpu | None:
