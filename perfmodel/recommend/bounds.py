@@ -7,7 +7,8 @@ leaves it a chance (`perfmodel.recommend.search`).
 
 Per stage, every task component except spill is rescaled by the same factors the replay
 uses (`perfmodel.simulate.rescale.stage_times`: CPU speed and host contention at the
-expected concurrency, the GC law, shared disk and network bandwidth); spill is taken as 0
+expected concurrency, the GC law, shared disk and network bandwidth, the remote share of
+the shuffle); spill is taken as 0
 (it only adds time); scheduling and ``other`` time are unchanged. Then two bounds:
 
 * **work**: the scheduler cannot finish before total task time ÷ slots;
@@ -254,7 +255,12 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
     cf1 = laws.contention_factor(k1, d, free_cores(cores, b.taken[s]), b.other[s])
     cpu_f = cpu * cf1 / cf0
     disk_f = disk * laws.io_streams(k1, b.disk_share[s]) / laws.io_streams(k0, b.disk_share[s])
-    net_f = net * laws.io_streams(k1, b.net_share[s]) / laws.io_streams(k0, b.net_share[s])
+    net_f = (
+        net
+        * laws.io_streams(k1, b.net_share[s])
+        / laws.io_streams(k0, b.net_share[s])
+        * laws.remote_share_factor(base.hosts, hosts)
+    )
     return np.stack([cpu_f, cpu_f * gc, disk_f, net_f, np.ones(len(cols))], axis=1)
 
 

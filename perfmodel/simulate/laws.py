@@ -72,6 +72,22 @@ def bandwidth_factor(
     return (base_bw / new_bw) * (n1 / np.maximum(n0, 1e-9))
 
 
+def remote_share_factor(base_hosts: float, new_hosts: FloatArray | float) -> FloatArray:
+    """t'/t of shuffle network time when the same shuffle is spread over other hosts.
+
+    Hash partitioning spreads each map task's output evenly over the reducers, so a reducer
+    on one of ``h`` alike hosts fetches ``(h − 1)/h`` of its input over the network and the
+    rest from its own host: a second host puts half the shuffle on the wire, a third two
+    thirds. Each host's link is its own, so per-task network time grows with that share (the
+    streams sharing a link are counted by `io_streams`). A one-host baseline measured no
+    remote fetch to scale, so its network time is kept as it is.
+    """
+    h1 = np.maximum(np.asarray(new_hosts, dtype=np.float64), 1.0)
+    if base_hosts <= 1:
+        return np.ones_like(h1)
+    return ((h1 - 1.0) / h1) / ((base_hosts - 1.0) / base_hosts)
+
+
 def usable_memory(heap_bytes: float) -> float:
     """Bytes of a heap that Spark's unified memory manager gives to execution and storage."""
     return max(heap_bytes - RESERVED_HEAP_BYTES, heap_bytes * 0.25) * MEMORY_FRACTION

@@ -138,6 +138,7 @@ def stage_times(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> Sta
             laws.io_streams(k0, work.network_share),
             laws.io_streams(k1, work.network_share),
         )
+        * laws.remote_share_factor(base.hosts, new.hosts)
     )
     spill = _spill_ms(work, base, new, k0, k1) * disk_f
     out = np.empty_like(c)
@@ -182,7 +183,7 @@ def all_stage_times(
         new.net_bw,
         laws.io_streams(k0, net_share),
         laws.io_streams(k1, net_share),
-    )
+    ) * laws.remote_share_factor(base.hosts, new.hosts)
     factors = np.ones((len(works), len(COMPONENTS)), dtype=np.float64)
     factors[:, CPU] = cpu_f
     factors[:, CPU_OTHER] = cpu_f

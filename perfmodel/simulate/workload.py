@@ -568,6 +568,7 @@ def _stage_works(
     mem_spill = t.col("memory_spill_bytes")[rows].astype(np.float64)
     disk_spill = t.col("disk_spill_bytes")[rows].astype(np.float64)
     read = (input_bytes + t.col("shuffle_read_bytes")[rows]).astype(np.float64)
+    remote = t.col("shuffle_remote_read_bytes")[rows].astype(np.float64)
     k = concurrency[rows]
     wall = comp.sum(axis=0) + unattributed
     # A one-task stage's (8, 1) matrix was summed as one contiguous run of 8 (pairwise, in
@@ -581,9 +582,11 @@ def _stage_works(
         k_stage = np.where((counts > 0) & (wall_sum > 0), k_weighted / wall_sum, 1.0)
     # Bytes → time at the per-task share of the host's disk bandwidth (ms per byte).
     ms_per_byte = 1000.0 * np.maximum(1.0, k_stage) / baseline.disk_bw
+    net_ms_per_byte = 1000.0 * np.maximum(1.0, k_stage) / baseline.net_bw
     stage_vectors = [vectors.get(s.key) if vectors else None for s in stages]
     split = [v is not None and bool(v.shares) for v in stage_vectors]
     per_row = np.repeat(ms_per_byte, counts)
+    net_per_row = np.repeat(net_ms_per_byte, counts)
     by_bytes = np.repeat(~np.array(split, dtype=bool), counts) if stages else np.ones(0, bool)
     spill = np.minimum(unattributed, disk_spill * 2 * per_row)
     rest = unattributed - spill
@@ -597,7 +600,8 @@ def _stage_works(
             lo, hi = bounds[i]
             # Code says which resource; bytes bound how much of it can be I/O.
             caps = (disk_spill[lo:hi] * 2 * per_row[lo:hi], io_bytes[lo:hi] * per_row[lo:hi])
-            _split_by_vector(comp[:, lo:hi], unattributed[lo:hi], vector, caps)  # type: ignore[arg-type]
+            net_cap = remote[lo:hi] * net_per_row[lo:hi]
+            _split_by_vector(comp[:, lo:hi], unattributed[lo:hi], vector, caps, net_cap)  # type: ignore[arg-type]
     sums = {c: segment_sums(comp[c], starts, counts) for c in range(len(COMPONENTS))}
     cpu_like = (sums[CPU] + sums[CPU_OTHER] + sums[GC]).tolist()
     run_total = (wall_sum - sums[SCHEDULING]).tolist()
@@ -646,6 +650,7 @@ def _split_by_vector(
     unattributed: np.ndarray,
     vector: ResourceVector,
     disk_caps: tuple[np.ndarray, np.ndarray] | None = None,
+    network_cap: np.ndarray | None = None,
 ) -> None:
     """Give each resource the unattributed time its vector share still lacks (its deficit).
 
@@ -654,6 +659,13 @@ def _split_by_vector(
     then input/output; beyond both it is CPU outside the task thread, as without a vector.
     Code tells what a frame does, not how many bytes reached a device: a read from the page
     cache runs the same code as one from the disk.
+
+    ``network_cap``: per task, the most network time its remote shuffle bytes explain at the
+    per-task share of the baseline's link, less the fetch wait Spark already measured; beyond
+    it the time is CPU outside the task thread. On a cluster the frames of a sort-merge join
+    or an exchange (Netty, block fetch iterators) are network code, but on a 1 Gbit/s link
+    they spend their time decoding rows, not waiting for bytes: without the cap, a 10×
+    slower link multiplied CPU time tenfold.
     """
     run = comp[[CPU, GC, NETWORK, DISK]].sum(axis=0) + unattributed
     measured = {
@@ -682,5 +694,10 @@ def _split_by_vector(
                 comp[SPILL] += spill
                 comp[DISK] += io
                 comp[CPU_OTHER] += part - spill - io
+                continue
+            if name == "network" and network_cap is not None:
+                net = np.minimum(part, np.maximum(0.0, network_cap - comp[NETWORK]))
+                comp[NETWORK] += net
+                comp[CPU_OTHER] += part - net
                 continue
             comp[rows.get(name, OTHER)] += part
