@@ -47,7 +47,7 @@ import numpy as np
 
 from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
-from perfmodel.simulate.rescale import scaled_concurrency
+from perfmodel.simulate.rescale import free_cores, scaled_concurrency
 from perfmodel.simulate.workload import (
     CPU,
     CPU_OTHER,
@@ -89,6 +89,10 @@ class WorkloadBounds:
     """Per stage, (5, n): every task's time per component group (for `refined_bound_s`)."""
     k0: np.ndarray
     demand: np.ndarray
+    other: np.ndarray
+    """Per stage, `StageWork.other_cores`."""
+    taken: np.ndarray
+    """Per stage, `StageWork.taken_cores`."""
     disk_share: np.ndarray
     net_share: np.ndarray
     total_ms: np.ndarray
@@ -156,6 +160,8 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
         groups=all_groups,
         k0=np.array([s.concurrency for s in stages], dtype=np.float64),
         demand=np.array([s.cpu_demand for s in stages], dtype=np.float64),
+        other=np.array([s.other_cores for s in stages], dtype=np.float64),
+        taken=np.array([s.taken_cores for s in stages], dtype=np.float64),
         disk_share=np.array([s.disk_share for s in stages], dtype=np.float64),
         net_share=np.array([s.network_share for s in stages], dtype=np.float64),
         total_ms=total_ms,
@@ -245,8 +251,8 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
     k0 = b.k0[s]
     k1 = scaled_concurrency(k0, b.total_ms[s], b.longest_ms[s], base, slots, hosts, per_host)
     d = b.demand[s]
-    cf0 = float(laws.contention_factor(k0, d, base.host_cores))
-    cf1 = laws.contention_factor(k1, d, cores)
+    cf0 = float(laws.contention_factor(k0, d, free_cores(base.host_cores, b.taken[s]), b.other[s]))
+    cf1 = laws.contention_factor(k1, d, free_cores(cores, b.taken[s]), b.other[s])
     cpu_f = cpu * cf1 / cf0
     disk_f = disk * laws.io_streams(k1, b.disk_share[s]) / laws.io_streams(k0, b.disk_share[s])
     net_f = (

@@ -28,6 +28,7 @@ def contention_factor(
     concurrency: FloatArray | float,
     demand_per_task: FloatArray | float,
     host_cores: FloatArray | float,
+    other_cores: FloatArray | float = 0.0,
 ) -> FloatArray:
     """Slowdown of CPU work when the tasks on a host want more cores than it has.
 
@@ -36,11 +37,15 @@ def contention_factor(
     PySpark task's Python worker, the JVM's GC threads). With ``k`` tasks running, the
     host is asked for ``k·d`` cores; beyond ``C`` cores processor sharing stretches
     every task's CPU work by ``k·d / C``. Slots are not cores: this is why a second
-    slot on a two-core host does not halve a PySpark stage.
+    slot on a two-core host does not halve a PySpark stage. ``other_cores``: what other load
+    on the host (other processes, the JVM's GC, JIT and other threads) asks for beside the
+    tasks, sharing the cores with them (the scheduler gives runnable threads of equal
+    priority equal shares).
     """
     k = np.asarray(concurrency, dtype=np.float64)
     d = np.asarray(demand_per_task, dtype=np.float64)
-    return np.maximum(1.0, k * d / np.maximum(np.asarray(host_cores, dtype=np.float64), 1e-9))
+    asked = k * d + np.asarray(other_cores, dtype=np.float64)
+    return np.maximum(1.0, asked / np.maximum(np.asarray(host_cores, dtype=np.float64), 1e-9))
 
 
 def io_streams(concurrency: FloatArray | float, io_share: FloatArray | float) -> FloatArray:

@@ -104,14 +104,23 @@ def _parallelism(total_ms: float, longest_ms: float, slots: FloatArray | float) 
     return np.maximum(1.0, total_ms / makespan)
 
 
+def free_cores(host_cores: FloatArray | float, taken: FloatArray | float) -> FloatArray:
+    """Cores left to the application where load of a higher priority takes ``taken`` (it does
+    not share them: `StageWork.taken_cores`); never less than a tenth of the host. Exactly
+    the host's cores where nothing is taken."""
+    cores = np.asarray(host_cores, dtype=np.float64)
+    return np.maximum(cores - np.asarray(taken, dtype=np.float64), 0.1 * cores)
+
+
 def stage_times(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> StageTimes:
     """Apply every law to one stage's task components (a few vector operations)."""
     c = work.components
     k0 = work.concurrency
     k1 = expected_concurrency(work, base, new)
     d = work.cpu_demand
-    cf0 = float(laws.contention_factor(k0, d, base.host_cores))
-    cf1 = float(laws.contention_factor(k1, d, new.host_cores))
+    other, taken = work.other_cores, work.taken_cores
+    cf0 = float(laws.contention_factor(k0, d, free_cores(base.host_cores, taken), other))
+    cf1 = float(laws.contention_factor(k1, d, free_cores(new.host_cores, taken), other))
     cpu_f = laws.compute_factor(base.cpu_speed, new.cpu_speed) * cf1 / cf0
     gc_f = cpu_f * laws.gc_factor(base.memory_bytes, new.memory_bytes)
     disk_f = float(
@@ -157,8 +166,10 @@ def all_stage_times(
     demand = np.array([w.cpu_demand for w in works], dtype=np.float64)
     disk_share = np.array([w.disk_share for w in works], dtype=np.float64)
     net_share = np.array([w.network_share for w in works], dtype=np.float64)
-    cf0 = laws.contention_factor(k0, demand, base.host_cores)
-    cf1 = laws.contention_factor(k1, demand, new.host_cores)
+    other = np.array([w.other_cores for w in works], dtype=np.float64)
+    taken = np.array([w.taken_cores for w in works], dtype=np.float64)
+    cf0 = laws.contention_factor(k0, demand, free_cores(base.host_cores, taken), other)
+    cf1 = laws.contention_factor(k1, demand, free_cores(new.host_cores, taken), other)
     cpu_f = laws.compute_factor(base.cpu_speed, new.cpu_speed) * cf1 / cf0
     gc_f = cpu_f * laws.gc_factor(base.memory_bytes, new.memory_bytes)
     disk_f = laws.bandwidth_factor(

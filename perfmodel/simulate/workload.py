@@ -44,6 +44,13 @@ from perfmodel.dag.tasks import TaskTable
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
 from perfmodel.simulate.laws import FloatArray
+from perfmodel.simulate.thread_demand import (
+    StageThreadCpu,
+    measure_stages,
+    other_load,
+    thread_cpu_note,
+    waited_note,
+)
 
 COMPONENTS: tuple[str, ...] = (
     "cpu",
@@ -93,6 +100,16 @@ class StageWork:
     tail_ms: float
     """Observed gap from the last task's end to the stage's completion."""
     vector: dict[str, float] = field(default_factory=dict)
+    other_cores: float = 0.0
+    """Cores other load on the host (other processes, the JVM's GC, JIT and other threads)
+    asked for beside the stage's tasks, where measured per-thread CPU shows the tasks waited
+    for cores: what makes their observed slowdown (`laws.contention_factor`); kept on the
+    target. 0 where nothing was measured or they did not wait."""
+    taken_cores: float = 0.0
+    """Cores load of a higher priority than the application's took on the host while the
+    stage's tasks waited (it takes, rather than shares: `rescale.free_cores`); kept on the
+    target. 0 where not measured, where they did not wait, or the application was not
+    niced."""
 
     @property
     def n_tasks(self) -> int:
@@ -125,6 +142,8 @@ class Workload:
     """Observed executors as (added, removed or inf, cores), ms since start; empty when
     the log has none (local mode, old logs)."""
     notes: list[str] = field(default_factory=list)
+    thread_cpu: dict[StageKey, StageThreadCpu] = field(default_factory=dict)
+    """Stages whose CPU demand came from measured per-thread CPU, and what was measured."""
 
     @property
     def n_tasks(self) -> int:
@@ -153,10 +172,14 @@ def compile_workload(
     concurrency = task_concurrency(tasks.table)
     stage_list = _replayed_stages(profile, tasks)
     measured = _measured_cpu(profile, baseline, stage_list)
-    if measured:
+    threaded = _thread_cpu(profile, tasks, stage_list)
+    if threaded:
+        notes.append(thread_cpu_note(threaded))
+    if set(measured) - set(threaded):
         notes.append(
-            f"CPU demand per task measured from the host's CPU use for {len(measured)} "
-            "stage(s) (Python workers and JVM threads included)"
+            f"CPU demand per task measured from the host's CPU use for "
+            f"{len(set(measured) - set(threaded))} stage(s) (Python workers and JVM threads "
+            "included)"
         )
     milestones: list[Milestone] = [Milestone(APP_START, -1, [], 0.0, 0.0)]
     job_submit: dict[int, int] = {}
@@ -181,11 +204,17 @@ def compile_workload(
             per_job_stages[jid].append(i)
         stage_index[stage.key] = i
     works = _stage_works(stage_list, owners, tasks, baseline, concurrency, vectors, measured)
-    if demands:
-        for stage, work in zip(stage_list, works, strict=True):
-            estimated = demands.get(stage.key)
-            if estimated is not None and stage.key not in measured and not work.vector:
-                work.cpu_demand = estimated
+    for stage, work in zip(stage_list, works, strict=True):
+        thread_measured = threaded.get(stage.key)
+        if thread_measured is not None:
+            work.cpu_demand = thread_measured.demand
+            work.other_cores, work.taken_cores = other_load(
+                thread_measured, work.concurrency, baseline.host_cores
+            )
+            continue
+        estimated = demands.get(stage.key) if demands else None
+        if estimated is not None and stage.key not in measured and not work.vector:
+            work.cpu_demand = estimated
 
     for job in jobs:
         t_submit = float(job.submit_ms) - start
@@ -274,7 +303,8 @@ def compile_workload(
         milestones=milestones,
         end_milestone=end_m,
         executors=_executor_timeline(profile, baseline, start),
-        notes=notes,
+        notes=notes + waited_note([w.other_cores for w in works], [w.taken_cores for w in works]),
+        thread_cpu=threaded,
     )
 
 
@@ -295,6 +325,19 @@ def _measured_cpu(
     if usage is None or not baseline.local_mode or baseline.host_cores_assumed:
         return {}
     return stage_cpu(usage, baseline.host_cores, {s.key: _finished_runs(s) for s in stages})
+
+
+def _thread_cpu(
+    profile: ApplicationProfile, tasks: _AppTasks, stages: list[StageNode]
+) -> dict[StageKey, StageThreadCpu]:
+    """Per stage, its CPU measured per thread (bundles recorded with it; any mode: each
+    executor's own threads were read)."""
+    if profile.thread_cpu is None or not stages:
+        return {}
+    found = measure_stages(
+        profile.thread_cpu, tasks.table, tasks.parts, [tasks.finished_rows(s) for s in stages]
+    )
+    return {s.key: m for s, m in zip(stages, found, strict=True) if m is not None}
 
 
 def measured_demand(cpu: StageCpu, thread_cpu_ms: float) -> float:
