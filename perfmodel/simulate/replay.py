@@ -159,9 +159,7 @@ class BaselineReplay:
 
 def replay_baseline(workload: Workload, base: ClusterConfig) -> BaselineReplay:
     times = all_stage_times(workload.stages, base, base)
-    line = run_schedule(
-        workload, [t.durations.tolist() for t in times], slot_plan(workload, base, base)
-    )
+    line = run_schedule(workload, [t.durations for t in times], slot_plan(workload, base, base))
     return BaselineReplay(times, line)
 
 
@@ -183,7 +181,7 @@ def replay_workload(
     else:
         times = all_stage_times(workload.stages, base, target)
         line = run_schedule(
-            workload, [t.durations.tolist() for t in times], slot_plan(workload, base, target)
+            workload, [t.durations for t in times], slot_plan(workload, base, target)
         )
     stages: list[StagePrediction] = []
     all_shares: list[dict[str, float]] = []
