@@ -15,19 +15,30 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-static void sift_down_root(double *h, Py_ssize_t n, double v)
+/* Replace the root by v, as Python's heapq does: move the smaller child up all the way to
+ * a leaf, then bubble v up from there. A new free time is usually among the largest, so
+ * the bubbling is short, and the way down picks the child without a branch to mispredict
+ * (about half the time of a plain sift-down). */
+static void replace_root(double *h, Py_ssize_t n, double v)
 {
     Py_ssize_t pos = 0;
-    for (;;) {
-        Py_ssize_t child = 2 * pos + 1;
-        if (child >= n)
-            break;
-        if (child + 1 < n && h[child + 1] < h[child])
-            child++;
-        if (!(h[child] < v))
-            break;
+    Py_ssize_t child = 1;
+    while (child + 1 < n) {
+        child += h[child + 1] < h[child];
         h[pos] = h[child];
         pos = child;
+        child = 2 * pos + 1;
+    }
+    if (child < n) {
+        h[pos] = h[child];
+        pos = child;
+    }
+    while (pos > 0) {
+        Py_ssize_t parent = (pos - 1) >> 1;
+        if (!(v < h[parent]))
+            break;
+        h[pos] = h[parent];
+        pos = parent;
     }
     h[pos] = v;
 }
@@ -60,7 +71,7 @@ static PyObject *place(PyObject *self, PyObject *args)
             if (st > limit)
                 break;
             double f = st + d[i];
-            sift_down_root(h, k, f);
+            replace_root(h, k, f);
             if (f > mx)
                 mx = f;
             i++;
