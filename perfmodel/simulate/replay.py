@@ -23,7 +23,7 @@ from perfmodel.simulate.config import (
     baseline_config,
 )
 from perfmodel.simulate.laws import FloatArray
-from perfmodel.simulate.rescale import StageTimes, all_stage_times
+from perfmodel.simulate.rescale import StageTimes, StageTimesCache, all_stage_times
 from perfmodel.simulate.scheduler import Timeline, run_schedule
 from perfmodel.simulate.workload import COMPONENTS, Workload, compile_workload
 
@@ -151,16 +151,18 @@ def replay(
 
 @dataclass(slots=True)
 class BaselineReplay:
-    """The baseline self-check of a workload; computed once, shared by many predictions."""
+    """The baseline self-check of a workload; computed once, shared by many predictions
+    (with the stage times they have in common: `perfmodel.simulate.rescale.StageTimesCache`)."""
 
     times: list[StageTimes]
     line: Timeline
+    stage_cache: StageTimesCache | None = None
 
 
 def replay_baseline(workload: Workload, base: ClusterConfig) -> BaselineReplay:
     times = all_stage_times(workload.stages, base, base)
     line = run_schedule(workload, [t.durations for t in times], slot_plan(workload, base, base))
-    return BaselineReplay(times, line)
+    return BaselineReplay(times, line, StageTimesCache.for_works(workload.stages))
 
 
 def replay_workload(
@@ -179,7 +181,7 @@ def replay_workload(
     if target == base:
         times, line = base_times, base_line
     else:
-        times = all_stage_times(workload.stages, base, target)
+        times = all_stage_times(workload.stages, base, target, done.stage_cache)
         line = run_schedule(
             workload, [t.durations for t in times], slot_plan(workload, base, target)
         )

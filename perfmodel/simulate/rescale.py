@@ -8,8 +8,9 @@ baseline replay reproduce the observed task times.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -56,22 +57,34 @@ def mean_parallelism(durations: FloatArray, slots: int) -> float:
     return max(1.0, total / makespan)
 
 
-def expected_concurrency(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> float:
+def expected_concurrency(
+    work: StageWork,
+    base: ClusterConfig,
+    new: ClusterConfig,
+    totals: tuple[float, float] | None = None,
+) -> float:
     """Tasks running at once on one host under ``new``, scaled from the observed baseline.
 
     The observed mean concurrency (which includes overlapping stages) is scaled by how
     much more (or less) of its own parallelism the stage can use on the new slots, given
-    its task durations: per host, mean_parallelism(slots) / hosts.
+    its task durations: per host, mean_parallelism(slots) / hosts. ``totals``: the stage's
+    `base_totals`, where the caller keeps them.
     """
     if new.slots == base.slots and new.hosts == base.hosts:
         return work.concurrency
-    durations = work.components.sum(axis=0)
-    total = float(durations.sum()) if durations.size else 0.0
-    longest = float(durations.max()) if durations.size else 0.0
+    total, longest = totals if totals is not None else base_totals(work)
     k1 = scaled_concurrency(
         work.concurrency, total, longest, base, new.slots, new.hosts, new.slots_per_host
     )
     return float(k1)
+
+
+def base_totals(work: StageWork) -> tuple[float, float]:
+    """The stage's total and longest baseline task time (ms)."""
+    durations = work.components.sum(axis=0)
+    total = float(durations.sum()) if durations.size else 0.0
+    longest = float(durations.max()) if durations.size else 0.0
+    return total, longest
 
 
 def scaled_concurrency(
@@ -143,16 +156,78 @@ def stage_times(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> Sta
     return StageTimes(durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1)
 
 
+CACHE_REPLAYS = 16
+"""`StageTimesCache` holds about this many replays' worth of task durations."""
+
+
+@dataclass(slots=True)
+class StageTimesCache:
+    """Stage times already computed for one workload and baseline, by what they depend on.
+
+    A stage's times are a function of its factors (CPU, GC, disk, network), its expected
+    concurrency and the executor memory per task; many configurations share them (a
+    catalog's node counts of one VM type and layout, where the stage has more tasks than
+    slots), so a search computes each once. The same arrays come back (read-only), so
+    the numbers are the ones a fresh computation gives. Least recently used entries go
+    once the cache holds more than ``budget`` floats.
+    """
+
+    budget: int
+    base: ClusterConfig | None = None
+    totals: list[tuple[float, float]] = field(default_factory=list)
+    entries: OrderedDict[tuple[float, ...], StageTimes] = field(default_factory=OrderedDict)
+    held: int = 0
+
+    @classmethod
+    def for_works(cls, works: Sequence[StageWork]) -> StageTimesCache:
+        return cls(budget=CACHE_REPLAYS * sum(w.n_tasks for w in works))
+
+    def prepare(self, works: Sequence[StageWork], base: ClusterConfig) -> None:
+        """Start afresh when asked about another baseline (or other stages)."""
+        if self.base != base or len(self.totals) != len(works):
+            self.base = base
+            self.totals = [base_totals(w) for w in works]
+            self.entries.clear()
+            self.held = 0
+
+    def get(self, key: tuple[float, ...]) -> StageTimes | None:
+        hit = self.entries.get(key)
+        if hit is not None:
+            self.entries.move_to_end(key)
+        return hit
+
+    def put(self, key: tuple[float, ...], times: StageTimes) -> None:
+        times.durations.flags.writeable = False
+        times.component_ms.flags.writeable = False
+        self.entries[key] = times
+        self.held += times.durations.size
+        while self.held > self.budget and len(self.entries) > 1:
+            _, old = self.entries.popitem(last=False)
+            self.held -= old.durations.size
+
+
 def all_stage_times(
-    works: Sequence[StageWork], base: ClusterConfig, new: ClusterConfig
+    works: Sequence[StageWork],
+    base: ClusterConfig,
+    new: ClusterConfig,
+    cache: StageTimesCache | None = None,
 ) -> list[StageTimes]:
     """`stage_times` of every stage: the laws' factors for all stages in one array pass,
     then one multiplication per stage (the same numbers, without ~20 scalar numpy calls
-    per stage per replay)."""
+    per stage per replay). With a ``cache``, a stage whose inputs it has seen is not
+    computed again."""
     if not works:
         return []
+    if cache is not None:
+        cache.prepare(works, base)
+        totals: Sequence[tuple[float, float] | None] = cache.totals
+    else:
+        totals = [None] * len(works)
     k0 = np.array([w.concurrency for w in works], dtype=np.float64)
-    k1 = np.array([expected_concurrency(w, base, new) for w in works], dtype=np.float64)
+    k1 = np.array(
+        [expected_concurrency(w, base, new, t) for w, t in zip(works, totals, strict=True)],
+        dtype=np.float64,
+    )
     demand = np.array([w.cpu_demand for w in works], dtype=np.float64)
     disk_share = np.array([w.disk_share for w in works], dtype=np.float64)
     net_share = np.array([w.network_share for w in works], dtype=np.float64)
@@ -180,12 +255,23 @@ def all_stage_times(
     factors[:, DISK] = disk_f
     out_list: list[StageTimes] = []
     k0s, k1s, disk_fs = k0.tolist(), k1.tolist(), disk_f.tolist()
+    cpu_fs, gc_fs, net_fs = cpu_f.tolist(), gc_f.tolist(), net_f.tolist()
+    memory, per_host = float(new.memory_bytes), float(new.executors_per_host)
     for i, work in enumerate(works):
+        # Everything stage i's times depend on besides the stage and the baseline.
+        key = (i, cpu_fs[i], gc_fs[i], disk_fs[i], net_fs[i], k1s[i], memory, per_host)
+        hit = cache.get(key) if cache is not None else None
+        if hit is not None:
+            out_list.append(hit)
+            continue
         out = work.components * factors[i][:, None]
         out[SPILL] = _spill_ms(work, base, new, k0s[i], k1s[i]) * disk_fs[i]
-        out_list.append(
-            StageTimes(durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1s[i])
+        times = StageTimes(
+            durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1s[i]
         )
+        if cache is not None:
+            cache.put(key, times)
+        out_list.append(times)
     return out_list
 
 
