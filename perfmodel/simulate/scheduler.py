@@ -153,6 +153,11 @@ def run_schedule(
     )
 
 
+def native_placement() -> bool:
+    """Whether replays place tasks with the C loop (~25× the pure-Python one's speed)."""
+    return _place_c is not None
+
+
 def _ordered_arrays(durations: Sequence[Sequence[float]]) -> list[np.ndarray] | None:
     """The durations as contiguous float arrays for the C loop, or None where one is NaN:
     NaN is unordered, so only Python's own heap reproduces what Python's heap does with it."""
