@@ -117,3 +117,9 @@ def test_real_log_replays_identically(log: str, monkeypatch: pytest.MonkeyPatch)
         durations = [t.durations for t in times]
         plan = slot_plan(workload, base, target)
         _assert_identical(*_both_timelines(workload, durations, plan, monkeypatch))
+
+
+def test_nan_durations_take_the_python_loop() -> None:
+    finite = np.array([1.0, 2.0, 3.0])
+    assert scheduler._ordered_arrays([finite, [4.0, math.inf, -math.inf]]) is not None
+    assert scheduler._ordered_arrays([finite, np.array([1.0, math.nan])]) is None

@@ -222,7 +222,8 @@ def all_stage_times(
             out_list.append(hit)
             continue
         out = work.components * factors[i][:, None]
-        out[SPILL] = _spill_ms(work, base, new, k0s[i], k1s[i]) * disk_fs[i]
+        ws = cache.working_sets[i] if cache is not None else None
+        out[SPILL] = _spill_ms(work, base, new, k0s[i], k1s[i], ws) * disk_fs[i]
         times = StageTimes(
             durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1s[i]
         )
@@ -252,19 +253,26 @@ def working_set(work: StageWork) -> FloatArray:
 
 
 def _spill_ms(
-    work: StageWork, base: ClusterConfig, new: ClusterConfig, k0: float, k1: float
+    work: StageWork,
+    base: ClusterConfig,
+    new: ClusterConfig,
+    k0: float,
+    k1: float,
+    ws: FloatArray | None = None,
 ) -> FloatArray:
     """Spill time under new memory, by the reversed roofline on each task's working set.
 
     A task's share of execution memory is the executor's usable memory divided by the
     tasks running in it. Where the baseline spilled, the memory it actually had is
     inferred as (working set − spilled bytes), so the baseline reproduces exactly and
-    the what-if moves along the line from there.
+    the what-if moves along the line from there. ``ws``: the stage's `working_set`, where
+    the caller keeps it.
     """
     base_spill = work.components[SPILL]
     if base.memory_bytes == new.memory_bytes and k0 == k1:
         return base_spill
-    ws = working_set(work)
+    if ws is None:
+        ws = working_set(work)
     per_exec0 = max(1.0, k0 / base.executors_per_host)
     per_exec1 = max(1.0, k1 / new.executors_per_host)
     a0 = laws.usable_memory(base.memory_bytes) / per_exec0

@@ -162,7 +162,9 @@ def _ordered_arrays(durations: Sequence[Sequence[float]]) -> list[np.ndarray] | 
     """The durations as contiguous float arrays for the C loop, or None where one is NaN:
     NaN is unordered, so only Python's own heap reproduces what Python's heap does with it."""
     arrays = [np.ascontiguousarray(d, dtype=np.float64) for d in durations]
-    return None if any(np.isnan(a).any() for a in arrays) else arrays
+    # A sum is NaN if a term is (or if +inf meets -inf: then the exact test decides).
+    suspect = any(math.isnan(float(a.sum())) for a in arrays)
+    return None if suspect and any(np.isnan(a).any() for a in arrays) else arrays
 
 
 def _place(

@@ -43,6 +43,8 @@ class StageTimesCache:
     held: int = 0
     generation: int = 0
     """Counts the fresh starts, so that what was derived from older entries can tell."""
+    working_sets: list[np.ndarray] = field(default_factory=list)
+    """Per stage, `perfmodel.simulate.rescale.working_set` (the same every time)."""
     idle: list[tuple[bool, bool, bool, bool, bool]] = field(default_factory=list)
     """Per stage: whether its CPU, GC, network and disk rows are all zero (then their
     factors cannot change its times), and whether it never spilled."""
@@ -56,7 +58,8 @@ class StageTimesCache:
         if self.base != base or len(self.totals) != len(works):
             self.base = base
             self.totals = [base_totals(w) for w in works]
-            self.idle = [_idle_rows(w) for w in works]
+            self.working_sets = [working_set(w) for w in works]
+            self.idle = [_idle_rows(w, ws) for w, ws in zip(works, self.working_sets, strict=True)]
             self.entries.clear()
             self.held = 0
             self.generation += 1
@@ -101,7 +104,7 @@ class StageTimesCache:
             self.held -= old.durations.size
 
 
-def _idle_rows(work: StageWork) -> tuple[bool, bool, bool, bool, bool]:
+def _idle_rows(work: StageWork, ws: np.ndarray) -> tuple[bool, bool, bool, bool, bool]:
     c = work.components
     return (
         not (c[CPU].any() or c[CPU_OTHER].any()),
@@ -109,7 +112,7 @@ def _idle_rows(work: StageWork) -> tuple[bool, bool, bool, bool, bool]:
         not c[NETWORK].any(),
         not c[DISK].any(),
         not (c[SPILL].any() or work.memory_spill.any() or np.signbit(c[SPILL]).any())
-        and bool(np.isfinite(working_set(work)).all()),
+        and bool(np.isfinite(ws).all()),
     )
 
 
