@@ -163,7 +163,8 @@ def _ordered_arrays(durations: Sequence[Sequence[float]]) -> list[np.ndarray] | 
     NaN is unordered, so only Python's own heap reproduces what Python's heap does with it."""
     arrays = [np.ascontiguousarray(d, dtype=np.float64) for d in durations]
     # A sum is NaN if a term is (or if +inf meets -inf: then the exact test decides).
-    suspect = any(math.isnan(float(a.sum())) for a in arrays)
+    with np.errstate(invalid="ignore", over="ignore"):
+        suspect = any(math.isnan(float(a.sum())) for a in arrays)
     return None if suspect and any(np.isnan(a).any() for a in arrays) else arrays
 
 
