@@ -222,8 +222,11 @@ def all_stage_times(
             out_list.append(hit)
             continue
         out = work.components * factors[i][:, None]
-        ws = cache.working_sets[i] if cache is not None else None
-        out[SPILL] = _spill_ms(work, base, new, k0s[i], k1s[i], ws) * disk_fs[i]
+        if cache is not None and cache.spill_free(key):
+            out[SPILL] = 0.0  # what `_spill_ms` × the disk factor gives here (`spill_free`)
+        else:
+            ws = cache.working_sets[i] if cache is not None else None
+            out[SPILL] = _spill_ms(work, base, new, k0s[i], k1s[i], ws) * disk_fs[i]
         times = StageTimes(
             durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1s[i]
         )

@@ -88,6 +88,11 @@ class StageTimesCache:
             spill,
         )
 
+    @staticmethod
+    def spill_free(key: tuple[object, ...] | None) -> bool:
+        """Whether the stage of ``key`` spills nothing (+0 for every task; `_spill_free`)."""
+        return key is not None and key[-1] is None
+
     def get(self, key: tuple[object, ...]) -> StageTimes | None:
         hit = self.entries.get(key)
         if hit is not None:
