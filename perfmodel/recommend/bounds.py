@@ -39,9 +39,9 @@ synthetic and real profiles, and fails if the laws change under them.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -67,6 +67,8 @@ stages × CHUNK floats."""
 LONG_TASKS = 24
 """Per stage, the longest tasks by total time (and a third as many per component group)
 whose start-and-finish bound is taken (see module doc)."""
+REFINED_KEPT = 8
+"""`WorkloadBounds.task_times` holds about this many workloads' worth of task times."""
 SAFETY = 1.0 - 1e-9
 """Bounds are scaled by this so that rounding (sums taken in another order than the
 replay's) never puts a bound above the replayed time."""
@@ -107,6 +109,13 @@ class WorkloadBounds:
     end_milestone: int
     observed_slots: int
     """Slots of the observed executors (what the replay uses when the layout is kept)."""
+    task_times: OrderedDict[tuple[float, ...], tuple[np.ndarray, float, np.ndarray]] = field(
+        default_factory=OrderedDict
+    )
+    """`refined_bound_s`'s per-stage task times, their sum and prefix sums, by the stage
+    and its factors (node counts of one VM type and layout share them); least recently
+    used go past `REFINED_KEPT` workloads' worth of tasks."""
+    task_times_held: int = 0
 
 
 def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
@@ -219,9 +228,8 @@ def refined_bound_s(bounds: WorkloadBounds, target: ClusterConfig) -> float:
     spans = np.zeros((n_stages, 1))
     work = 0.0
     for s in range(n_stages):
-        durations = _factors(bounds, key, s)[0] @ bounds.groups[s]
+        durations, stage_work, prefix = _task_times(bounds, s, _factors(bounds, key, s)[0])
         n = durations.size
-        stage_work = float(durations.sum())
         work += stage_work
         span = stage_work / slots
         if n:
@@ -229,10 +237,32 @@ def refined_bound_s(bounds: WorkloadBounds, target: ClusterConfig) -> float:
             longest = 0.0
             if running:
                 longest = float(np.partition(durations, n - running)[n - running :].sum())
-            prefix = np.cumsum(durations) - durations
             span = max(span, float((np.maximum(prefix - longest, 0.0) / slots + durations).max()))
         spans[s, 0] = span
     return float(max(work / slots, float(_path(bounds, spans, 1)[0]))) * SAFETY / 1000.0
+
+
+def _task_times(
+    b: WorkloadBounds, s: int, factors: np.ndarray
+) -> tuple[np.ndarray, float, np.ndarray]:
+    """Stage ``s``'s task times under ``factors`` (without spill), their sum, and each
+    task's prefix (the time of the tasks before it); computed once per stage and factors."""
+    key = (float(s), *factors.tolist())
+    hit = b.task_times.get(key)
+    if hit is not None:
+        b.task_times.move_to_end(key)
+        return hit
+    durations = factors @ b.groups[s]
+    prefix = np.cumsum(durations) - durations
+    durations.flags.writeable = prefix.flags.writeable = False
+    entry = (durations, float(durations.sum()), prefix)
+    b.task_times[key] = entry
+    b.task_times_held += 2 * durations.size
+    budget = 2 * REFINED_KEPT * sum(g.shape[1] for g in b.groups)
+    while b.task_times_held > budget and len(b.task_times) > 1:
+        _, (old, _, _) = b.task_times.popitem(last=False)
+        b.task_times_held -= 2 * old.size
+    return entry
 
 
 def _slots(bounds: WorkloadBounds, target: ClusterConfig) -> int:
