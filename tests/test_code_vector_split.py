@@ -6,8 +6,9 @@ import pytest
 
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.simulate.config import baseline_config
+from perfmodel.simulate.stage_work import CPU, CPU_OTHER, DISK, NETWORK, SPILL
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
-from perfmodel.simulate.workload import CPU, CPU_OTHER, DISK, NETWORK, SPILL, compile_workload
+from perfmodel.simulate.workload import compile_workload
 
 
 def _stage(task: TaskSpec, vector: dict[str, float]):  # type: ignore[no-untyped-def]

@@ -48,7 +48,7 @@ import numpy as np
 from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.rescale import free_cores, scaled_concurrency
-from perfmodel.simulate.workload import (
+from perfmodel.simulate.stage_work import (
     CPU,
     CPU_OTHER,
     DISK,
@@ -56,8 +56,8 @@ from perfmodel.simulate.workload import (
     NETWORK,
     OTHER,
     SCHEDULING,
-    Workload,
 )
+from perfmodel.simulate.workload import Workload
 
 N_FACTORS = 5
 """Component groups: cpu-like, gc, disk, network, fixed."""

@@ -27,7 +27,8 @@ from perfmodel.simulate.laws import FloatArray
 from perfmodel.simulate.rescale import StageTimes, all_stage_times
 from perfmodel.simulate.scheduler import Timeline, run_schedule
 from perfmodel.simulate.stage_cache import StageTimesCache
-from perfmodel.simulate.workload import COMPONENTS, Workload, compile_workload
+from perfmodel.simulate.stage_work import COMPONENTS
+from perfmodel.simulate.workload import Workload, compile_workload
 
 
 @dataclass(slots=True)

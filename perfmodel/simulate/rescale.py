@@ -17,7 +17,7 @@ import numpy as np
 from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.laws import FloatArray
-from perfmodel.simulate.workload import (
+from perfmodel.simulate.stage_work import (
     COMPONENTS,
     CPU,
     CPU_OTHER,

@@ -18,7 +18,7 @@ import numpy as np
 from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.rescale import StageTimes, base_totals, working_set
-from perfmodel.simulate.workload import CPU, CPU_OTHER, DISK, GC, NETWORK, SPILL, StageWork
+from perfmodel.simulate.stage_work import CPU, CPU_OTHER, DISK, GC, NETWORK, SPILL, StageWork
 
 CACHE_REPLAYS = 16
 """`StageTimesCache` holds about this many replays' worth of task durations."""
