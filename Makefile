@@ -7,7 +7,7 @@ EXAMPLE := examples/eventlogs/etl-local2.zstd
 
 .PHONY: install demo test lint clean
 
-$(STAMP): pyproject.toml $(wildcard jvm/src/*/*.java jvm/src/*/*/*.java jvm/src/*/*/*/*.java)
+$(STAMP): pyproject.toml $(wildcard perfmodel/simulate/*.c) $(wildcard jvm/src/*/*.java jvm/src/*/*/*.java jvm/src/*/*/*/*.java)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

@@ -76,6 +76,10 @@ def _job_role(cmdline: bytes) -> str | None:
 class JobCpuWatcher:
     """Polls the job's processes on a thread of its own while a ``with`` block runs.
 
+    ``ancestor``: count only processes descended from this pid (the benchmark's own, which
+    starts the job), so another Spark job on the machine is neither counted nor has its
+    threads moved; None counts every Spark JVM and PySpark worker.
+
     ``recording_cpus``: move every JVM recording thread (JFR's, the plugin's) onto these CPUs
     as soon as it carries its name, so that with the job confined to the other CPUs
     (``record_overhead.py --spare-core``) the samplers run beside the job rather than on its
@@ -88,8 +92,11 @@ class JobCpuWatcher:
         period_s: float = 0.2,
         proc: Path = Path("/proc"),
         recording_cpus: set[int] | None = None,
+        ancestor: int | None = None,
     ) -> None:
         self.period_s = period_s
+        self.ancestor = ancestor
+        self._descends: dict[int, bool] = {}
         self.series = CpuSeries()
         self.recording_cpus = recording_cpus
         self.moved: set[tuple[int, int]] = set()
@@ -120,6 +127,8 @@ class JobCpuWatcher:
         script that becomes Spark's JVM is a shell until it execs ``java``."""
         role = self._roles.get(pid)
         if role is None:
+            if not self._is_descendant(pid):
+                return None
             try:
                 role = _job_role((self._proc / str(pid) / "cmdline").read_bytes())
             except OSError:
@@ -127,6 +136,32 @@ class JobCpuWatcher:
             if role is not None:
                 self._roles[pid] = role
         return role
+
+    def _is_descendant(self, pid: int) -> bool:
+        """Whether ``pid`` descends from `ancestor` (cached: a job's processes keep their
+        parents while the watcher sees them)."""
+        if self.ancestor is None:
+            return True
+        known = self._descends.get(pid)
+        if known is not None:
+            return known
+        chain: list[int] = []
+        current, found = pid, False
+        while current > 1 and current not in self._descends:
+            if current == self.ancestor:
+                found = True
+                break
+            chain.append(current)
+            try:
+                stat = (self._proc / str(current) / "stat").read_text()
+                current = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                return False  # gone before it could be placed: asked again next poll
+        else:
+            found = self._descends.get(current, False)
+        for p in chain:
+            self._descends[p] = found
+        return found
 
     def _read(self, path: Path) -> float | None:
         try:

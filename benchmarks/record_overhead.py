@@ -103,7 +103,9 @@ class Cores:
         """A watcher that moves the JVM's recording threads onto the samplers' CPUs."""
         from job_cpu import JobCpuWatcher
 
-        return JobCpuWatcher(recording_cpus=set(self.samplers) if self.samplers else None)
+        return JobCpuWatcher(
+            recording_cpus=set(self.samplers) if self.samplers else None, ancestor=os.getpid()
+        )
 
 
 def _cpu_list(cpus: list[int]) -> str:

@@ -16,8 +16,11 @@ data. Datasets:
   them (logistic): the ``pyspark.ml`` pipeline.
 * ``readings`` — Parquet sensor time series (sensor, minute, value, temperature) with a
   per-sensor trend, daily cycle and noise: the ``applyInPandas`` job.
+* ``ratings`` — Parquet (user, item, rating): half-star ratings from a rank-8 latent model
+  plus biases and noise, items drawn with Zipf-like popularity: the ALS recommender.
 
-The window-function job reads ``tables`` (orders) too.
+The window-function job reads ``tables`` (orders) too; the n-gram count and the inverted
+index read ``text``.
 """
 
 from __future__ import annotations
@@ -196,6 +199,36 @@ def gen_readings(out: Path, size_mb: int, rng: np.random.Generator) -> None:
         pq.write_table(table, out / f"part-{part:05d}.parquet")
 
 
+def gen_ratings(out: Path, size_mb: int, rng: np.random.Generator) -> None:
+    n = size_mb * MB // 12  # int32 user, int32 item, float32 rating (Parquet: ~5 bytes a row)
+    users = max(500, n // 40)
+    items = max(200, n // 150)
+    rank = 8
+    user_factors = rng.normal(0.0, 1.0 / np.sqrt(rank), (users, rank))
+    item_factors = rng.normal(0.0, 1.0 / np.sqrt(rank), (items, rank))
+    user_bias = rng.normal(0.0, 0.3, users)
+    item_bias = rng.normal(0.0, 0.5, items)
+    # Zipf-like popularity (a few blockbusters, a long tail), scattered over the item ids.
+    popularity = 1.0 / (np.arange(items) + 10.0) ** 0.9
+    popularity = popularity[rng.permutation(items)]
+    popularity /= popularity.sum()
+    activity = 1.0 / (np.arange(users) + 50.0) ** 0.6
+    activity = activity[rng.permutation(users)]
+    activity /= activity.sum()
+    per_file = 500_000
+    for part, start in enumerate(range(0, n, per_file)):
+        m = min(per_file, n - start)
+        user = rng.choice(users, size=m, p=activity)
+        item = rng.choice(items, size=m, p=popularity)
+        affinity = np.einsum("ij,ij->i", user_factors[user], item_factors[item])
+        raw = 3.2 + 1.5 * affinity + user_bias[user] + item_bias[item] + rng.normal(0.0, 0.4, m)
+        rating = np.clip(np.round(raw * 2.0) / 2.0, 0.5, 5.0).astype(np.float32)
+        table = pa.table(
+            {"user": user.astype(np.int32), "item": item.astype(np.int32), "rating": rating}
+        )
+        pq.write_table(table, out / f"part-{part:05d}.parquet")
+
+
 GENERATORS: dict[str, Callable[[Path, int, np.random.Generator], None]] = {
     "text": gen_text,
     "graph": gen_graph,
@@ -204,6 +237,7 @@ GENERATORS: dict[str, Callable[[Path, int, np.random.Generator], None]] = {
     "events": gen_events,
     "features": gen_features,
     "readings": gen_readings,
+    "ratings": gen_ratings,
 }
 
 

@@ -49,6 +49,7 @@ from perfmodel.simulate.config import (
 from perfmodel.simulate.intervals import BARE_LOG, BUNDLE, interval, shipped_intervals, widening
 from perfmodel.simulate.replay import BaselineReplay, Prediction, replay_baseline, replay_workload
 from perfmodel.simulate.sweep import SweepAxis, SweepPoint, parse_axes, sweep_points
+from perfmodel.simulate.thread_demand import application_basis, stage_basis
 from perfmodel.simulate.workload import Workload, compile_workload
 
 
@@ -226,9 +227,19 @@ class Analysis:
                     max_stages=max_stages,
                     baseline=self._base(),
                     observed=self._observed_replay(),
-                    assumptions=advice_assumptions(self.estimates, set(self.vectors)),
+                    assumptions=self._assumptions(),
                 )
         return list(self._advice[max_stages])
+
+    def _assumptions(self) -> dict[StageKey | None, str]:
+        """Per stage (None: the application), what its CPU share was made of: measured per
+        thread where the bundle has it, else what the bare log suggests."""
+        out = advice_assumptions(self.estimates, set(self.vectors))
+        measured = self.workload.thread_cpu
+        out.update({key: stage_basis(m) for key, m in measured.items()})
+        if measured:
+            out[None] = application_basis(measured)
+        return out
 
     def diagnose(self) -> Diagnosis:
         """What `perfmodel diagnose` reports: measured split, critical path, findings, advice."""
@@ -251,8 +262,9 @@ class Analysis:
                 has_samples=self.samples is not None,
             )
         result.warnings.extend(warnings)
-        overall = application_assumption(self.estimates)
-        if overall and not self.vectors:
+        measured = self._workload.thread_cpu if self._workload is not None else {}
+        overall = application_basis(measured) or application_assumption(self.estimates)
+        if overall and (measured or not self.vectors):
             after = [i for i, f in enumerate(result.findings) if "not broken down" in f]
             at = after[0] + 1 if after else len(result.findings)
             lead = "Of that" if after else "Unattributed task time"

@@ -61,8 +61,9 @@ smoke_options() {
     case "$(basename "$spec" .toml)" in
         tpch) params="sf=0.01 queries=1,3,6" ;;
         ml_pipeline) params="size_mb=4 iterations=3" ;;
+        als) params="size_mb=2 iterations=2" ;;
         pagerank) params="size_mb=2 iterations=2" ;;
-        window | pandas_groups | wordcount | udf_etl) params="size_mb=4" ;;
+        window | pandas_groups | wordcount | udf_etl | ngrams | inverted_index) params="size_mb=4" ;;
         sort | sql_join) params="size_mb=8" ;;
     esac
     for p in $params; do printf -- '--param\n%s\n' "$p"; done

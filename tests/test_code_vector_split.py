@@ -6,8 +6,9 @@ import pytest
 
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.simulate.config import baseline_config
+from perfmodel.simulate.stage_work import CPU, CPU_OTHER, DISK, NETWORK, SPILL
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
-from perfmodel.simulate.workload import CPU, CPU_OTHER, DISK, SPILL, compile_workload
+from perfmodel.simulate.workload import compile_workload
 
 
 def _stage(task: TaskSpec, vector: dict[str, float]):  # type: ignore[no-untyped-def]
@@ -38,3 +39,24 @@ def test_disk_share_is_spill_bounded_by_the_bytes_spilled() -> None:
     assert comp[SPILL] == pytest.approx([cap_ms] * 4)
     assert comp[DISK].sum() == 0.0
     assert (comp[SPILL] + comp[CPU_OTHER]) == pytest.approx([800.0] * 4)
+
+
+def test_network_share_is_bounded_by_the_remote_bytes() -> None:
+    # Code says 70% of the time is network (join and exchange frames), but the task fetched
+    # 10 MiB from other hosts: at the baseline's link that explains a few ms, not 700.
+    remote = 10 << 20
+    work, base = _stage(
+        TaskSpec(run_ms=1000, cpu_ms=200, remote_read=remote), {"cpu": 0.3, "network": 0.7}
+    )
+    cap_ms = remote * 1000.0 / base.net_bw * max(1.0, work.concurrency)
+    assert cap_ms < 700.0  # the test means something
+    comp = work.components
+    assert comp[NETWORK] == pytest.approx([cap_ms] * 4)
+    assert (comp[NETWORK] + comp[CPU_OTHER]) == pytest.approx([800.0] * 4)
+
+
+def test_network_share_without_remote_bytes_is_cpu() -> None:
+    # Local mode: nothing crosses a link, so network code is CPU work.
+    work, _ = _stage(TaskSpec(run_ms=1000, cpu_ms=200), {"cpu": 0.5, "network": 0.5})
+    assert work.components[NETWORK].sum() == 0.0
+    assert work.components[CPU_OTHER] == pytest.approx([800.0] * 4)

@@ -18,6 +18,7 @@ from perfmodel.simulate.intervals import (
     BUNDLE,
     DEFAULT_HALF_WIDTH,
     MIN_PAIRS,
+    MIN_WORKLOADS,
     CalibrationError,
     IntervalModel,
     Residual,
@@ -31,23 +32,42 @@ from perfmodel.simulate.intervals import (
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "eventlogs" / "etl-local2.zstd"
 
 
-def _residuals(cls: str, values: list[float], input_kind: str = BUNDLE) -> list[Residual]:
-    return [Residual("w", cls, input_kind, v, 0.0) for v in values]
+def _residuals(
+    cls: str, values: list[float], input_kind: str = BUNDLE, workloads: int = 3
+) -> list[Residual]:
+    """Residuals spread round-robin over ``workloads`` workloads named w0, w1, ..."""
+    return [Residual(f"w{i % workloads}", cls, input_kind, v, 0.0) for i, v in enumerate(values)]
 
 
 def test_quantiles_of_known_residuals() -> None:
-    model = fit_intervals(_residuals("python-rdd", [i / 10 for i in range(11)]))
+    model = fit_intervals(_residuals("python-rdd", [i / 10 for i in range(11)], workloads=1))
     q = model.quantiles[BUNDLE]["python-rdd"]
     assert (q.low, q.high, q.pairs) == (pytest.approx(0.1), pytest.approx(0.9), 11)
     assert model.quantiles[BUNDLE]["all"].pairs == 11
 
 
-def test_a_class_with_few_pairs_uses_the_pooled_quantiles() -> None:
+def test_the_interval_is_the_envelope_of_each_workloads_own_band() -> None:
+    # Two workloads whose errors differ in sign: pooled, their pairs would give a band
+    # narrower than either workload needs; the envelope holds 80% of each.
+    low = [Residual("low", "jvm-sql", BUNDLE, -0.3 + i / 100, 0.0) for i in range(11)]
+    high = [Residual("high", "jvm-sql", BUNDLE, 0.2 + i / 100, 0.0) for i in range(11)]
+    q = fit_intervals(low + high).quantiles[BUNDLE]["jvm-sql"]
+    assert q.low == pytest.approx(-0.29) and q.high == pytest.approx(0.29)
+    assert (q.pairs, q.workloads) == (22, 2)
+    for w in (low, high):
+        inside = [r for r in w if q.low <= r.log_ratio <= q.high]
+        assert len(inside) >= 0.8 * len(w)
+
+
+def test_a_class_with_few_pairs_or_workloads_uses_the_pooled_quantiles() -> None:
     many = _residuals("jvm-sql", [-0.2, -0.1, 0.0, 0.1, 0.2, 0.3])
     few = _residuals("python-udf", [1.0] * (MIN_PAIRS - 1))
-    model = fit_intervals(many + few)
-    q, phrase = model.for_class(BUNDLE, "python-udf")
-    assert q.pairs == len(many) + len(few) and "all classes" in phrase
+    one_workload = _residuals("python-rdd", [0.5] * MIN_PAIRS, workloads=MIN_WORKLOADS - 1)
+    model = fit_intervals(many + few + one_workload)
+    pooled = len(many) + len(few) + len(one_workload)
+    for cls in ("python-udf", "python-rdd"):
+        q, phrase = model.for_class(BUNDLE, cls)
+        assert q.pairs == pooled and "all classes" in phrase
     q, phrase = model.for_class(BUNDLE, "jvm-sql")
     assert q.pairs == len(many) and "jvm-sql" in phrase
 

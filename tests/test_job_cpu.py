@@ -11,18 +11,25 @@ import pytest
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _stat(pid: int, comm: str, cpu_s: float, system_s: float = 0.0) -> str:
+def _stat(pid: int, comm: str, cpu_s: float, system_s: float = 0.0, ppid: int = 0) -> str:
     # After the name: state, ppid, pgrp, session, tty, tpgid, flags, 4 fault counters,
     # then utime and stime in clock ticks.
-    fields = ["S", *(["0"] * 10), str(round(cpu_s * TICKS)), str(round(system_s * TICKS))]
+    fields = ["S", str(ppid), *(["0"] * 9), str(round(cpu_s * TICKS)), str(round(system_s * TICKS))]
     return f"{pid} ({comm}) " + " ".join([*fields, "0", "0", "20", "0"]) + "\n"
 
 
-def _process(proc: Path, pid: int, cmdline: list[str], threads: dict[int, tuple[str, float]]):
+def _process(
+    proc: Path,
+    pid: int,
+    cmdline: list[str],
+    threads: dict[int, tuple[str, float]],
+    ppid: int = 0,
+):
     root = proc / str(pid)
     (root / "task").mkdir(parents=True, exist_ok=True)
     (root / "cmdline").write_bytes(b"\0".join(a.encode() for a in cmdline) + b"\0")
-    (root / "stat").write_text(_stat(pid, cmdline[0], sum(c for _, c in threads.values())))
+    cpu = sum(c for _, c in threads.values())
+    (root / "stat").write_text(_stat(pid, cmdline[0], cpu, ppid=ppid))
     for tid, (name, cpu) in threads.items():
         (root / "task" / str(tid)).mkdir(exist_ok=True)
         (root / "task" / str(tid) / "comm").write_text(name + "\n")
@@ -86,6 +93,27 @@ def test_watcher_reads_the_jobs_processes_only(job_cpu: ModuleType, tmp_path: Pa
     assert last["recording"] == pytest.approx(0.3)
     assert last["other jvm"] == pytest.approx(0.7)
     assert len(watcher.series.times_ms) == 3
+
+
+def test_watcher_counts_only_the_descendants_of_its_ancestor(
+    job_cpu: ModuleType, tmp_path: Path
+) -> None:
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    _process(proc, 50, ["python", "record_overhead.py"], {50: ("python", 1.0)}, ppid=1)
+    _process(proc, 60, ["bash", "spark-submit"], {60: ("bash", 0.0)}, ppid=50)
+    _process(proc, 100, JVM, {100: ("java", 0.5)}, ppid=60)  # the job's JVM
+    _process(proc, 102, ["python", "-m", "pyspark.daemon"], {102: ("python", 2.0)}, ppid=100)
+    _process(proc, 200, JVM, {200: ("java", 7.0)}, ppid=1)  # someone else's Spark job
+    _process(proc, 202, ["python", "-m", "pyspark.daemon"], {202: ("python", 9.0)}, ppid=200)
+    watcher = job_cpu.JobCpuWatcher(proc=proc, ancestor=50)
+    watcher.poll()
+    totals = watcher.series.totals[-1]
+    assert totals["other jvm"] == pytest.approx(0.5)
+    assert totals["python workers"] == pytest.approx(2.0)
+    everyone = job_cpu.JobCpuWatcher(proc=proc)
+    everyone.poll()
+    assert everyone.series.totals[-1]["other jvm"] == pytest.approx(7.5)
 
 
 def test_watcher_polls_on_its_own_thread_until_the_block_ends(

@@ -154,6 +154,9 @@ def test_recommendation_checked_against_measured_runs(tmp_path: Path) -> None:
     )
     cal = calibrated.calibration
     assert cal is not None and len(cal.runs) == 4
+    # Calibrated by runs measured on a busy machine, no machine may meet the deadline any more:
+    # that is an answer (none), reported, not a failure.
+    after = calibrated.result.recommended
 
     report = {
         "profiled_s": profiled["app_s"],
@@ -162,7 +165,7 @@ def test_recommendation_checked_against_measured_runs(tmp_path: Path) -> None:
         "predicted": {p.machine.vm_type: p.predicted_s for p in answer.result.points},
         "check": check.as_dict(),
         "calibration": cal.as_dict(),
-        "calibrated_recommendation": calibrated.result.recommended.machine.vm_type,
+        "calibrated_recommendation": after.machine.vm_type if after is not None else None,
         "load_average": os.getloadavg()[0],
     }
     print(json.dumps(report, indent=1))

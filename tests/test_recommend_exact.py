@@ -132,13 +132,18 @@ MIXED_CATALOG = (
 )
 
 
+@pytest.mark.parametrize("refine", [True, False])
 @pytest.mark.parametrize("build", [_skewed_multi_job, _uniform_cpu])
-def test_pruned_search_equals_exhaustive_on_hand_built_profiles(build: object) -> None:
+def test_pruned_search_equals_exhaustive_on_hand_built_profiles(
+    build: object, refine: bool
+) -> None:
+    """With and without the refined bound before each replay (`Request.refine`)."""
     analysis = build()  # type: ignore[operator]
     machines = catalog(*MIXED_CATALOG)
     full = search(analysis, machines, Request(max_nodes=6, exhaustive=True))
     pruned_total = full_total = 0
     for request in _requests(full, 6):
+        request = Request(**{**_fields(request), "refine": refine})
         pruned, exhaustive = assert_same_answers(analysis, machines, request)
         pruned_total, full_total = pruned_total + pruned, full_total + exhaustive
     # Not a speed check: the bounds must rule something out, or they are not working.

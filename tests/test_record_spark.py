@@ -18,7 +18,7 @@ import typer
 from typer.testing import CliRunner
 
 from perfmodel.cli.record import register
-from perfmodel.profile import bundle
+from perfmodel.profile import bundle, thread_cpu
 from tests.conftest import assert_long_tasks_have_jvm_samples, attribute_bundle, record_job
 
 pytestmark = pytest.mark.slow
@@ -211,7 +211,7 @@ def test_diagnose_a_bundle_lists_top_functions_per_stage(recorded) -> None:
 
 def test_predict_on_a_bundle_uses_code_vectors_and_measured_cpu(recorded, tmp_path) -> None:
     """`predict` on a recorded bundle splits unattributed time by the code models' vectors
-    and takes each task's CPU demand from the monitored process tree; both are said."""
+    and takes each task's CPU demand from the measured per-thread CPU; both are said."""
     _, out = recorded
     from typer.testing import CliRunner
 
@@ -224,10 +224,36 @@ def test_predict_on_a_bundle_uses_code_vectors_and_measured_cpu(recorded, tmp_pa
     data = json.loads(res.stdout)
     notes = " ".join(data["notes"])
     assert "code-inferred resource vectors" in notes
-    assert "measured from the host's CPU use" in notes
+    assert "measured per-thread CPU" in notes
     assert data["baseline_config"]["sources"]["host_cores"] == "recorded with the profile"
     res = runner.invoke(
         build_app(), ["predict", str(out), "--cores", "2", "--no-code-vectors", "--json"]
     )
     assert res.exit_code == 0, res.output
     assert "not used (--no-code-vectors)" in " ".join(json.loads(res.stdout)["notes"])
+
+
+def test_bundle_holds_per_thread_cpu_of_the_jvm_and_python_workers(recorded) -> None:
+    """The JVM's threads are read by kind, the Python workers' CPU is measured (>0), and the
+    replay takes the stages' demand from it (tests/test_thread_cpu.py checks the arithmetic)."""
+    _, out = recorded
+    manifest = bundle.read_manifest(out)
+    entry = manifest.thread_cpu
+    assert entry["file"] == thread_cpu.THREAD_CPU and entry["rows"] > 0, entry
+    used = entry["cpu_s_by_kind"]
+    assert used[thread_cpu.PY_WORKER] > 0 and used[thread_cpu.TASK] > 0, used
+    assert used[thread_cpu.JIT] > 0 and used[thread_cpu.GC] > 0, used
+    assert entry["sampler_cpu_s"] > 0 and abs(entry["polls"] - manifest.resources["samples"]) <= 1
+    measured = thread_cpu.load(out)
+    assert measured is not None and measured.executors() == {"driver"}
+    python = measured.series[("driver", thread_cpu.PY_WORKER)]
+    assert python.cpu_ms[-1] == pytest.approx(1000 * used[thread_cpu.PY_WORKER], rel=0.01)
+    if entry["counters"] == "schedstat":
+        assert measured.has_wait
+
+    from perfmodel.analysis import load
+
+    analysis = load(out, code_vectors=False)
+    by_stage = analysis.workload.thread_cpu
+    assert by_stage and any(m.python_cpu_ms > 0 for m in by_stage.values())
+    assert any("measured per-thread CPU" in note for note in analysis.workload.notes)

@@ -8,8 +8,9 @@ from perfmodel.dag.model import HostUsage, TaskMetrics, TaskRun
 from perfmodel.simulate.config import BaselineOverrides, WhatIf, baseline_config
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
 from perfmodel.simulate.replay import replay
+from perfmodel.simulate.stage_work import measured_demand
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
-from perfmodel.simulate.workload import compile_workload, measured_demand
+from perfmodel.simulate.workload import compile_workload
 
 
 def _task(tid: int, stage: int, launch: float, finish: float) -> TaskRun:

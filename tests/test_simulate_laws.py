@@ -53,3 +53,15 @@ def test_gc_inverse_to_heap_and_bounded() -> None:
     assert laws.gc_factor(1.0, 2.0) == 0.5
     assert laws.gc_factor(1.0, 100.0) == 0.25
     assert laws.gc_factor(100.0, 1.0) == 4.0
+
+
+def test_remote_share_of_a_shuffle_grows_with_hosts() -> None:
+    # A reducer fetches (h-1)/h of its input from other hosts: 1/2 on 2, 2/3 on 3.
+    assert laws.remote_share_factor(2, 3) == pytest.approx((2 / 3) / (1 / 2))
+    assert laws.remote_share_factor(3, 2) == pytest.approx((1 / 2) / (2 / 3))
+    assert laws.remote_share_factor(4, 4) == pytest.approx(1.0)
+    # Down to one host, nothing crosses a link; from one host there is nothing to scale.
+    assert laws.remote_share_factor(2, 1) == pytest.approx(0.0)
+    assert laws.remote_share_factor(1, 8) == pytest.approx(1.0)
+    many = laws.remote_share_factor(2, np.array([2.0, 4.0, 100.0]))
+    assert np.all(np.diff(many) > 0) and many[-1] < 2.0

@@ -1,4 +1,4 @@
-"""The validation corpus's workloads of other shapes: their generated data, and one of them
+"""The validation corpus's workloads of other shapes: their generated data, and two of them
 run for real on Spark at a tiny size."""
 
 from __future__ import annotations
@@ -47,6 +47,67 @@ def test_readings_cover_many_sensors_over_a_month(datagen: ModuleType, tmp_path:
     assert pc.max(table.column("minute")).as_py() < 60 * 24 * 30
 
 
+def test_ratings_are_deterministic_half_stars_with_popular_items(
+    datagen: ModuleType, tmp_path: Path
+) -> None:
+    a = pq.read_table(datagen.generate("ratings", 2, tmp_path / "a"))
+    b = pq.read_table(datagen.generate("ratings", 2, tmp_path / "b"))
+    assert a.equals(b)
+    assert a.num_rows == 2 * (1 << 20) // 12
+    assert a.column_names == ["user", "item", "rating"]
+    rating = a.column("rating").to_numpy()
+    assert set(np.unique(rating * 2)) <= set(range(1, 11))
+    assert 2.5 < rating.mean() < 4.0 and rating.std() > 0.5
+    # Zipf-like popularity: the top 1% of items hold far more than 1% of the ratings.
+    per_item = np.sort(np.bincount(a.column("item").to_numpy()))[::-1]
+    assert per_item[: len(per_item) // 100].sum() > 0.08 * a.num_rows
+    # The low-rank model makes ratings predictable from the user and item: their means
+    # explain part of the variance (what ALS fits).
+    users, items = a.column("user").to_numpy(), a.column("item").to_numpy()
+    user_mean = np.bincount(users, rating) / np.maximum(np.bincount(users), 1)
+    item_mean = np.bincount(items, rating) / np.maximum(np.bincount(items), 1)
+    assert np.corrcoef(item_mean[items], rating)[0, 1] > 0.3
+    assert np.corrcoef(user_mean[users], rating)[0, 1] > 0.3
+
+
+def _spark_submit(script: str, *args: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    return subprocess.run(
+        [str(SPARK_SUBMIT), "--master", "local[1]", "--conf", "spark.ui.enabled=false"]
+        + ["--conf", "spark.sql.shuffle.partitions=2"]
+        + [str(REPO / "experiments" / "workloads" / script), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+
+
+@pytest.mark.slow
+def test_ngrams_runs_on_spark_and_counts_the_top_bigrams(
+    datagen: ModuleType, tmp_path: Path
+) -> None:
+    """Tokenizer → NGram → groupBy in the JVM: the top bigrams and their counts match the
+    same count done in Python over the generated text."""
+    source = datagen.generate("text", 1, tmp_path / "data")
+    target = tmp_path / "bigrams"
+    proc = _spark_submit("ngrams.py", source, target)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    expected: dict[str, int] = {}
+    for path in sorted(source.glob("part-*.txt")):
+        for line in path.read_text().splitlines():
+            words = line.lower().split()
+            for pair in zip(words, words[1:], strict=False):
+                key = " ".join(pair)
+                expected[key] = expected.get(key, 0) + 1
+    out = pq.read_table(target)
+    got = dict(zip(out.column("bigram").to_pylist(), out.column("count").to_pylist(), strict=True))
+    frequent = sorted((c for c in expected.values() if c > 1), reverse=True)
+    assert out.num_rows == min(1000, len(frequent))
+    assert sorted(got.values(), reverse=True) == frequent[: out.num_rows]
+    assert all(expected[b] == c for b, c in got.items())
+
+
 @pytest.mark.slow
 def test_pandas_groups_runs_on_spark_and_keeps_nearly_every_hour(
     datagen: ModuleType, tmp_path: Path
@@ -55,16 +116,7 @@ def test_pandas_groups_runs_on_spark_and_keeps_nearly_every_hour(
     (sensor, hour) with readings comes out, bar the rare hour holding only spikes."""
     source = datagen.generate("readings", 1, tmp_path / "data")
     target = tmp_path / "hourly"
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
-    proc = subprocess.run(
-        [str(SPARK_SUBMIT), "--master", "local[1]", "--conf", "spark.ui.enabled=false"]
-        + ["--conf", "spark.sql.shuffle.partitions=2"]
-        + [str(REPO / "experiments" / "workloads" / "pandas_groups.py"), str(source), str(target)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    proc = _spark_submit("pandas_groups.py", source, target)
     assert proc.returncode == 0, proc.stderr[-3000:]
     readings = pq.read_table(source)
     sensors, minutes = readings.column("sensor").to_pylist(), readings.column("minute").to_pylist()

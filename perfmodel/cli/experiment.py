@@ -257,6 +257,7 @@ def experiment_calibrate(
     from perfmodel.atomic import write_atomically
     from perfmodel.experiment.calibrate import calibrate
     from perfmodel.experiment.split import load_split
+    from perfmodel.simulate.intervals import MIN_WORKLOADS, POOLED
 
     held_out = load_split(split)
     with _open(store) as db:
@@ -265,8 +266,9 @@ def experiment_calibrate(
     for kind, classes in model.quantiles.items():
         for name, q in classes.items():
             typer.echo(
-                f"{kind:9s} {name:12s} {q.pairs:4d} pairs  "
+                f"{kind:9s} {name:12s} {q.pairs:4d} pairs of {q.workloads} workloads  "
                 f"×{math.exp(q.low):.2f} … ×{math.exp(q.high):.2f}"
+                + ("" if q.workloads >= MIN_WORKLOADS or name == POOLED else "  (uses all)")
             )
     typer.echo(f"wrote {out} (fitted on {', '.join(model.fitted_on)})", err=True)
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from perfmodel.dag.tasks import TaskTable
+    from perfmodel.profile.thread_cpu import ThreadCpu
 
 StageKey = tuple[int, int]
 """(stage id, attempt number): a stage attempt is the unit that runs tasks."""
@@ -393,6 +394,8 @@ class ApplicationProfile:
     warnings: list[str] = field(default_factory=list)
     host_usage: HostUsage | None = None
     """Measured CPU use of the run's processes (a recorded bundle has it), else None."""
+    thread_cpu: ThreadCpu | None = None
+    """Measured CPU per thread kind and executor (bundles recorded with it), else None."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -35,6 +35,7 @@ from perfmodel.dag.spark_config import resolve_resources
 from perfmodel.dag.task_ingest import MAX_VALUE, TaskAccumulator, as_float
 from perfmodel.errors import NotAnEventLogError
 from perfmodel.profile import spark_events as ev
+from perfmodel.profile import thread_cpu
 from perfmodel.profile.bundle import find_event_log, is_bundle, load_resources, read_manifest
 from perfmodel.profile.eventlog import (
     DEFAULT_MAX_DECOMPRESSED,
@@ -90,6 +91,7 @@ def build_profile(
             # What-if replay needs the host's real core count; a local run's log lacks it.
             loaded.profile.extra["host_cores"] = host_cores
         loaded.profile.host_usage = _host_usage(bundle)
+        loaded.profile.thread_cpu = thread_cpu.load(bundle)
     return loaded
 
 

@@ -31,7 +31,7 @@ from perfmodel.experiment.accuracy import (  # noqa: E402
     slot_only,
 )
 from perfmodel.experiment.store import RunRow  # noqa: E402
-from perfmodel.simulate.workload import COMPONENTS  # noqa: E402
+from perfmodel.simulate.stage_work import COMPONENTS  # noqa: E402
 
 GIB = float(1 << 30)
 MEMORY_SWEEP = [512 << 20, 768 << 20, 1 << 30, 3 << 29, 2 << 30, 3 << 30, 4 << 30]

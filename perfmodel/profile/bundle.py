@@ -100,6 +100,9 @@ class BundleManifest:
     samples: dict[str, Any] = field(default_factory=dict)
     resources: dict[str, Any] = field(default_factory=dict)
     """Process-tree monitoring (``resources.parquet``): interval and totals; empty if none."""
+    thread_cpu: dict[str, Any] = field(default_factory=dict)
+    """`record` only: per-thread CPU of the JVMs and Python workers (``thread_cpu.parquet``,
+    `perfmodel.profile.thread_cpu`); empty in bundles recorded without it."""
     recording_cost: dict[str, Any] = field(default_factory=dict)
     """`record` only: the samplers' CPU time while the command ran (`recording_cost`)."""
     warnings: list[str] = field(default_factory=list)

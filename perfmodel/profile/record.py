@@ -27,7 +27,7 @@ from types import FrameType
 
 import psutil
 
-from perfmodel.profile import bundle, children, jfr, pyspy, pyspy_recorder
+from perfmodel.profile import bundle, children, jfr, pyspy, pyspy_recorder, thread_sampler
 from perfmodel.profile.bundle import BundleManifest
 from perfmodel.profile.monitor import ProcessTreeMonitor, ResourceSummary
 from perfmodel.profile.proctree import ProcessTree
@@ -64,6 +64,8 @@ class RecordOptions:
     """How long to wait, after the command ends, for its JVMs to finish writing recordings."""
     monitor: bool = True
     """Process-tree resource monitoring (CPU, memory, I/O) every ``poll_s``."""
+    thread_cpu: bool = True
+    """Per-thread CPU of the JVMs and Python workers every ``poll_s`` (`thread_cpu`)."""
     daemon_pids: tuple[int, ...] = ()
     """Long-running processes outside the command that start its executors (a standalone
     cluster's workers): what they start while the command runs (executor JVMs, their Python
@@ -306,6 +308,9 @@ def _record_into(
     own_cpu_before = own_cpu_s()
     monitor: ProcessTreeMonitor | None = None
     resources: ResourceSummary | None = None
+    threads = thread_sampler.ThreadCpuSampler() if options.thread_cpu else None
+    jvm_executors: dict[int, str] = {}
+    monitor_cpu_s = 0.0
     try:
         try:
             child = subprocess.Popen(
@@ -329,10 +334,15 @@ def _record_into(
         try:
             while child.poll() is None:
                 tree = walker.processes()
-                _track(tree + _started_by(daemons, started), jvms, recorder)
+                everything = tree + _started_by(daemons, started)
+                _track(everything, jvms, recorder)
                 jvm_threads.poll(jvms)
+                if threads is not None:
+                    threads.poll(_executors_of(jvms, jvm_executors), everything)
                 if monitor is not None:
+                    began = time.thread_time()
                     monitor.sample(tree)
+                    monitor_cpu_s += time.thread_time() - began
                 _sleep_unless_exit(exit_signal, options.poll_s)
         finally:
             if exit_signal is not None:
@@ -342,6 +352,8 @@ def _record_into(
         command_ended = bundle.now_ms()
         own_cpu = own_cpu_s() - own_cpu_before
         jvm_threads.poll(jvms)  # JVMs that outlive the command (executors shutting down)
+        if threads is not None:
+            threads.poll(_executors_of(jvms, jvm_executors), walker.processes())
         leftover = _wait_for_exit(list(jvms.values()), options.jvm_exit_timeout_s)
         for proc in leftover:
             warnings.append(
@@ -358,6 +370,8 @@ def _record_into(
         )
     finally:
         signal.signal(signal.SIGINT, previous)
+        if threads is not None:
+            threads.close()
         if monitor is not None:
             resources = monitor.stop()
     if recorder is not None:
@@ -416,6 +430,12 @@ def _record_into(
     )
     if resources is not None:
         manifest.resources = bundle.write_resources(out, resources)
+        manifest.resources["monitor_cpu_s"] = round(monitor_cpu_s, 4)
+    if threads is not None:
+        try:
+            manifest.thread_cpu = thread_sampler.write(out, threads, options.poll_s)
+        except (OSError, ValueError) as exc:  # the rest of the bundle is still written
+            manifest.warnings.append(f"per-thread CPU not written: {exc}")
     if interrupted:
         manifest.warnings.append("interrupted (Ctrl-C): the recording covers the run until then")
     written = bundle.assemble(out, jfr_files=jfr_files, pyspy_files=pyspy_files, manifest=manifest)
@@ -438,6 +458,17 @@ def _track(
             jvms[proc.pid] = proc
     if recorder is not None:
         recorder.poll(tree)
+
+
+def _executors_of(jvms: dict[int, psutil.Process], known: dict[int, str]) -> dict[int, str]:
+    """Executor id of each JVM (its command line, read once per JVM)."""
+    for pid, proc in jvms.items():
+        if pid not in known:
+            try:
+                known[pid] = thread_sampler.executor_of_jvm(proc.cmdline())
+            except (psutil.Error, OSError):
+                known[pid] = "driver"
+    return {pid: known[pid] for pid in jvms}
 
 
 def _started_by(daemons: list[ProcessTree], since_ms: float) -> list[psutil.Process]:

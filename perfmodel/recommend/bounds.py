@@ -7,7 +7,8 @@ leaves it a chance (`perfmodel.recommend.search`).
 
 Per stage, every task component except spill is rescaled by the same factors the replay
 uses (`perfmodel.simulate.rescale.stage_times`: CPU speed and host contention at the
-expected concurrency, the GC law, shared disk and network bandwidth); spill is taken as 0
+expected concurrency, the GC law, shared disk and network bandwidth, the remote share of
+the shuffle); spill is taken as 0
 (it only adds time); scheduling and ``other`` time are unchanged. Then two bounds:
 
 * **work**: the scheduler cannot finish before total task time ÷ slots;
@@ -38,16 +39,16 @@ synthetic and real profiles, and fails if the laws change under them.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
-from perfmodel.simulate.rescale import scaled_concurrency
-from perfmodel.simulate.workload import (
+from perfmodel.simulate.rescale import free_cores, scaled_concurrency
+from perfmodel.simulate.stage_work import (
     CPU,
     CPU_OTHER,
     DISK,
@@ -55,8 +56,8 @@ from perfmodel.simulate.workload import (
     NETWORK,
     OTHER,
     SCHEDULING,
-    Workload,
 )
+from perfmodel.simulate.workload import Workload
 
 N_FACTORS = 5
 """Component groups: cpu-like, gc, disk, network, fixed."""
@@ -66,6 +67,8 @@ stages × CHUNK floats."""
 LONG_TASKS = 24
 """Per stage, the longest tasks by total time (and a third as many per component group)
 whose start-and-finish bound is taken (see module doc)."""
+REFINED_KEPT = 8
+"""`WorkloadBounds.task_times` holds about this many workloads' worth of task times."""
 SAFETY = 1.0 - 1e-9
 """Bounds are scaled by this so that rounding (sums taken in another order than the
 replay's) never puts a bound above the replayed time."""
@@ -88,6 +91,10 @@ class WorkloadBounds:
     """Per stage, (5, n): every task's time per component group (for `refined_bound_s`)."""
     k0: np.ndarray
     demand: np.ndarray
+    other: np.ndarray
+    """Per stage, `StageWork.other_cores`."""
+    taken: np.ndarray
+    """Per stage, `StageWork.taken_cores`."""
     disk_share: np.ndarray
     net_share: np.ndarray
     total_ms: np.ndarray
@@ -102,6 +109,13 @@ class WorkloadBounds:
     end_milestone: int
     observed_slots: int
     """Slots of the observed executors (what the replay uses when the layout is kept)."""
+    task_times: OrderedDict[tuple[float, ...], tuple[np.ndarray, float, np.ndarray]] = field(
+        default_factory=OrderedDict
+    )
+    """`refined_bound_s`'s per-stage task times, their sum and prefix sums, by the stage
+    and its factors (node counts of one VM type and layout share them); least recently
+    used go past `REFINED_KEPT` workloads' worth of tasks."""
+    task_times_held: int = 0
 
 
 def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
@@ -155,6 +169,8 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
         groups=all_groups,
         k0=np.array([s.concurrency for s in stages], dtype=np.float64),
         demand=np.array([s.cpu_demand for s in stages], dtype=np.float64),
+        other=np.array([s.other_cores for s in stages], dtype=np.float64),
+        taken=np.array([s.taken_cores for s in stages], dtype=np.float64),
         disk_share=np.array([s.disk_share for s in stages], dtype=np.float64),
         net_share=np.array([s.network_share for s in stages], dtype=np.float64),
         total_ms=total_ms,
@@ -212,9 +228,8 @@ def refined_bound_s(bounds: WorkloadBounds, target: ClusterConfig) -> float:
     spans = np.zeros((n_stages, 1))
     work = 0.0
     for s in range(n_stages):
-        durations = _factors(bounds, key, s)[0] @ bounds.groups[s]
+        durations, stage_work, prefix = _task_times(bounds, s, _factors(bounds, key, s)[0])
         n = durations.size
-        stage_work = float(durations.sum())
         work += stage_work
         span = stage_work / slots
         if n:
@@ -222,10 +237,32 @@ def refined_bound_s(bounds: WorkloadBounds, target: ClusterConfig) -> float:
             longest = 0.0
             if running:
                 longest = float(np.partition(durations, n - running)[n - running :].sum())
-            prefix = np.cumsum(durations) - durations
             span = max(span, float((np.maximum(prefix - longest, 0.0) / slots + durations).max()))
         spans[s, 0] = span
     return float(max(work / slots, float(_path(bounds, spans, 1)[0]))) * SAFETY / 1000.0
+
+
+def _task_times(
+    b: WorkloadBounds, s: int, factors: np.ndarray
+) -> tuple[np.ndarray, float, np.ndarray]:
+    """Stage ``s``'s task times under ``factors`` (without spill), their sum, and each
+    task's prefix (the time of the tasks before it); computed once per stage and factors."""
+    key = (float(s), *factors.tolist())
+    hit = b.task_times.get(key)
+    if hit is not None:
+        b.task_times.move_to_end(key)
+        return hit
+    durations = factors @ b.groups[s]
+    prefix = np.cumsum(durations) - durations
+    durations.flags.writeable = prefix.flags.writeable = False
+    entry = (durations, float(durations.sum()), prefix)
+    b.task_times[key] = entry
+    b.task_times_held += 2 * durations.size
+    budget = 2 * REFINED_KEPT * sum(g.shape[1] for g in b.groups)
+    while b.task_times_held > budget and len(b.task_times) > 1:
+        _, (old, _, _) = b.task_times.popitem(last=False)
+        b.task_times_held -= 2 * old.size
+    return entry
 
 
 def _slots(bounds: WorkloadBounds, target: ClusterConfig) -> int:
@@ -244,11 +281,16 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
     k0 = b.k0[s]
     k1 = scaled_concurrency(k0, b.total_ms[s], b.longest_ms[s], base, slots, hosts, per_host)
     d = b.demand[s]
-    cf0 = float(laws.contention_factor(k0, d, base.host_cores))
-    cf1 = laws.contention_factor(k1, d, cores)
+    cf0 = float(laws.contention_factor(k0, d, free_cores(base.host_cores, b.taken[s]), b.other[s]))
+    cf1 = laws.contention_factor(k1, d, free_cores(cores, b.taken[s]), b.other[s])
     cpu_f = cpu * cf1 / cf0
     disk_f = disk * laws.io_streams(k1, b.disk_share[s]) / laws.io_streams(k0, b.disk_share[s])
-    net_f = net * laws.io_streams(k1, b.net_share[s]) / laws.io_streams(k0, b.net_share[s])
+    net_f = (
+        net
+        * laws.io_streams(k1, b.net_share[s])
+        / laws.io_streams(k0, b.net_share[s])
+        * laws.remote_share_factor(base.hosts, hosts)
+    )
     return np.stack([cpu_f, cpu_f * gc, disk_f, net_f, np.ones(len(cols))], axis=1)
 
 

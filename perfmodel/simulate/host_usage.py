@@ -56,12 +56,12 @@ def stage_cpu(
     t0, t1 = float(launch.min()), float(finish.max())
     edges = np.arange(t0, t1 + BIN_MS, BIN_MS)
     busy = np.diff(_cumulative_core_ms(usage, edges))  # core-ms per bin
-    running = np.diff(_cumulative_task_ms(launch, finish, edges))  # task-ms per bin
+    running = np.diff(cumulative_task_ms(launch, finish, edges))  # task-ms per bin
     with np.errstate(divide="ignore", invalid="ignore"):
         per_task_ms = np.where(running > 0, busy / running, 0.0)  # cores per running task
     utilisation = busy / (BIN_MS * max(host_cores, 1))
-    share = _integrate(edges, per_task_ms, launch, finish)
-    util = _integrate(edges, utilisation, launch, finish)
+    share = integrate(edges, per_task_ms, launch, finish)
+    util = integrate(edges, utilisation, launch, finish)
     out: dict[StageKey, list[float]] = {}
     for (key, a, b), cpu, u in zip(spans, share.tolist(), util.tolist(), strict=True):
         acc = out.setdefault(key, [0.0, 0.0, 0.0])
@@ -82,10 +82,16 @@ def _cumulative_core_ms(usage: HostUsage, edges: np.ndarray) -> np.ndarray:
     return np.interp(edges, t, cumulative)
 
 
-def _cumulative_task_ms(launch: np.ndarray, finish: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """∫ number of running tasks dt up to each edge."""
+def cumulative_task_ms(
+    launch: np.ndarray,
+    finish: np.ndarray,
+    edges: np.ndarray,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """∫ number of running tasks dt up to each edge (each task counted ``weights`` times)."""
+    w = np.ones_like(launch) if weights is None else np.asarray(weights, dtype=np.float64)
     times = np.concatenate([launch, finish])
-    deltas = np.concatenate([np.ones_like(launch), -np.ones_like(finish)])
+    deltas = np.concatenate([w, -w])
     order = np.argsort(times, kind="stable")
     times, deltas = times[order], deltas[order]
     level = np.cumsum(deltas)
@@ -94,7 +100,7 @@ def _cumulative_task_ms(launch: np.ndarray, finish: np.ndarray, edges: np.ndarra
     return np.where(edges < times[0], 0.0, integral[j] + level[j] * (edges - times[j]))
 
 
-def _integrate(
+def integrate(
     edges: np.ndarray, rate: np.ndarray, start: np.ndarray, end: np.ndarray
 ) -> np.ndarray:
     """∫ rate dt over [start, end] for a rate constant within each bin."""

@@ -5,9 +5,14 @@ Built from three things, each visible in ``interval_source``:
 * **calibration residuals by workload class** — ``log(measured / predicted)`` of the
   validation study's pairs, fitted *only* on the fit workloads of the held-out split
   (`perfmodel experiment calibrate`), per input (a bundle, or a bare event log) and per
-  workload class (`perfmodel.dag.pyspark_work.WORKLOAD_CLASSES`); their 10th and 90th
-  percentiles are the interval's ends on the log scale. A class with too few pairs
-  (`MIN_PAIRS`) uses all classes of its input pooled;
+  workload class (`perfmodel.dag.pyspark_work.WORKLOAD_CLASSES`). Each fit workload gives
+  its own 10th and 90th percentiles; the interval's ends (log scale) are the lowest and the
+  highest of them: the band that held 80% of the pairs of *every* fit workload. Pairs of
+  one workload share its errors, so pooling them as if independent gave a band as narrow
+  as the typical workload's, and the first held-out study found 73% inside it; a new
+  workload is one more draw of a workload, and the envelope is the conformal choice for
+  that with a handful of them. A class with fewer than `MIN_WORKLOADS` workloads or
+  `MIN_PAIRS` pairs uses all classes of its input pooled;
 * **the profile's self-check error** — the baseline replay against the observed runtime:
   a model that cannot reproduce the run it was built from is trusted less elsewhere;
 * **unknown time** — the share of task time nothing explained (no metric, no evidence):
@@ -36,6 +41,9 @@ LEVEL = 0.8
 """Nominal coverage of the interval."""
 MIN_PAIRS = 5
 """Fewest residuals for a class to get its own quantiles."""
+MIN_WORKLOADS = 3
+"""Fewest fit workloads for a class to get its own quantiles: the envelope of one or two
+workloads says little about the next one."""
 DEFAULT_HALF_WIDTH = math.log(1.25)
 """Uncalibrated interval: ±25% on the log scale (about the bare-log error of issue 21)."""
 BUNDLE = "bundle"
@@ -68,6 +76,8 @@ class Quantiles:
     """Lower end on the log scale (log(measured/predicted) at (1 − level)/2)."""
     high: float
     pairs: int
+    workloads: int = 0
+    """Fit workloads the pairs came from (0 in files written before it was counted)."""
 
 
 @dataclass(slots=True)
@@ -84,7 +94,7 @@ class IntervalModel:
         """Quantiles for a prediction, and a short phrase naming them."""
         by_class = self.quantiles.get(input_kind, {})
         q = by_class.get(workload_class)
-        if q is not None and q.pairs >= MIN_PAIRS:
+        if q is not None and q.pairs >= MIN_PAIRS and q.workloads >= MIN_WORKLOADS:
             return q, f"calibrated on {q.pairs} {workload_class} {input_kind} pairs"
         q = by_class.get(POOLED)
         if q is not None and q.pairs >= MIN_PAIRS:
@@ -98,7 +108,10 @@ class IntervalModel:
             "source": self.source,
             "fitted_on": list(self.fitted_on),
             "quantiles": {
-                i: {c: {"low": q.low, "high": q.high, "pairs": q.pairs} for c, q in cs.items()}
+                i: {
+                    c: {"low": q.low, "high": q.high, "pairs": q.pairs, "workloads": q.workloads}
+                    for c, q in cs.items()
+                }
                 for i, cs in self.quantiles.items()
             },
         }
@@ -110,7 +123,12 @@ class IntervalModel:
                 level=float(data.get("level", LEVEL)),
                 quantiles={
                     i: {
-                        c: Quantiles(float(q["low"]), float(q["high"]), int(q["pairs"]))
+                        c: Quantiles(
+                            float(q["low"]),
+                            float(q["high"]),
+                            int(q["pairs"]),
+                            int(q.get("workloads", 0)),
+                        )
                         for c, q in cs.items()
                     }
                     for i, cs in data.get("quantiles", {}).items()
@@ -193,21 +211,19 @@ def _quantile(values: Sequence[float], p: float) -> float:
 def fit_intervals(
     residuals: Sequence[Residual], level: float = LEVEL, source: str = ""
 ) -> IntervalModel:
-    """Quantiles of the residual cores per input and class (and pooled per input)."""
+    """Per input and class (and pooled per input): the envelope of each fit workload's own
+    quantiles of its residual cores (see the module's docstring for why)."""
     if not residuals:
         raise CalibrationError("no residuals to fit: the store has no pairs of fit workloads")
     tail = (1.0 - level) / 2.0
-    groups: dict[str, dict[str, list[float]]] = {}
+    groups: dict[str, dict[str, dict[str, list[float]]]] = {}
     for r in residuals:
         core = residual_core(r.log_ratio, r.widening)
         by_class = groups.setdefault(r.input, {})
-        by_class.setdefault(r.workload_class, []).append(core)
-        by_class.setdefault(POOLED, []).append(core)
+        for cls in (r.workload_class, POOLED):
+            by_class.setdefault(cls, {}).setdefault(r.workload, []).append(core)
     quantiles = {
-        i: {
-            c: Quantiles(_quantile(v, tail), _quantile(v, 1.0 - tail), len(v))
-            for c, v in sorted(cs.items())
-        }
+        i: {c: _envelope(by_workload, tail) for c, by_workload in sorted(cs.items())}
         for i, cs in sorted(groups.items())
     }
     return IntervalModel(
@@ -216,3 +232,10 @@ def fit_intervals(
         fitted_on=sorted({r.workload for r in residuals}),
         source=source,
     )
+
+
+def _envelope(by_workload: dict[str, list[float]], tail: float) -> Quantiles:
+    lows = [_quantile(v, tail) for v in by_workload.values()]
+    highs = [_quantile(v, 1.0 - tail) for v in by_workload.values()]
+    pairs = sum(len(v) for v in by_workload.values())
+    return Quantiles(min(lows), max(highs), pairs, len(by_workload))

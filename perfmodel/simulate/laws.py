@@ -28,6 +28,7 @@ def contention_factor(
     concurrency: FloatArray | float,
     demand_per_task: FloatArray | float,
     host_cores: FloatArray | float,
+    other_cores: FloatArray | float = 0.0,
 ) -> FloatArray:
     """Slowdown of CPU work when the tasks on a host want more cores than it has.
 
@@ -36,11 +37,15 @@ def contention_factor(
     PySpark task's Python worker, the JVM's GC threads). With ``k`` tasks running, the
     host is asked for ``k·d`` cores; beyond ``C`` cores processor sharing stretches
     every task's CPU work by ``k·d / C``. Slots are not cores: this is why a second
-    slot on a two-core host does not halve a PySpark stage.
+    slot on a two-core host does not halve a PySpark stage. ``other_cores``: what other load
+    on the host (other processes, the JVM's GC, JIT and other threads) asks for beside the
+    tasks, sharing the cores with them (the scheduler gives runnable threads of equal
+    priority equal shares).
     """
     k = np.asarray(concurrency, dtype=np.float64)
     d = np.asarray(demand_per_task, dtype=np.float64)
-    return np.maximum(1.0, k * d / np.maximum(np.asarray(host_cores, dtype=np.float64), 1e-9))
+    asked = k * d + np.asarray(other_cores, dtype=np.float64)
+    return np.maximum(1.0, asked / np.maximum(np.asarray(host_cores, dtype=np.float64), 1e-9))
 
 
 def io_streams(concurrency: FloatArray | float, io_share: FloatArray | float) -> FloatArray:
@@ -65,6 +70,22 @@ def bandwidth_factor(
     n0 = np.asarray(base_streams, dtype=np.float64)
     n1 = np.asarray(new_streams, dtype=np.float64)
     return (base_bw / new_bw) * (n1 / np.maximum(n0, 1e-9))
+
+
+def remote_share_factor(base_hosts: float, new_hosts: FloatArray | float) -> FloatArray:
+    """t'/t of shuffle network time when the same shuffle is spread over other hosts.
+
+    Hash partitioning spreads each map task's output evenly over the reducers, so a reducer
+    on one of ``h`` alike hosts fetches ``(h − 1)/h`` of its input over the network and the
+    rest from its own host: a second host puts half the shuffle on the wire, a third two
+    thirds. Each host's link is its own, so per-task network time grows with that share (the
+    streams sharing a link are counted by `io_streams`). A one-host baseline measured no
+    remote fetch to scale, so its network time is kept as it is.
+    """
+    h1 = np.maximum(np.asarray(new_hosts, dtype=np.float64), 1.0)
+    if base_hosts <= 1:
+        return np.ones_like(h1)
+    return ((h1 - 1.0) / h1) / ((base_hosts - 1.0) / base_hosts)
 
 
 def usable_memory(heap_bytes: float) -> float:

@@ -9,6 +9,7 @@ trusting what it says about a change.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -25,7 +26,9 @@ from perfmodel.simulate.config import (
 from perfmodel.simulate.laws import FloatArray
 from perfmodel.simulate.rescale import StageTimes, all_stage_times
 from perfmodel.simulate.scheduler import Timeline, run_schedule
-from perfmodel.simulate.workload import COMPONENTS, Workload, compile_workload
+from perfmodel.simulate.stage_cache import StageTimesCache
+from perfmodel.simulate.stage_work import COMPONENTS
+from perfmodel.simulate.workload import Workload, compile_workload
 
 
 @dataclass(slots=True)
@@ -151,18 +154,43 @@ def replay(
 
 @dataclass(slots=True)
 class BaselineReplay:
-    """The baseline self-check of a workload; computed once, shared by many predictions."""
+    """The baseline self-check of a workload; computed once, shared by many predictions
+    (with the stage times they have in common: `perfmodel.simulate.rescale.StageTimesCache`)."""
 
     times: list[StageTimes]
     line: Timeline
+    stage_cache: StageTimesCache | None = None
+    timelines: OrderedDict[tuple[object, ...], Timeline] = field(default_factory=OrderedDict)
+    """Timelines by their inputs (stage-time keys and slots); see `schedule`."""
+
+    def schedule(
+        self, workload: Workload, times: list[StageTimes], slots: list[tuple[float, float]]
+    ) -> Timeline:
+        """`run_schedule`, once per distinct input: configurations that differ only where
+        no stage's task times do (a bandwidth no stage uses) replay the same timeline."""
+        stage_keys = tuple(t.key for t in times)
+        if self.stage_cache is None or any(k is None for k in stage_keys):
+            return run_schedule(workload, [t.durations for t in times], slots)
+        key = (self.stage_cache.generation, stage_keys, tuple(slots))
+        line = self.timelines.get(key)
+        if line is None:
+            line = run_schedule(workload, [t.durations for t in times], slots)
+            self.timelines[key] = line
+            if len(self.timelines) > TIMELINES_KEPT:
+                self.timelines.popitem(last=False)
+        else:
+            self.timelines.move_to_end(key)
+        return line
+
+
+TIMELINES_KEPT = 256
+"""`BaselineReplay.schedule` keeps this many timelines (each a few floats per stage)."""
 
 
 def replay_baseline(workload: Workload, base: ClusterConfig) -> BaselineReplay:
     times = all_stage_times(workload.stages, base, base)
-    line = run_schedule(
-        workload, [t.durations.tolist() for t in times], slot_plan(workload, base, base)
-    )
-    return BaselineReplay(times, line)
+    line = run_schedule(workload, [t.durations for t in times], slot_plan(workload, base, base))
+    return BaselineReplay(times, line, StageTimesCache.for_works(workload.stages))
 
 
 def replay_workload(
@@ -181,10 +209,8 @@ def replay_workload(
     if target == base:
         times, line = base_times, base_line
     else:
-        times = all_stage_times(workload.stages, base, target)
-        line = run_schedule(
-            workload, [t.durations.tolist() for t in times], slot_plan(workload, base, target)
-        )
+        times = all_stage_times(workload.stages, base, target, done.stage_cache)
+        line = done.schedule(workload, times, slot_plan(workload, base, target))
     stages: list[StagePrediction] = []
     all_shares: list[dict[str, float]] = []
     for i, (work, st) in enumerate(zip(workload.stages, times, strict=True)):

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.laws import FloatArray
-from perfmodel.simulate.workload import (
+from perfmodel.simulate.stage_work import (
     COMPONENTS,
     CPU,
     CPU_OTHER,
@@ -29,6 +30,9 @@ from perfmodel.simulate.workload import (
     StageWork,
 )
 
+if TYPE_CHECKING:
+    from perfmodel.simulate.stage_cache import StageTimesCache
+
 
 @dataclass(slots=True)
 class StageTimes:
@@ -40,6 +44,9 @@ class StageTimes:
     """Task-time per component (summed over tasks), in `COMPONENTS` order."""
     concurrency: float
     """Expected tasks running at once on a host under this configuration."""
+    key: tuple[object, ...] | None = None
+    """What the times were computed from, where a `StageTimesCache` holds them: two
+    replays whose stages have equal keys and equal slots have equal timelines."""
 
 
 def mean_parallelism(durations: FloatArray, slots: int) -> float:
@@ -56,22 +63,34 @@ def mean_parallelism(durations: FloatArray, slots: int) -> float:
     return max(1.0, total / makespan)
 
 
-def expected_concurrency(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> float:
+def expected_concurrency(
+    work: StageWork,
+    base: ClusterConfig,
+    new: ClusterConfig,
+    totals: tuple[float, float] | None = None,
+) -> float:
     """Tasks running at once on one host under ``new``, scaled from the observed baseline.
 
     The observed mean concurrency (which includes overlapping stages) is scaled by how
     much more (or less) of its own parallelism the stage can use on the new slots, given
-    its task durations: per host, mean_parallelism(slots) / hosts.
+    its task durations: per host, mean_parallelism(slots) / hosts. ``totals``: the stage's
+    `base_totals`, where the caller keeps them.
     """
     if new.slots == base.slots and new.hosts == base.hosts:
         return work.concurrency
-    durations = work.components.sum(axis=0)
-    total = float(durations.sum()) if durations.size else 0.0
-    longest = float(durations.max()) if durations.size else 0.0
+    total, longest = totals if totals is not None else base_totals(work)
     k1 = scaled_concurrency(
         work.concurrency, total, longest, base, new.slots, new.hosts, new.slots_per_host
     )
     return float(k1)
+
+
+def base_totals(work: StageWork) -> tuple[float, float]:
+    """The stage's total and longest baseline task time (ms)."""
+    durations = work.components.sum(axis=0)
+    total = float(durations.sum()) if durations.size else 0.0
+    longest = float(durations.max()) if durations.size else 0.0
+    return total, longest
 
 
 def scaled_concurrency(
@@ -104,14 +123,23 @@ def _parallelism(total_ms: float, longest_ms: float, slots: FloatArray | float) 
     return np.maximum(1.0, total_ms / makespan)
 
 
+def free_cores(host_cores: FloatArray | float, taken: FloatArray | float) -> FloatArray:
+    """Cores left to the application where load of a higher priority takes ``taken`` (it does
+    not share them: `StageWork.taken_cores`); never less than a tenth of the host. Exactly
+    the host's cores where nothing is taken."""
+    cores = np.asarray(host_cores, dtype=np.float64)
+    return np.maximum(cores - np.asarray(taken, dtype=np.float64), 0.1 * cores)
+
+
 def stage_times(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> StageTimes:
     """Apply every law to one stage's task components (a few vector operations)."""
     c = work.components
     k0 = work.concurrency
     k1 = expected_concurrency(work, base, new)
     d = work.cpu_demand
-    cf0 = float(laws.contention_factor(k0, d, base.host_cores))
-    cf1 = float(laws.contention_factor(k1, d, new.host_cores))
+    other, taken = work.other_cores, work.taken_cores
+    cf0 = float(laws.contention_factor(k0, d, free_cores(base.host_cores, taken), other))
+    cf1 = float(laws.contention_factor(k1, d, free_cores(new.host_cores, taken), other))
     cpu_f = laws.compute_factor(base.cpu_speed, new.cpu_speed) * cf1 / cf0
     gc_f = cpu_f * laws.gc_factor(base.memory_bytes, new.memory_bytes)
     disk_f = float(
@@ -129,6 +157,7 @@ def stage_times(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> Sta
             laws.io_streams(k0, work.network_share),
             laws.io_streams(k1, work.network_share),
         )
+        * laws.remote_share_factor(base.hosts, new.hosts)
     )
     spill = _spill_ms(work, base, new, k0, k1) * disk_f
     out = np.empty_like(c)
@@ -144,20 +173,34 @@ def stage_times(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> Sta
 
 
 def all_stage_times(
-    works: Sequence[StageWork], base: ClusterConfig, new: ClusterConfig
+    works: Sequence[StageWork],
+    base: ClusterConfig,
+    new: ClusterConfig,
+    cache: StageTimesCache | None = None,
 ) -> list[StageTimes]:
     """`stage_times` of every stage: the laws' factors for all stages in one array pass,
     then one multiplication per stage (the same numbers, without ~20 scalar numpy calls
-    per stage per replay)."""
+    per stage per replay). With a ``cache``, a stage whose inputs it has seen is not
+    computed again."""
     if not works:
         return []
+    if cache is not None:
+        cache.prepare(works, base)
+        totals: Sequence[tuple[float, float] | None] = cache.totals
+    else:
+        totals = [None] * len(works)
     k0 = np.array([w.concurrency for w in works], dtype=np.float64)
-    k1 = np.array([expected_concurrency(w, base, new) for w in works], dtype=np.float64)
+    k1 = np.array(
+        [expected_concurrency(w, base, new, t) for w, t in zip(works, totals, strict=True)],
+        dtype=np.float64,
+    )
     demand = np.array([w.cpu_demand for w in works], dtype=np.float64)
     disk_share = np.array([w.disk_share for w in works], dtype=np.float64)
     net_share = np.array([w.network_share for w in works], dtype=np.float64)
-    cf0 = laws.contention_factor(k0, demand, base.host_cores)
-    cf1 = laws.contention_factor(k1, demand, new.host_cores)
+    other = np.array([w.other_cores for w in works], dtype=np.float64)
+    taken = np.array([w.taken_cores for w in works], dtype=np.float64)
+    cf0 = laws.contention_factor(k0, demand, free_cores(base.host_cores, taken), other)
+    cf1 = laws.contention_factor(k1, demand, free_cores(new.host_cores, taken), other)
     cpu_f = laws.compute_factor(base.cpu_speed, new.cpu_speed) * cf1 / cf0
     gc_f = cpu_f * laws.gc_factor(base.memory_bytes, new.memory_bytes)
     disk_f = laws.bandwidth_factor(
@@ -171,7 +214,7 @@ def all_stage_times(
         new.net_bw,
         laws.io_streams(k0, net_share),
         laws.io_streams(k1, net_share),
-    )
+    ) * laws.remote_share_factor(base.hosts, new.hosts)
     factors = np.ones((len(works), len(COMPONENTS)), dtype=np.float64)
     factors[:, CPU] = cpu_f
     factors[:, CPU_OTHER] = cpu_f
@@ -180,12 +223,29 @@ def all_stage_times(
     factors[:, DISK] = disk_f
     out_list: list[StageTimes] = []
     k0s, k1s, disk_fs = k0.tolist(), k1.tolist(), disk_f.tolist()
+    cpu_fs, gc_fs, net_fs = cpu_f.tolist(), gc_f.tolist(), net_f.tolist()
     for i, work in enumerate(works):
+        key = None
+        if cache is not None:
+            f = [cpu_fs[i], gc_fs[i], disk_fs[i], net_fs[i]]
+            key = cache.key(i, work, new, k0s[i], k1s[i], f)
+        hit = cache.get(key) if cache is not None and key is not None else None
+        if hit is not None:
+            out_list.append(hit)
+            continue
         out = work.components * factors[i][:, None]
-        out[SPILL] = _spill_ms(work, base, new, k0s[i], k1s[i]) * disk_fs[i]
-        out_list.append(
-            StageTimes(durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1s[i])
+        if cache is not None and cache.spill_free(key):
+            out[SPILL] = 0.0  # what `_spill_ms` × the disk factor gives here (`spill_free`)
+        else:
+            ws = cache.working_sets[i] if cache is not None else None
+            out[SPILL] = _spill_ms(work, base, new, k0s[i], k1s[i], ws) * disk_fs[i]
+        times = StageTimes(
+            durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1s[i]
         )
+        if cache is not None:
+            times.key = key
+            cache.put(key, times)
+        out_list.append(times)
     return out_list
 
 
@@ -208,19 +268,26 @@ def working_set(work: StageWork) -> FloatArray:
 
 
 def _spill_ms(
-    work: StageWork, base: ClusterConfig, new: ClusterConfig, k0: float, k1: float
+    work: StageWork,
+    base: ClusterConfig,
+    new: ClusterConfig,
+    k0: float,
+    k1: float,
+    ws: FloatArray | None = None,
 ) -> FloatArray:
     """Spill time under new memory, by the reversed roofline on each task's working set.
 
     A task's share of execution memory is the executor's usable memory divided by the
     tasks running in it. Where the baseline spilled, the memory it actually had is
     inferred as (working set − spilled bytes), so the baseline reproduces exactly and
-    the what-if moves along the line from there.
+    the what-if moves along the line from there. ``ws``: the stage's `working_set`, where
+    the caller keeps it.
     """
     base_spill = work.components[SPILL]
     if base.memory_bytes == new.memory_bytes and k0 == k1:
         return base_spill
-    ws = working_set(work)
+    if ws is None:
+        ws = working_set(work)
     per_exec0 = max(1.0, k0 / base.executors_per_host)
     per_exec1 = max(1.0, k1 / new.executors_per_host)
     a0 = laws.usable_memory(base.memory_bytes) / per_exec0

@@ -9,17 +9,28 @@ followed, so driver time between jobs is kept and concurrent jobs overlap as the
 Speed matters (sweeps replay a profile many times; target ≥ 500k tasks/s): the event heap
 holds only milestones (a few per stage); tasks are placed by a tight loop over a list of
 floats with `heapq.heapreplace` on a heap of slot free-times (plain floats; (free-time,
-gone-at) pairs only when executors leave), with no per-task objects of our own.
+gone-at) pairs only when executors leave), with no per-task objects of our own. Where
+the C build of that loop (`perfmodel.simulate._placement`, built at install) is present,
+slots that never leave are placed by it instead, ~25× faster and with the same numbers
+(the same additions on the same values; see `_placement.c`).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from perfmodel.simulate.workload import STAGE_COMPLETE, STAGE_READY, Workload
+
+try:
+    from perfmodel.simulate._placement import place as _place_c
+except ImportError:  # not built (e.g. a checkout without `pip install -e .`): pure Python
+    _place_c = None
 
 
 class ReplayError(RuntimeError):
@@ -37,9 +48,11 @@ class Timeline:
 
 
 def run_schedule(
-    workload: Workload, durations: list[list[float]], slots: int | Sequence[tuple[float, float]]
+    workload: Workload,
+    durations: Sequence[Sequence[float]],
+    slots: int | Sequence[tuple[float, float]],
 ) -> Timeline:
-    """Replay the workload with the given per-stage task durations.
+    """Replay the workload with the given per-stage task durations (lists or float arrays).
 
     ``slots`` is a count (slots available throughout) or one ``(available_from, gone_at)``
     pair per slot (ms since application start): executors that arrive late or are lost
@@ -48,6 +61,19 @@ def run_schedule(
     plan = [(0.0, math.inf)] * slots if isinstance(slots, int) else list(slots)
     if not plan:
         raise ValueError("at least one task slot is needed")
+    inf = math.inf
+    # Slots that never go away need no gone-at time: a heap of plain floats is faster.
+    mortal = any(gone < inf for _, gone in plan)
+    arrays = _ordered_arrays(durations) if not mortal and _place_c is not None else None
+    if arrays is not None:
+        durations = arrays
+        slot_free: Sequence = array("d", sorted(p[0] for p in plan))  # sorted: a heap
+        place = _place_c
+    else:
+        durations = [d.tolist() if isinstance(d, np.ndarray) else d for d in durations]
+        slot_free = [p if mortal else p[0] for p in plan]
+        heapq.heapify(slot_free)
+        place = _place_mortal if mortal else _place
     ms = workload.milestones
     n_ms = len(ms)
     n_stages = len(workload.stages)
@@ -80,7 +106,7 @@ def run_schedule(
         if kind == STAGE_READY:
             s = ms[m].ref
             stage_ready[s] = t
-            if durations[s]:
+            if len(durations[s]):
                 heappush(ready, (priorities[s], s))
             else:
                 heappush(events, (t + tails[s], complete_of[s]))
@@ -96,13 +122,6 @@ def run_schedule(
     for i, m in enumerate(ms):
         if remaining[i] == 0:
             heappush(events, (m.lag_ms, i))
-    inf = math.inf
-    # Slots that never go away need no gone-at time: a heap of plain floats is faster.
-    mortal = any(gone < inf for _, gone in plan)
-    slot_free: list = [p if mortal else p[0] for p in plan]
-    heapq.heapify(slot_free)
-    place = _place_mortal if mortal else _place
-
     while True:
         if ready:
             if not slot_free:
@@ -132,6 +151,21 @@ def run_schedule(
     return Timeline(
         end_ms=end, stage_ready_ms=stage_ready, stage_complete_ms=stage_done, milestone_ms=fired
     )
+
+
+def native_placement() -> bool:
+    """Whether replays place tasks with the C loop (~25× the pure-Python one's speed)."""
+    return _place_c is not None
+
+
+def _ordered_arrays(durations: Sequence[Sequence[float]]) -> list[np.ndarray] | None:
+    """The durations as contiguous float arrays for the C loop, or None where one is NaN:
+    NaN is unordered, so only Python's own heap reproduces what Python's heap does with it."""
+    arrays = [np.ascontiguousarray(d, dtype=np.float64) for d in durations]
+    # A sum is NaN if a term is (or if +inf meets -inf: then the exact test decides).
+    with np.errstate(invalid="ignore", over="ignore"):
+        suspect = any(math.isnan(float(a.sum())) for a in arrays)
+    return None if suspect and any(np.isnan(a).any() for a in arrays) else arrays
 
 
 def _place(

@@ -33,6 +33,8 @@ class TaskSpec:
     peak_memory: int = 0
     memory_spill: int = 0
     disk_spill: int = 0
+    remote_read: int = 0
+    """Shuffle bytes fetched from other hosts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +119,8 @@ def build_synthetic(
                             peak_execution_memory=t.peak_memory,
                             memory_spill_bytes=t.memory_spill,
                             disk_spill_bytes=t.disk_spill,
+                            shuffle_remote_read_bytes=t.remote_read,
+                            shuffle_read_bytes=t.remote_read,
                         ),
                     )
                 )

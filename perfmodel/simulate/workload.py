@@ -7,22 +7,7 @@ component, one column per task in launch order), and the driver's timeline is tu
 each firing a fixed observed lag after its prerequisites. The replay then only rescales
 arrays and runs the scheduler; it never touches a `TaskRun` again.
 
-How a task's time is split (the measured/inferred combination documented in
-docs/predict.md):
-
-* measured components come straight from task metrics via `decompose_task`: CPU time
-  (``cpu``), GC pauses (``gc``), shuffle fetch wait (``network``), shuffle write blocking
-  (``disk``) and launch/result overheads (``scheduling``);
-* the *unattributed* rest is split by the stage's resource vector when one is given:
-  each resource gets the part of its vector share not already covered by measured time
-  (its deficit), so measured time is never overridden; names other than cpu, disk,
-  network and memory go to ``other``, which no law changes; the disk part is bounded by
-  what the task's spilled, read and written bytes explain, beyond that it is CPU;
-* without a vector, spill I/O (``spill``: spilled bytes written and read back at the
-  host's per-task disk rate) and input/output I/O (``disk``) are estimated from bytes,
-  capped at the unattributed time, and the remainder counts as CPU outside the task
-  thread (``cpu_other``: PySpark's Python workers, (de)serialisation), which is what
-  unattributed time mostly is in practice. The estimate is visible as its own component.
+How a task's time is split into components is `perfmodel.simulate.stage_work`.
 """
 
 from __future__ import annotations
@@ -39,64 +24,20 @@ from perfmodel.dag.concurrency import task_concurrency
 from perfmodel.dag.decomposition import TaskDecompositions, decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
 from perfmodel.dag.resources import ResourceVector
-from perfmodel.dag.segments import segment_sums
 from perfmodel.dag.tasks import TaskTable
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
-from perfmodel.simulate.laws import FloatArray
-
-COMPONENTS: tuple[str, ...] = (
-    "cpu",
-    "cpu_other",
-    "gc",
-    "network",
-    "disk",
-    "spill",
-    "scheduling",
-    "other",
+from perfmodel.simulate.stage_work import StageWork, stage_works
+from perfmodel.simulate.thread_demand import (
+    StageThreadCpu,
+    measure_stages,
+    other_load,
+    thread_cpu_note,
+    waited_note,
 )
-"""Rows of `StageWork.components`, in this order."""
-CPU, CPU_OTHER, GC, NETWORK, DISK, SPILL, SCHEDULING, OTHER = range(len(COMPONENTS))
 
 # Milestone kinds.
 APP_START, JOB_SUBMIT, STAGE_READY, STAGE_COMPLETE, JOB_COMPLETE, APP_END = range(6)
-
-
-@dataclass(slots=True)
-class StageWork:
-    """One stage attempt, ready to be rescaled and scheduled."""
-
-    key: StageKey
-    name: str
-    priority: tuple[int, int]
-    """FIFO order: (first job id, stage id), as Spark's default scheduler orders stages."""
-    components: FloatArray
-    """Milliseconds, shape (len(COMPONENTS), n_tasks); columns in launch order."""
-    peak_memory: FloatArray
-    """Per task: execution memory it held at peak (bytes)."""
-    memory_spill: FloatArray
-    """Per task: in-memory size of the data it spilled (bytes)."""
-    disk_spill: FloatArray
-    """Per task: on-disk size of the data it spilled (bytes)."""
-    read_bytes: FloatArray
-    """Per task: bytes it read (input plus shuffle), as stored (serialised, compressed)."""
-    concurrency: float
-    """Baseline: mean number of tasks running on the same host while these ran (≥ 1)."""
-    cpu_demand: float
-    """Cores one running task keeps busy when it has the host to itself: measured from the
-    host's CPU use where the profile has it, else CPU-like components ÷ run time."""
-    disk_share: float
-    network_share: float
-    observed_ms: float
-    ready_milestone: int
-    complete_milestone: int
-    tail_ms: float
-    """Observed gap from the last task's end to the stage's completion."""
-    vector: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def n_tasks(self) -> int:
-        return int(self.components.shape[1])
 
 
 @dataclass(slots=True)
@@ -125,6 +66,8 @@ class Workload:
     """Observed executors as (added, removed or inf, cores), ms since start; empty when
     the log has none (local mode, old logs)."""
     notes: list[str] = field(default_factory=list)
+    thread_cpu: dict[StageKey, StageThreadCpu] = field(default_factory=dict)
+    """Stages whose CPU demand came from measured per-thread CPU, and what was measured."""
 
     @property
     def n_tasks(self) -> int:
@@ -141,7 +84,7 @@ def compile_workload(
 
     ``demands``: cores per task estimated from a bare log (`perfmodel.embed.bare_demand`),
     used for stages whose demand the profile did not measure and no code vector sets."""
-    tasks = _AppTasks.of(profile)
+    tasks = AppTasks.of(profile)
     start = _start_ms(profile, tasks)
     end = _end_ms(profile, start, tasks)
     notes: list[str] = []
@@ -153,10 +96,14 @@ def compile_workload(
     concurrency = task_concurrency(tasks.table)
     stage_list = _replayed_stages(profile, tasks)
     measured = _measured_cpu(profile, baseline, stage_list)
-    if measured:
+    threaded = _thread_cpu(profile, tasks, stage_list)
+    if threaded:
+        notes.append(thread_cpu_note(threaded))
+    if set(measured) - set(threaded):
         notes.append(
-            f"CPU demand per task measured from the host's CPU use for {len(measured)} "
-            "stage(s) (Python workers and JVM threads included)"
+            f"CPU demand per task measured from the host's CPU use for "
+            f"{len(set(measured) - set(threaded))} stage(s) (Python workers and JVM threads "
+            "included)"
         )
     milestones: list[Milestone] = [Milestone(APP_START, -1, [], 0.0, 0.0)]
     job_submit: dict[int, int] = {}
@@ -180,12 +127,18 @@ def compile_workload(
         if jid is not None:
             per_job_stages[jid].append(i)
         stage_index[stage.key] = i
-    works = _stage_works(stage_list, owners, tasks, baseline, concurrency, vectors, measured)
-    if demands:
-        for stage, work in zip(stage_list, works, strict=True):
-            estimated = demands.get(stage.key)
-            if estimated is not None and stage.key not in measured and not work.vector:
-                work.cpu_demand = estimated
+    works = stage_works(stage_list, owners, tasks, baseline, concurrency, vectors, measured)
+    for stage, work in zip(stage_list, works, strict=True):
+        thread_measured = threaded.get(stage.key)
+        if thread_measured is not None:
+            work.cpu_demand = thread_measured.demand
+            work.other_cores, work.taken_cores = other_load(
+                thread_measured, work.concurrency, baseline.host_cores
+            )
+            continue
+        estimated = demands.get(stage.key) if demands else None
+        if estimated is not None and stage.key not in measured and not work.vector:
+            work.cpu_demand = estimated
 
     for job in jobs:
         t_submit = float(job.submit_ms) - start
@@ -274,13 +227,9 @@ def compile_workload(
         milestones=milestones,
         end_milestone=end_m,
         executors=_executor_timeline(profile, baseline, start),
-        notes=notes,
+        notes=notes + waited_note([w.other_cores for w in works], [w.taken_cores for w in works]),
+        thread_cpu=threaded,
     )
-
-
-SATURATED = 0.85
-"""Host utilisation above which tasks are taken to have been CPU-starved: their measured
-cores per task is then a lower bound of what they would use alone."""
 
 
 def _measured_cpu(
@@ -297,19 +246,17 @@ def _measured_cpu(
     return stage_cpu(usage, baseline.host_cores, {s.key: _finished_runs(s) for s in stages})
 
 
-def measured_demand(cpu: StageCpu, thread_cpu_ms: float) -> float:
-    """Cores a task of the stage would keep busy alone, from what the host measured.
-
-    Below saturation the measured cores per task is the demand. On a saturated host it is
-    only a lower bound; the task is then taken as two pipelined lanes — its thread (CPU time
-    from task metrics) and everything else it caused (a Python worker, GC and JIT threads) —
-    which alone run side by side, so the longer lane bounds its time.
-    """
-    observed = cpu.cores_per_task
-    if cpu.utilisation < SATURATED or cpu.cpu_ms <= 0:
-        return observed
-    longest = max(thread_cpu_ms, cpu.cpu_ms - thread_cpu_ms)  # ≥ cpu_ms / 2 > 0
-    return max(observed, cpu.cpu_ms / longest)
+def _thread_cpu(
+    profile: ApplicationProfile, tasks: AppTasks, stages: list[StageNode]
+) -> dict[StageKey, StageThreadCpu]:
+    """Per stage, its CPU measured per thread (bundles recorded with it; any mode: each
+    executor's own threads were read)."""
+    if profile.thread_cpu is None or not stages:
+        return {}
+    found = measure_stages(
+        profile.thread_cpu, tasks.table, tasks.parts, [tasks.finished_rows(s) for s in stages]
+    )
+    return {s.key: m for s, m in zip(stages, found, strict=True) if m is not None}
 
 
 def _executor_timeline(
@@ -329,7 +276,7 @@ def _executor_timeline(
 
 
 @dataclass(slots=True)
-class _AppTasks:
+class AppTasks:
     """The application's tasks as one table, decomposed once, with each stage's rows and
     the per-stage figures the compiler needs, computed for all stages at once (a many-job
     log has thousands of stages of a few tasks: a dozen numpy calls per stage was most of
@@ -350,7 +297,7 @@ class _AppTasks:
     finished_bounds: tuple[np.ndarray, np.ndarray]
 
     @classmethod
-    def of(cls, profile: ApplicationProfile) -> _AppTasks:
+    def of(cls, profile: ApplicationProfile) -> AppTasks:
         table = profile.task_table()
         rows: dict[StageKey, tuple[int, int]] = {}
         position: dict[StageKey, int] = {}
@@ -415,7 +362,7 @@ class _AppTasks:
         return not math.isnan(self.last_finish[self.position[stage.key]])
 
 
-def _start_ms(profile: ApplicationProfile, tasks: _AppTasks) -> float:
+def _start_ms(profile: ApplicationProfile, tasks: AppTasks) -> float:
     if profile.start_ms is not None:
         return float(profile.start_ms)
     launch = tasks.table.col("launch_ms")
@@ -424,7 +371,7 @@ def _start_ms(profile: ApplicationProfile, tasks: _AppTasks) -> float:
     return float(min(times)) if times else 0.0
 
 
-def _end_ms(profile: ApplicationProfile, start: float, tasks: _AppTasks) -> float:
+def _end_ms(profile: ApplicationProfile, start: float, tasks: AppTasks) -> float:
     if profile.end_ms is not None:
         return float(profile.end_ms)
     times: list[float] = [start]
@@ -436,26 +383,26 @@ def _end_ms(profile: ApplicationProfile, start: float, tasks: _AppTasks) -> floa
     return float(max(times))
 
 
-def _replayed_stages(profile: ApplicationProfile, tasks: _AppTasks) -> list[StageNode]:
+def _replayed_stages(profile: ApplicationProfile, tasks: AppTasks) -> list[StageNode]:
     """Stage attempts that ran, in submission order (skipped stages ran nothing)."""
     ran = [s for s in profile.stages.values() if s.submit_ms is not None or tasks.any_ended(s)]
     return sorted(ran, key=lambda s: (_submit_of(s, tasks), s.stage_id, s.attempt))
 
 
-def _submit_of(stage: StageNode, tasks: _AppTasks) -> float:
+def _submit_of(stage: StageNode, tasks: AppTasks) -> float:
     if stage.submit_ms is not None:
         return float(stage.submit_ms)
     return tasks.first_launch[tasks.position[stage.key]]
 
 
-def _stage_end(stage: StageNode, start: float, tasks: _AppTasks) -> float:
+def _stage_end(stage: StageNode, start: float, tasks: AppTasks) -> float:
     if stage.complete_ms is not None:
         return float(stage.complete_ms) - start
     last = _last_task_end(stage, start, tasks)
     return last if last is not None else _submit_of(stage, tasks) - start
 
 
-def _last_task_end(stage: StageNode, start: float, tasks: _AppTasks) -> float | None:
+def _last_task_end(stage: StageNode, start: float, tasks: AppTasks) -> float | None:
     last = tasks.last_finish[tasks.position[stage.key]]
     return None if math.isnan(last) else last - start
 
@@ -484,160 +431,3 @@ def _finished_runs(stage: StageNode) -> list[TaskRun]:
     tasks = [t for t in stage.tasks if t.finish_ms is not None]
     tasks.sort(key=lambda t: (t.launch_ms, t.index, t.attempt))
     return tasks
-
-
-def _stage_works(
-    stages: list[StageNode],
-    owners: list[int | None],
-    tasks: _AppTasks,
-    baseline: ClusterConfig,
-    concurrency: np.ndarray,
-    vectors: Mapping[StageKey, ResourceVector] | None,
-    measured: Mapping[StageKey, StageCpu],
-) -> list[StageWork]:
-    """Every replayed stage's `StageWork`, computed as application-wide arrays (one column
-    per ended task attempt, stage after stage) and handed to each stage as views of its
-    columns: the same figures, to the last bit, as the per-stage loop this replaced, which
-    spent ~30 numpy calls on each of a many-job log's thousands of small stages."""
-    positions = [tasks.position[s.key] for s in stages]
-    f_starts, f_counts = tasks.finished_bounds
-    counts = f_counts[positions] if positions else np.zeros(0, dtype=np.int64)
-    rows = (
-        np.concatenate([tasks.finished_rows(s) for s in stages])
-        if stages
-        else np.zeros(0, dtype=np.int64)
-    )
-    rows = rows.astype(np.int64, copy=False)
-    starts = (np.cumsum(counts) - counts).astype(np.int64)
-    n = len(rows)
-    parts = tasks.parts
-    t = tasks.table
-    comp = np.zeros((len(COMPONENTS), n), dtype=np.float64)
-    comp[CPU] = parts.cpu[rows]
-    comp[GC] = parts.gc[rows]
-    comp[NETWORK] = parts.network[rows]
-    comp[DISK] = parts.disk[rows]
-    comp[SCHEDULING] = parts.scheduling[rows]
-    unattributed = parts.unattributed[rows]
-    input_bytes = t.col("input_bytes")[rows]
-    io_bytes = (input_bytes + t.col("output_bytes")[rows]).astype(np.float64)
-    peak = t.col("peak_execution_memory")[rows].astype(np.float64)
-    mem_spill = t.col("memory_spill_bytes")[rows].astype(np.float64)
-    disk_spill = t.col("disk_spill_bytes")[rows].astype(np.float64)
-    read = (input_bytes + t.col("shuffle_read_bytes")[rows]).astype(np.float64)
-    k = concurrency[rows]
-    wall = comp.sum(axis=0) + unattributed
-    # A one-task stage's (8, 1) matrix was summed as one contiguous run of 8 (pairwise, in
-    # numpy), not row after row: the same here, so its figures stay the same to the bit.
-    single = starts[counts == 1]
-    if single.size:
-        wall[single] = np.ascontiguousarray(comp[:, single].T).sum(axis=1) + unattributed[single]
-    wall_sum = segment_sums(wall, starts, counts)
-    k_weighted = segment_sums(k * wall, starts, counts)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k_stage = np.where((counts > 0) & (wall_sum > 0), k_weighted / wall_sum, 1.0)
-    # Bytes → time at the per-task share of the host's disk bandwidth (ms per byte).
-    ms_per_byte = 1000.0 * np.maximum(1.0, k_stage) / baseline.disk_bw
-    stage_vectors = [vectors.get(s.key) if vectors else None for s in stages]
-    split = [v is not None and bool(v.shares) for v in stage_vectors]
-    per_row = np.repeat(ms_per_byte, counts)
-    by_bytes = np.repeat(~np.array(split, dtype=bool), counts) if stages else np.ones(0, bool)
-    spill = np.minimum(unattributed, disk_spill * 2 * per_row)
-    rest = unattributed - spill
-    io = np.minimum(rest, io_bytes * per_row)
-    comp[SPILL] = np.where(by_bytes, spill, 0.0)
-    comp[DISK] += np.where(by_bytes, io, 0.0)
-    comp[CPU_OTHER] = np.where(by_bytes, rest - io, 0.0)
-    bounds = list(zip(starts.tolist(), (starts + counts).tolist(), strict=True))
-    for i, vector in enumerate(stage_vectors):
-        if split[i]:
-            lo, hi = bounds[i]
-            # Code says which resource; bytes bound how much of it can be I/O.
-            caps = (disk_spill[lo:hi] * 2 * per_row[lo:hi], io_bytes[lo:hi] * per_row[lo:hi])
-            _split_by_vector(comp[:, lo:hi], unattributed[lo:hi], vector, caps)  # type: ignore[arg-type]
-    sums = {c: segment_sums(comp[c], starts, counts) for c in range(len(COMPONENTS))}
-    cpu_like = (sums[CPU] + sums[CPU_OTHER] + sums[GC]).tolist()
-    run_total = (wall_sum - sums[SCHEDULING]).tolist()
-    cpu_sum = sums[CPU].tolist()
-    disk_sum = (sums[DISK] + sums[SPILL]).tolist()
-    network_sum = sums[NETWORK].tolist()
-    totals = wall_sum.tolist()
-    k_list = k_stage.tolist()
-    works: list[StageWork] = []
-    for i, stage in enumerate(stages):
-        lo, hi = bounds[i]
-        total = totals[i]
-        stage_measured = measured.get(stage.key)
-        if stage_measured is not None:
-            demand = measured_demand(stage_measured, cpu_sum[i])
-        else:
-            demand = cpu_like[i] / run_total[i] if run_total[i] > 0 else 0.0
-        vector = stage_vectors[i]
-        job_id = owners[i]
-        works.append(
-            StageWork(
-                key=stage.key,
-                name=stage.name,
-                priority=(job_id if job_id is not None else 1 << 30, stage.stage_id),
-                components=comp[:, lo:hi],
-                peak_memory=peak[lo:hi],
-                memory_spill=mem_spill[lo:hi],
-                disk_spill=disk_spill[lo:hi],
-                read_bytes=read[lo:hi],
-                concurrency=k_list[i],
-                cpu_demand=demand,
-                disk_share=disk_sum[i] / total if total > 0 else 0.0,
-                network_share=network_sum[i] / total if total > 0 else 0.0,
-                observed_ms=stage.duration_ms,
-                ready_milestone=-1,
-                complete_milestone=-1,
-                tail_ms=0.0,
-                vector=dict(vector.shares) if vector is not None else {},
-            )
-        )
-    return works
-
-
-def _split_by_vector(
-    comp: np.ndarray,
-    unattributed: np.ndarray,
-    vector: ResourceVector,
-    disk_caps: tuple[np.ndarray, np.ndarray] | None = None,
-) -> None:
-    """Give each resource the unattributed time its vector share still lacks (its deficit).
-
-    ``disk_caps``: per task, the most spill and input/output disk time its bytes explain (at
-    the per-task disk rate). The disk part is spill first (so the memory law still sees it),
-    then input/output; beyond both it is CPU outside the task thread, as without a vector.
-    Code tells what a frame does, not how many bytes reached a device: a read from the page
-    cache runs the same code as one from the disk.
-    """
-    run = comp[[CPU, GC, NETWORK, DISK]].sum(axis=0) + unattributed
-    measured = {
-        "cpu": comp[CPU],
-        "network": comp[NETWORK],
-        "disk": comp[DISK],
-        "memory": comp[GC],
-    }
-    rows = {"cpu": CPU_OTHER, "network": NETWORK, "disk": DISK, "memory": SPILL}
-    deficits: dict[str, np.ndarray] = {}
-    for name, share in vector.shares.items():
-        have = measured.get(name, 0.0)
-        deficits[name] = np.maximum(0.0, share * run - have)
-    total = sum(deficits.values())
-    if isinstance(total, float) or not np.any(total > 0):
-        weights = {name: np.full_like(run, share) for name, share in vector.shares.items()}
-        total = sum(weights.values())
-    else:
-        weights = deficits
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for name, w in weights.items():
-            part = np.where(total > 0, unattributed * w / total, 0.0)
-            if name == "disk" and disk_caps is not None:
-                spill = np.minimum(part, disk_caps[0])
-                io = np.minimum(part - spill, disk_caps[1])
-                comp[SPILL] += spill
-                comp[DISK] += io
-                comp[CPU_OTHER] += part - spill - io
-                continue
-            comp[rows.get(name, OTHER)] += part

@@ -1,0 +1,291 @@
+"""How each finished task's time is split into resource components: a stage's `StageWork`.
+
+The measured/inferred combination documented in docs/predict.md:
+
+* measured components come straight from task metrics via `decompose_task`: CPU time
+  (``cpu``), GC pauses (``gc``), shuffle fetch wait (``network``), shuffle write blocking
+  (``disk``) and launch/result overheads (``scheduling``);
+* the *unattributed* rest is split by the stage's resource vector when one is given:
+  each resource gets the part of its vector share not already covered by measured time
+  (its deficit), so measured time is never overridden; names other than cpu, disk,
+  network and memory go to ``other``, which no law changes; the disk part is bounded by
+  what the task's spilled, read and written bytes explain, the network part by its remote
+  shuffle bytes, beyond that it is CPU;
+* without a vector, spill I/O (``spill``: spilled bytes written and read back at the
+  host's per-task disk rate) and input/output I/O (``disk``) are estimated from bytes,
+  capped at the unattributed time, and the remainder counts as CPU outside the task
+  thread (``cpu_other``: PySpark's Python workers, (de)serialisation), which is what
+  unattributed time mostly is in practice. The estimate is visible as its own component.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from perfmodel.dag.model import StageKey, StageNode
+from perfmodel.dag.resources import ResourceVector
+from perfmodel.dag.segments import segment_sums
+from perfmodel.simulate.config import ClusterConfig
+from perfmodel.simulate.host_usage import StageCpu
+from perfmodel.simulate.laws import FloatArray
+
+if TYPE_CHECKING:
+    from perfmodel.simulate.workload import AppTasks
+
+COMPONENTS: tuple[str, ...] = (
+    "cpu",
+    "cpu_other",
+    "gc",
+    "network",
+    "disk",
+    "spill",
+    "scheduling",
+    "other",
+)
+"""Rows of `StageWork.components`, in this order."""
+CPU, CPU_OTHER, GC, NETWORK, DISK, SPILL, SCHEDULING, OTHER = range(len(COMPONENTS))
+
+
+@dataclass(slots=True)
+class StageWork:
+    """One stage attempt, ready to be rescaled and scheduled."""
+
+    key: StageKey
+    name: str
+    priority: tuple[int, int]
+    """FIFO order: (first job id, stage id), as Spark's default scheduler orders stages."""
+    components: FloatArray
+    """Milliseconds, shape (len(COMPONENTS), n_tasks); columns in launch order."""
+    peak_memory: FloatArray
+    """Per task: execution memory it held at peak (bytes)."""
+    memory_spill: FloatArray
+    """Per task: in-memory size of the data it spilled (bytes)."""
+    disk_spill: FloatArray
+    """Per task: on-disk size of the data it spilled (bytes)."""
+    read_bytes: FloatArray
+    """Per task: bytes it read (input plus shuffle), as stored (serialised, compressed)."""
+    concurrency: float
+    """Baseline: mean number of tasks running on the same host while these ran (≥ 1)."""
+    cpu_demand: float
+    """Cores one running task keeps busy when it has the host to itself: measured from the
+    host's CPU use where the profile has it, else CPU-like components ÷ run time."""
+    disk_share: float
+    network_share: float
+    observed_ms: float
+    ready_milestone: int
+    complete_milestone: int
+    tail_ms: float
+    """Observed gap from the last task's end to the stage's completion."""
+    vector: dict[str, float] = field(default_factory=dict)
+    other_cores: float = 0.0
+    """Cores other load on the host (other processes, the JVM's GC, JIT and other threads)
+    asked for beside the stage's tasks, where measured per-thread CPU shows the tasks waited
+    for cores: what makes their observed slowdown (`laws.contention_factor`); kept on the
+    target. 0 where nothing was measured or they did not wait."""
+    taken_cores: float = 0.0
+    """Cores load of a higher priority than the application's took on the host while the
+    stage's tasks waited (it takes, rather than shares: `rescale.free_cores`); kept on the
+    target. 0 where not measured, where they did not wait, or the application was not
+    niced."""
+
+    @property
+    def n_tasks(self) -> int:
+        return int(self.components.shape[1])
+
+
+SATURATED = 0.85
+"""Host utilisation above which tasks are taken to have been CPU-starved: their measured
+cores per task is then a lower bound of what they would use alone."""
+
+
+def measured_demand(cpu: StageCpu, thread_cpu_ms: float) -> float:
+    """Cores a task of the stage would keep busy alone, from what the host measured.
+
+    Below saturation the measured cores per task is the demand. On a saturated host it is
+    only a lower bound; the task is then taken as two pipelined lanes — its thread (CPU time
+    from task metrics) and everything else it caused (a Python worker, GC and JIT threads) —
+    which alone run side by side, so the longer lane bounds its time.
+    """
+    observed = cpu.cores_per_task
+    if cpu.utilisation < SATURATED or cpu.cpu_ms <= 0:
+        return observed
+    longest = max(thread_cpu_ms, cpu.cpu_ms - thread_cpu_ms)  # ≥ cpu_ms / 2 > 0
+    return max(observed, cpu.cpu_ms / longest)
+
+
+def stage_works(
+    stages: list[StageNode],
+    owners: list[int | None],
+    tasks: AppTasks,
+    baseline: ClusterConfig,
+    concurrency: np.ndarray,
+    vectors: Mapping[StageKey, ResourceVector] | None,
+    measured: Mapping[StageKey, StageCpu],
+) -> list[StageWork]:
+    """Every replayed stage's `StageWork`, computed as application-wide arrays (one column
+    per ended task attempt, stage after stage) and handed to each stage as views of its
+    columns: the same figures, to the last bit, as the per-stage loop this replaced, which
+    spent ~30 numpy calls on each of a many-job log's thousands of small stages."""
+    positions = [tasks.position[s.key] for s in stages]
+    f_starts, f_counts = tasks.finished_bounds
+    counts = f_counts[positions] if positions else np.zeros(0, dtype=np.int64)
+    rows = (
+        np.concatenate([tasks.finished_rows(s) for s in stages])
+        if stages
+        else np.zeros(0, dtype=np.int64)
+    )
+    rows = rows.astype(np.int64, copy=False)
+    starts = (np.cumsum(counts) - counts).astype(np.int64)
+    n = len(rows)
+    parts = tasks.parts
+    t = tasks.table
+    comp = np.zeros((len(COMPONENTS), n), dtype=np.float64)
+    comp[CPU] = parts.cpu[rows]
+    comp[GC] = parts.gc[rows]
+    comp[NETWORK] = parts.network[rows]
+    comp[DISK] = parts.disk[rows]
+    comp[SCHEDULING] = parts.scheduling[rows]
+    unattributed = parts.unattributed[rows]
+    input_bytes = t.col("input_bytes")[rows]
+    io_bytes = (input_bytes + t.col("output_bytes")[rows]).astype(np.float64)
+    peak = t.col("peak_execution_memory")[rows].astype(np.float64)
+    mem_spill = t.col("memory_spill_bytes")[rows].astype(np.float64)
+    disk_spill = t.col("disk_spill_bytes")[rows].astype(np.float64)
+    read = (input_bytes + t.col("shuffle_read_bytes")[rows]).astype(np.float64)
+    remote = t.col("shuffle_remote_read_bytes")[rows].astype(np.float64)
+    k = concurrency[rows]
+    wall = comp.sum(axis=0) + unattributed
+    # A one-task stage's (8, 1) matrix was summed as one contiguous run of 8 (pairwise, in
+    # numpy), not row after row: the same here, so its figures stay the same to the bit.
+    single = starts[counts == 1]
+    if single.size:
+        wall[single] = np.ascontiguousarray(comp[:, single].T).sum(axis=1) + unattributed[single]
+    wall_sum = segment_sums(wall, starts, counts)
+    k_weighted = segment_sums(k * wall, starts, counts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k_stage = np.where((counts > 0) & (wall_sum > 0), k_weighted / wall_sum, 1.0)
+    # Bytes → time at the per-task share of the host's disk bandwidth (ms per byte).
+    ms_per_byte = 1000.0 * np.maximum(1.0, k_stage) / baseline.disk_bw
+    net_ms_per_byte = 1000.0 * np.maximum(1.0, k_stage) / baseline.net_bw
+    stage_vectors = [vectors.get(s.key) if vectors else None for s in stages]
+    split = [v is not None and bool(v.shares) for v in stage_vectors]
+    per_row = np.repeat(ms_per_byte, counts)
+    net_per_row = np.repeat(net_ms_per_byte, counts)
+    by_bytes = np.repeat(~np.array(split, dtype=bool), counts) if stages else np.ones(0, bool)
+    spill = np.minimum(unattributed, disk_spill * 2 * per_row)
+    rest = unattributed - spill
+    io = np.minimum(rest, io_bytes * per_row)
+    comp[SPILL] = np.where(by_bytes, spill, 0.0)
+    comp[DISK] += np.where(by_bytes, io, 0.0)
+    comp[CPU_OTHER] = np.where(by_bytes, rest - io, 0.0)
+    bounds = list(zip(starts.tolist(), (starts + counts).tolist(), strict=True))
+    for i, vector in enumerate(stage_vectors):
+        if split[i]:
+            lo, hi = bounds[i]
+            # Code says which resource; bytes bound how much of it can be I/O.
+            caps = (disk_spill[lo:hi] * 2 * per_row[lo:hi], io_bytes[lo:hi] * per_row[lo:hi])
+            net_cap = remote[lo:hi] * net_per_row[lo:hi]
+            _split_by_vector(comp[:, lo:hi], unattributed[lo:hi], vector, caps, net_cap)  # type: ignore[arg-type]
+    sums = {c: segment_sums(comp[c], starts, counts) for c in range(len(COMPONENTS))}
+    cpu_like = (sums[CPU] + sums[CPU_OTHER] + sums[GC]).tolist()
+    run_total = (wall_sum - sums[SCHEDULING]).tolist()
+    cpu_sum = sums[CPU].tolist()
+    disk_sum = (sums[DISK] + sums[SPILL]).tolist()
+    network_sum = sums[NETWORK].tolist()
+    totals = wall_sum.tolist()
+    k_list = k_stage.tolist()
+    works: list[StageWork] = []
+    for i, stage in enumerate(stages):
+        lo, hi = bounds[i]
+        total = totals[i]
+        stage_measured = measured.get(stage.key)
+        if stage_measured is not None:
+            demand = measured_demand(stage_measured, cpu_sum[i])
+        else:
+            demand = cpu_like[i] / run_total[i] if run_total[i] > 0 else 0.0
+        vector = stage_vectors[i]
+        job_id = owners[i]
+        works.append(
+            StageWork(
+                key=stage.key,
+                name=stage.name,
+                priority=(job_id if job_id is not None else 1 << 30, stage.stage_id),
+                components=comp[:, lo:hi],
+                peak_memory=peak[lo:hi],
+                memory_spill=mem_spill[lo:hi],
+                disk_spill=disk_spill[lo:hi],
+                read_bytes=read[lo:hi],
+                concurrency=k_list[i],
+                cpu_demand=demand,
+                disk_share=disk_sum[i] / total if total > 0 else 0.0,
+                network_share=network_sum[i] / total if total > 0 else 0.0,
+                observed_ms=stage.duration_ms,
+                ready_milestone=-1,
+                complete_milestone=-1,
+                tail_ms=0.0,
+                vector=dict(vector.shares) if vector is not None else {},
+            )
+        )
+    return works
+
+
+def _split_by_vector(
+    comp: np.ndarray,
+    unattributed: np.ndarray,
+    vector: ResourceVector,
+    disk_caps: tuple[np.ndarray, np.ndarray] | None = None,
+    network_cap: np.ndarray | None = None,
+) -> None:
+    """Give each resource the unattributed time its vector share still lacks (its deficit).
+
+    ``disk_caps``: per task, the most spill and input/output disk time its bytes explain (at
+    the per-task disk rate). The disk part is spill first (so the memory law still sees it),
+    then input/output; beyond both it is CPU outside the task thread, as without a vector.
+    Code tells what a frame does, not how many bytes reached a device: a read from the page
+    cache runs the same code as one from the disk.
+
+    ``network_cap``: per task, the most network time its remote shuffle bytes explain at the
+    per-task share of the baseline's link, less the fetch wait Spark already measured; beyond
+    it the time is CPU outside the task thread. On a cluster the frames of a sort-merge join
+    or an exchange (Netty, block fetch iterators) are network code, but on a 1 Gbit/s link
+    they spend their time decoding rows, not waiting for bytes: without the cap, a 10×
+    slower link multiplied CPU time tenfold.
+    """
+    run = comp[[CPU, GC, NETWORK, DISK]].sum(axis=0) + unattributed
+    measured = {
+        "cpu": comp[CPU],
+        "network": comp[NETWORK],
+        "disk": comp[DISK],
+        "memory": comp[GC],
+    }
+    rows = {"cpu": CPU_OTHER, "network": NETWORK, "disk": DISK, "memory": SPILL}
+    deficits: dict[str, np.ndarray] = {}
+    for name, share in vector.shares.items():
+        have = measured.get(name, 0.0)
+        deficits[name] = np.maximum(0.0, share * run - have)
+    total = sum(deficits.values())
+    if isinstance(total, float) or not np.any(total > 0):
+        weights = {name: np.full_like(run, share) for name, share in vector.shares.items()}
+        total = sum(weights.values())
+    else:
+        weights = deficits
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for name, w in weights.items():
+            part = np.where(total > 0, unattributed * w / total, 0.0)
+            if name == "disk" and disk_caps is not None:
+                spill = np.minimum(part, disk_caps[0])
+                io = np.minimum(part - spill, disk_caps[1])
+                comp[SPILL] += spill
+                comp[DISK] += io
+                comp[CPU_OTHER] += part - spill - io
+                continue
+            if name == "network" and network_cap is not None:
+                net = np.minimum(part, np.maximum(0.0, network_cap - comp[NETWORK]))
+                comp[NETWORK] += net
+                comp[CPU_OTHER] += part - net
+                continue
+            comp[rows.get(name, OTHER)] += part
