@@ -13,7 +13,7 @@ import time
 
 from perfmodel.simulate.config import WhatIf, apply_what_if, baseline_config
 from perfmodel.simulate.replay import replay_baseline, replay_workload
-from perfmodel.simulate.rescale import stage_times
+from perfmodel.simulate.rescale import all_stage_times
 from perfmodel.simulate.scheduler import run_schedule
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 from perfmodel.simulate.workload import compile_workload
@@ -71,12 +71,12 @@ def main() -> None:
     )
 
     target = apply_what_if(base, WhatIf(cores=args.slots * 2))
-    durations = [stage_times(w, base, target).durations.tolist() for w in workload.stages]
+    durations = [t.durations.tolist() for t in all_stage_times(workload.stages, base, target)]
     best_sched = best_rescale = best_full = best_point = float("inf")
     done = replay_baseline(workload, base)
     for _ in range(args.repeat):
         a = time.perf_counter()
-        [stage_times(w, base, target) for w in workload.stages]
+        all_stage_times(workload.stages, base, target)
         b = time.perf_counter()
         run_schedule(workload, durations, target.slots)
         c = time.perf_counter()

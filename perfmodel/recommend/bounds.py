@@ -6,7 +6,7 @@ costs microseconds per point tells which: the search replays a point only when i
 leaves it a chance (`perfmodel.recommend.search`).
 
 Per stage, every task component except spill is rescaled by the same factors the replay
-uses (`perfmodel.simulate.rescale.stage_times`: CPU speed and host contention at the
+uses (`perfmodel.simulate.rescale.all_stage_times`: CPU speed and host contention at the
 expected concurrency, the GC law, shared disk and network bandwidth, the remote share of
 the shuffle); spill is taken as 0
 (it only adds time); scheduling and ``other`` time are unchanged. Then two bounds:
@@ -275,7 +275,8 @@ def _slots(bounds: WorkloadBounds, target: ClusterConfig) -> int:
 
 
 def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
-    """(cols, 5) factors of stage ``s`` under each column's target, as `stage_times` has them."""
+    """(cols, 5) factors of stage ``s`` under each column's target, as `all_stage_times`
+    has them."""
     cpu, gc, disk, net, slots, hosts, per_host, cores = cols[:, :8].T
     base = b.base
     k0 = b.k0[s]

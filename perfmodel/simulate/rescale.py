@@ -24,8 +24,6 @@ from perfmodel.simulate.stage_work import (
     DISK,
     GC,
     NETWORK,
-    OTHER,
-    SCHEDULING,
     SPILL,
     StageWork,
 )
@@ -131,56 +129,15 @@ def free_cores(host_cores: FloatArray | float, taken: FloatArray | float) -> Flo
     return np.maximum(cores - np.asarray(taken, dtype=np.float64), 0.1 * cores)
 
 
-def stage_times(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> StageTimes:
-    """Apply every law to one stage's task components (a few vector operations)."""
-    c = work.components
-    k0 = work.concurrency
-    k1 = expected_concurrency(work, base, new)
-    d = work.cpu_demand
-    other, taken = work.other_cores, work.taken_cores
-    cf0 = float(laws.contention_factor(k0, d, free_cores(base.host_cores, taken), other))
-    cf1 = float(laws.contention_factor(k1, d, free_cores(new.host_cores, taken), other))
-    cpu_f = laws.compute_factor(base.cpu_speed, new.cpu_speed) * cf1 / cf0
-    gc_f = cpu_f * laws.gc_factor(base.memory_bytes, new.memory_bytes)
-    disk_f = float(
-        laws.bandwidth_factor(
-            base.disk_bw,
-            new.disk_bw,
-            laws.io_streams(k0, work.disk_share),
-            laws.io_streams(k1, work.disk_share),
-        )
-    )
-    net_f = float(
-        laws.bandwidth_factor(
-            base.net_bw,
-            new.net_bw,
-            laws.io_streams(k0, work.network_share),
-            laws.io_streams(k1, work.network_share),
-        )
-        * laws.remote_share_factor(base.hosts, new.hosts)
-    )
-    spill = _spill_ms(work, base, new, k0, k1) * disk_f
-    out = np.empty_like(c)
-    out[CPU] = c[CPU] * cpu_f
-    out[CPU_OTHER] = c[CPU_OTHER] * cpu_f
-    out[GC] = c[GC] * gc_f
-    out[NETWORK] = c[NETWORK] * net_f
-    out[DISK] = c[DISK] * disk_f
-    out[SPILL] = spill
-    out[SCHEDULING] = c[SCHEDULING]
-    out[OTHER] = c[OTHER]
-    return StageTimes(durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1)
-
-
 def all_stage_times(
     works: Sequence[StageWork],
     base: ClusterConfig,
     new: ClusterConfig,
     cache: StageTimesCache | None = None,
 ) -> list[StageTimes]:
-    """`stage_times` of every stage: the laws' factors for all stages in one array pass,
-    then one multiplication per stage (the same numbers, without ~20 scalar numpy calls
-    per stage per replay). With a ``cache``, a stage whose inputs it has seen is not
+    """Every law applied to each stage's task components: the laws' factors for all stages
+    in one array pass, then one multiplication per stage (not ~20 scalar numpy calls per
+    stage per replay). With a ``cache``, a stage whose inputs it has seen is not
     computed again."""
     if not works:
         return []
