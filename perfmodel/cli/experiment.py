@@ -257,7 +257,6 @@ def experiment_calibrate(
     from perfmodel.atomic import write_atomically
     from perfmodel.experiment.calibrate import calibrate
     from perfmodel.experiment.split import load_split
-    from perfmodel.simulate.intervals import MIN_WORKLOADS, POOLED
 
     held_out = load_split(split)
     with _open(store) as db:
@@ -265,10 +264,11 @@ def experiment_calibrate(
     write_atomically(out, json.dumps(model.as_dict(), indent=2, sort_keys=True) + "\n")
     for kind, classes in model.quantiles.items():
         for name, q in classes.items():
+            used, _ = model.for_class(kind, name)
             typer.echo(
                 f"{kind:9s} {name:12s} {q.pairs:4d} pairs of {q.workloads} workloads  "
                 f"×{math.exp(q.low):.2f} … ×{math.exp(q.high):.2f}"
-                + ("" if q.workloads >= MIN_WORKLOADS or name == POOLED else "  (uses all)")
+                + ("" if used is q else "  (uses all)")
             )
     typer.echo(f"wrote {out} (fitted on {', '.join(model.fitted_on)})", err=True)
 
