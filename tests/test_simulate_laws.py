@@ -65,3 +65,20 @@ def test_remote_share_of_a_shuffle_grows_with_hosts() -> None:
     assert laws.remote_share_factor(1, 8) == pytest.approx(1.0)
     many = laws.remote_share_factor(2, np.array([2.0, 4.0, 100.0]))
     assert np.all(np.diff(many) > 0) and many[-1] < 2.0
+
+
+def test_executor_background_is_paid_once_per_executor() -> None:
+    # rho = B/(W/E) = 1: two executors each spend as much beside their tasks as on them.
+    # Three executors: each does 2/3 of the task work but all of its own background, so a
+    # unit of task work carries 1 + 1.5 instead of 1 + 1.
+    assert float(laws.executor_background_factor(1.0, 2, 3)) == pytest.approx(2.5 / 2.0)
+    assert float(laws.executor_background_factor(1.0, 3, 2)) == pytest.approx((1 + 2 / 3) / 2)
+    assert float(laws.executor_background_factor(0.7, 4, 4)) == 1.0
+    assert float(laws.executor_background_factor(0.0, 2, 8)) == 1.0
+    # Whole-run check of the model it stands for: W = 40 core-s of tasks, B = 20 per JVM,
+    # executors capped at c = 0.5 cores: the runtime is (W/E + B)/c.
+    w, b, c = 40.0, 20.0, 0.5
+    t2, t3 = (w / 2 + b) / c, (w / 3 + b) / c
+    slots_only = t2 * 2 / 3
+    factor = float(laws.executor_background_factor(b / (w / 2), 2, 3))
+    assert slots_only * factor == pytest.approx(t3)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from perfmodel.dag.tasks import TaskTable
+    from perfmodel.profile.jvm_cpu import JvmCpu
     from perfmodel.profile.thread_cpu import ThreadCpu
 
 StageKey = tuple[int, int]
@@ -396,6 +397,8 @@ class ApplicationProfile:
     """Measured CPU use of the run's processes (a recorded bundle has it), else None."""
     thread_cpu: ThreadCpu | None = None
     """Measured CPU per thread kind and executor (bundles recorded with it), else None."""
+    jvm_cpu: JvmCpu | None = None
+    """Each recorded JVM's whole CPU from JFR (bundles recorded with it), else None."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -34,8 +34,8 @@ from perfmodel.dag.model import (
 from perfmodel.dag.spark_config import resolve_resources
 from perfmodel.dag.task_ingest import MAX_VALUE, TaskAccumulator, as_float
 from perfmodel.errors import NotAnEventLogError
+from perfmodel.profile import jvm_cpu, thread_cpu
 from perfmodel.profile import spark_events as ev
-from perfmodel.profile import thread_cpu
 from perfmodel.profile.bundle import find_event_log, is_bundle, load_resources, read_manifest
 from perfmodel.profile.eventlog import (
     DEFAULT_MAX_DECOMPRESSED,
@@ -92,6 +92,7 @@ def build_profile(
             loaded.profile.extra["host_cores"] = host_cores
         loaded.profile.host_usage = _host_usage(bundle)
         loaded.profile.thread_cpu = thread_cpu.load(bundle)
+        loaded.profile.jvm_cpu = jvm_cpu.load(bundle)
     return loaded
 
 

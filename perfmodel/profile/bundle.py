@@ -412,15 +412,17 @@ def assemble(
     jfr_files: Sequence[Path] = (),
     pyspy_files: Sequence[Path] = (),
     manifest: BundleManifest | None = None,
+    host_cpus: int | None = None,
 ) -> BundleManifest:
     """Copy the inputs into ``out`` (if not already there), read them, write the bundle.
 
     Sources that fail to read are recorded in the manifest (``recordings[].error`` and
-    ``warnings``) instead of aborting, so a bundle always comes out.
+    ``warnings``) instead of aborting, so a bundle always comes out. ``host_cpus``: the
+    CPUs of the host the JVMs ran on, for recordings that do not say (`jvm_cpu.table`).
     """
     import pyarrow.parquet as pq
 
-    from perfmodel.profile import jfr, pyspy, sampletable
+    from perfmodel.profile import jfr, jvm_cpu, pyspy, sampletable
 
     out.mkdir(parents=True, exist_ok=True)
     for sub in (EVENTLOG_DIR, JFR_DIR, PYSPY_DIR):
@@ -485,6 +487,9 @@ def assemble(
                 )
             tables.append(rec.samples)
     pq.write_table(jfr.spans_table(jfr_recordings), out / TASK_SPANS, compression="zstd")
+    cpu = jvm_cpu.table(jfr_recordings, fallback_cpus=host_cpus)
+    if cpu.num_rows:
+        pq.write_table(cpu, out / jvm_cpu.JVM_CPU, compression="zstd")
 
     for path in pyspy_paths:
         name = str(path.relative_to(out.resolve()))

@@ -74,6 +74,12 @@ class JfrRecording:
     """Sampling period per event type ("jdk.ExecutionSample", ...) as the recording says."""
     excluded_threads: list[str] = field(default_factory=list)
     """Threads the plugin took out of sampling because they only ever wait (see the plugin)."""
+    cpu_load_ms: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    """Epoch ms of each ``jdk.CPULoad`` event (`perfmodel.profile.jvm_cpu`)."""
+    cpu_load: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    """The JVM's CPU (user + system) in the period before, as a share of all host CPUs."""
+    hw_threads: int | None = None
+    """The host's logical CPUs (``jdk.CPUInformation``); None in recordings without it."""
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
 
@@ -160,6 +166,7 @@ def jfc_settings(interval_ms: int, native_interval_ms: int | None = None) -> str
         + event("jdk.JVMInformation", enabled="true", period="beginChunk")
         + event("jdk.GarbageCollection", enabled="true", threshold="0 ms")
         + event("jdk.CPULoad", enabled="true", period="1000 ms")
+        + event("jdk.CPUInformation", enabled="true", period="beginChunk")
         + event("perfmodel.TaskStart", enabled="true")
         + event("perfmodel.TaskEnd", enabled="true")
         + event("perfmodel.ExecutorInfo", enabled="true")
@@ -216,6 +223,7 @@ class _Pending:
     stacks: list[int] = field(default_factory=list)
     durations_ns: list[int] = field(default_factory=list)
     task_events: list[tuple[int, str, int, int, int, int, str]] = field(default_factory=list)
+    cpu_load: list[tuple[float, float]] = field(default_factory=list)
 
 
 def _parse_dump(lines: Iterable[str], labels: Sequence[str]) -> list[JfrRecording]:
@@ -256,6 +264,9 @@ def _parse_dump(lines: Iterable[str], labels: Sequence[str]) -> list[JfrRecordin
             current.task_events.append(
                 (int(ts), phase, int(thread), int(task), int(stage), int(attempt), status)
             )
+        elif tag == "C" and current is not None:
+            ts, user, system = rest.split("\t")
+            current.cpu_load.append((int(ts) / 1e6, float(user) + float(system)))
         elif tag == "I" and current is not None:
             key, _, value = rest.partition("\t")
             _set_info(current.recording, key, value)
@@ -315,6 +326,8 @@ def _set_info(rec: JfrRecording, key: str, value: str) -> None:
         rec.jvm_arguments = value
     elif key == "jvm_version":
         rec.jvm_version = value
+    elif key == "hw_threads" and value.isdigit() and int(value) > 0:
+        rec.hw_threads = int(value)
     elif key.startswith("period."):
         ms = _period_ms(value)
         if ms is not None:
@@ -413,6 +426,9 @@ def _finish(
     truncated: list[bool],
 ) -> None:
     rec = pending.recording
+    load = sorted(pending.cpu_load)
+    rec.cpu_load_ms = np.array([t for t, _ in load], dtype=np.float64)
+    rec.cpu_load = np.array([v for _, v in load], dtype=np.float64)
     rec.task_spans = _spans(pending.task_events, threads)
     rec.has_task_events = bool(pending.task_events)
     n = len(pending.ts_ns)

@@ -438,7 +438,14 @@ def _record_into(
             manifest.warnings.append(f"per-thread CPU not written: {exc}")
     if interrupted:
         manifest.warnings.append("interrupted (Ctrl-C): the recording covers the run until then")
-    written = bundle.assemble(out, jfr_files=jfr_files, pyspy_files=pyspy_files, manifest=manifest)
+    # The JVMs record watched ran on this machine (local mode, or the namespace cluster).
+    written = bundle.assemble(
+        out,
+        jfr_files=jfr_files,
+        pyspy_files=pyspy_files,
+        manifest=manifest,
+        host_cpus=os.cpu_count(),
+    )
     # Chunks left by a JVM that died are now read into the samples; the copies stay in raw/.
     return RecordResult(exit_code, out, written, list(written.warnings), resources, cost)
 

@@ -95,6 +95,8 @@ class WorkloadBounds:
     """Per stage, `StageWork.other_cores`."""
     taken: np.ndarray
     """Per stage, `StageWork.taken_cores`."""
+    background: np.ndarray
+    """Per stage, `StageWork.executor_background`."""
     disk_share: np.ndarray
     net_share: np.ndarray
     total_ms: np.ndarray
@@ -171,6 +173,7 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
         demand=np.array([s.cpu_demand for s in stages], dtype=np.float64),
         other=np.array([s.other_cores for s in stages], dtype=np.float64),
         taken=np.array([s.taken_cores for s in stages], dtype=np.float64),
+        background=np.array([s.executor_background for s in stages], dtype=np.float64),
         disk_share=np.array([s.disk_share for s in stages], dtype=np.float64),
         net_share=np.array([s.network_share for s in stages], dtype=np.float64),
         total_ms=total_ms,
@@ -186,7 +189,7 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
 
 
 def target_key(base: ClusterConfig, target: ClusterConfig) -> tuple[float, ...]:
-    """Everything the bound depends on: resource ratios, slots, hosts, host size."""
+    """Everything the bound depends on: resource ratios, slots, hosts, host size, executors."""
     cpu = laws.compute_factor(base.cpu_speed, target.cpu_speed)
     gc = laws.gc_factor(base.memory_bytes, target.memory_bytes)
     return (
@@ -198,6 +201,7 @@ def target_key(base: ClusterConfig, target: ClusterConfig) -> tuple[float, ...]:
         float(target.hosts),
         float(target.slots_per_host),
         float(target.host_cores),
+        float(target.executors),
     )
 
 
@@ -208,7 +212,7 @@ def lower_bounds_s(bounds: WorkloadBounds, targets: Sequence[ClusterConfig]) -> 
     keys = [(*target_key(bounds.base, t), float(_slots(bounds, t))) for t in targets]
     unique = sorted(set(keys))
     index = {k: i for i, k in enumerate(unique)}
-    cols = np.array(unique, dtype=np.float64)  # (U, 9)
+    cols = np.array(unique, dtype=np.float64)  # (U, 10)
     per_key = np.concatenate(
         [_bound(bounds, cols[i : i + CHUNK]) for i in range(0, len(unique), CHUNK)]
     )
@@ -223,7 +227,7 @@ def refined_bound_s(bounds: WorkloadBounds, target: ClusterConfig) -> float:
     ``B_i ≥ prefix(i) − (the stage's S − 1 longest tasks)``.
     """
     key = np.array([(*target_key(bounds.base, target), float(_slots(bounds, target)))])
-    slots = key[0, 8]
+    slots = key[0, 9]
     n_stages = len(bounds.groups)
     spans = np.zeros((n_stages, 1))
     work = 0.0
@@ -277,14 +281,19 @@ def _slots(bounds: WorkloadBounds, target: ClusterConfig) -> int:
 def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
     """(cols, 5) factors of stage ``s`` under each column's target, as `all_stage_times`
     has them."""
-    cpu, gc, disk, net, slots, hosts, per_host, cores = cols[:, :8].T
+    cpu, gc, disk, net, slots, hosts, per_host, cores, executors = cols[:, :9].T
     base = b.base
     k0 = b.k0[s]
     k1 = scaled_concurrency(k0, b.total_ms[s], b.longest_ms[s], base, slots, hosts, per_host)
     d = b.demand[s]
     cf0 = float(laws.contention_factor(k0, d, free_cores(base.host_cores, b.taken[s]), b.other[s]))
     cf1 = laws.contention_factor(k1, d, free_cores(cores, b.taken[s]), b.other[s])
-    cpu_f = cpu * cf1 / cf0
+    cpu_f = (
+        cpu
+        * cf1
+        / cf0
+        * laws.executor_background_factor(b.background[s], base.executors, executors)
+    )
     disk_f = disk * laws.io_streams(k1, b.disk_share[s]) / laws.io_streams(k0, b.disk_share[s])
     net_f = (
         net
@@ -298,7 +307,7 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
 def _bound(b: WorkloadBounds, cols: np.ndarray) -> np.ndarray:
     """max(work ÷ slots, longest milestone chain) for each column (ms)."""
     n_cols = cols.shape[0]
-    slots = cols[:, 8]
+    slots = cols[:, 9]
     n_stages = len(b.candidates)
     spans = np.zeros((n_stages, n_cols))
     work = np.zeros(n_cols)

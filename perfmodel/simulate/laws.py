@@ -88,6 +88,22 @@ def remote_share_factor(base_hosts: float, new_hosts: FloatArray | float) -> Flo
     return ((h1 - 1.0) / h1) / ((base_hosts - 1.0) / base_hosts)
 
 
+def executor_background_factor(
+    ratio: FloatArray | float, base_executors: float, new_executors: FloatArray | float
+) -> FloatArray:
+    """t'/t of task CPU work when ``E`` executors become ``E'`` and each executor JVM pays a
+    fixed CPU cost beside its tasks (`perfmodel.simulate.executor_background`).
+
+    ``ratio`` is that cost per unit of task CPU at the baseline, ρ = B/(W/E). Where the
+    executor's CPU is the limit, time goes with the work it does: ``W/E + B`` before,
+    ``W/E' + B`` after, so each unit of task work carries ``1 + ρ·E'/E`` instead of
+    ``1 + ρ``. 1 where nothing was measured (ρ = 0) or the count is unchanged.
+    """
+    e1 = np.asarray(new_executors, dtype=np.float64)
+    rho = np.asarray(ratio, dtype=np.float64)
+    return (1.0 + rho * e1 / max(float(base_executors), 1.0)) / (1.0 + rho)
+
+
 def usable_memory(heap_bytes: float) -> float:
     """Bytes of a heap that Spark's unified memory manager gives to execution and storage."""
     return max(heap_bytes - RESERVED_HEAP_BYTES, heap_bytes * 0.25) * MEMORY_FRACTION

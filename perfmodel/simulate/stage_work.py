@@ -91,6 +91,9 @@ class StageWork:
     stage's tasks waited (it takes, rather than shares: `rescale.free_cores`); kept on the
     target. 0 where not measured, where they did not wait, or the application was not
     niced."""
+    executor_background: float = 0.0
+    """ρ: CPU each executor JVM spent beside its tasks at its ceiling, per unit of task CPU
+    (`perfmodel.simulate.executor_background`); 0 where not measured."""
 
     @property
     def n_tasks(self) -> int:

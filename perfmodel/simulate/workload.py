@@ -25,6 +25,7 @@ from perfmodel.dag.decomposition import TaskDecompositions, decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.tasks import TaskTable
+from perfmodel.simulate import executor_background
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
 from perfmodel.simulate.stage_work import StageWork, stage_works
@@ -128,6 +129,11 @@ def compile_workload(
             per_job_stages[jid].append(i)
         stage_index[stage.key] = i
     works = stage_works(stage_list, owners, tasks, baseline, concurrency, vectors, measured)
+    background = executor_background.estimate(profile, tasks.table)
+    if background.ratio > 0:
+        notes.append(background.note())
+        for work in works:
+            work.executor_background = background.ratio
     for stage, work in zip(stage_list, works, strict=True):
         thread_measured = threaded.get(stage.key)
         if thread_measured is not None:

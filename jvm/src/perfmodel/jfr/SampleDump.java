@@ -43,6 +43,9 @@ import jdk.jfr.consumer.RecordingFile;
  *                                          JavaMonitorWait/Enter): a blocked thread is neither in
  *                                          Java nor in native code, so no sampler ever sees it
  * T  epochNanos  B|E  threadRef  taskId  stageId  stageAttempt  status   plugin task event
+ * C  epochNanos  jvmUser  jvmSystem       jdk.CPULoad: the JVM's CPU over the last period, as a
+ *                                          fraction of all the host's CPUs (executor JVMs'
+ *                                          CPU beside their tasks: JIT, GC, shuffle serving)
  * X  javaThreadId  name  reason            the plugin took a thread that only waits out of the
  *                                          recording; an empty name: exclusion was unavailable
  * W  message                               the recording is damaged; what came before is good
@@ -135,6 +138,19 @@ public final class SampleDump {
                 info("period." + owner, event.getString("value"));
               }
             }
+            break;
+          case "jdk.CPULoad":
+            out.write(
+                "C\t"
+                    + nanos(event.getStartTime())
+                    + "\t"
+                    + event.getFloat("jvmUser")
+                    + "\t"
+                    + event.getFloat("jvmSystem")
+                    + "\n");
+            break;
+          case "jdk.CPUInformation":
+            info("hw_threads", Integer.toString(event.getInt("hwThreads")));
             break;
           case "jdk.JVMInformation":
             info("pid", Long.toString(event.getLong("pid")));

@@ -1,0 +1,120 @@
+"""The executors' CPU beside their tasks (JFR's jdk.CPULoad) and what a change of executor
+count does with it, on hand-built profiles with known answers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from perfmodel.profile import jfr, jvm_cpu
+from perfmodel.profile.jvm_cpu import JvmCpu, JvmCpuSeries
+from perfmodel.simulate import executor_background
+from perfmodel.simulate.config import BaselineOverrides, baseline_config
+from perfmodel.simulate.replay import replay_baseline, replay_workload
+from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
+from perfmodel.simulate.workload import compile_workload
+
+
+def _profile(n_tasks: int = 8, cpu_ms: float = 1000.0):
+    """One CPU-bound stage on the "driver" executor: tasks of ``cpu_ms`` CPU each."""
+    tasks = [TaskSpec(cpu_ms, cpu_ms=cpu_ms)] * n_tasks
+    return build_synthetic([[StageSpec(0, tasks)]], 2)
+
+
+def _flat(executor: str, cores: float, start_ms: float, seconds: int) -> JvmCpuSeries:
+    t = start_ms + 1000.0 * np.arange(seconds + 1)
+    return JvmCpuSeries(executor, t, np.full(t.size, cores))
+
+
+def test_background_is_the_jvm_cpu_beyond_its_tasks() -> None:
+    profile = _profile()  # 8 tasks × 1 s of CPU on 2 slots: 4 s of wall time
+    # The JVM used 3 cores for the 4 s the tasks ran (12 core-s) against 8 core-s of tasks.
+    profile.jvm_cpu = JvmCpu({"driver": _flat("driver", 3.0, 0.0, 4)})
+    found = executor_background.estimate(profile, profile.task_table())
+    assert found.task_cpu_s == pytest.approx(8.0)
+    assert found.background_s == pytest.approx(4.0)
+    assert found.competing_s == pytest.approx(4.0)  # flat: every second at the ceiling
+    assert found.ratio == pytest.approx(0.5)
+    assert "4 core-s of CPU beside their tasks' 8" in found.note()
+
+
+def test_background_on_idle_cores_does_not_count() -> None:
+    profile = _profile()
+    # Two seconds at the ceiling (3 cores), two well below it (1 core): only the CPU of the
+    # seconds at the ceiling can have taken turns with the tasks.
+    cores = np.array([0.0, 3.0, 3.0, 1.0, 1.0])
+    series = JvmCpuSeries("driver", 1000.0 * np.arange(5), cores)
+    assert executor_background.saturated_share(series, 0.0, 4000.0) == pytest.approx(6 / 8)
+    profile.jvm_cpu = JvmCpu({"driver": series})
+    found = executor_background.estimate(profile, profile.task_table())
+    assert found.background_s == pytest.approx(0.0)  # 8 core-s used, 8 by tasks
+    assert found.ratio == 0.0
+
+
+def test_no_series_no_background() -> None:
+    profile = _profile()
+    assert executor_background.estimate(profile, profile.task_table()) is executor_background.NONE
+    # A series of an executor that ran no tasks (a cluster's driver) says nothing either.
+    profile.jvm_cpu = JvmCpu({"7": _flat("7", 2.0, 0.0, 4)})
+    assert executor_background.estimate(profile, profile.task_table()).ratio == 0.0
+
+
+def test_more_executors_pay_the_background_again() -> None:
+    profile = _profile(n_tasks=12)
+    profile.jvm_cpu = JvmCpu({"driver": _flat("driver", 3.0, 0.0, 6)})  # rho = 6/12
+    base = baseline_config(profile, BaselineOverrides(host_cores=2))
+    workload = compile_workload(profile, base)
+    assert all(w.executor_background == pytest.approx(0.5) for w in workload.stages)
+    assert any("executor JVM" in n for n in workload.notes)
+    replayed = replay_baseline(workload, base)
+    same = replay_workload(workload, base, base, replayed)
+    assert same.predicted_s == pytest.approx(same.baseline_replay_s)  # nothing changes
+    # Local mode has one JVM; as if the same tasks ran on twice the executors, each its own host.
+    target = replace(base, executors=base.executors * 2, hosts=base.hosts * 2)
+    with_background = replay_workload(workload, base, target, replayed).predicted_s
+    for w in workload.stages:
+        w.executor_background = 0.0
+    slots_only = replay_workload(
+        workload, base, target, replay_baseline(workload, base)
+    ).predicted_s
+    # Only CPU is in these tasks: twice the executors, each task's CPU × (1 + 0.5·2)/1.5.
+    assert with_background == pytest.approx(slots_only * 2.0 / 1.5, rel=1e-6)
+
+
+def test_reader_keeps_cpu_load_and_host_cpus() -> None:
+    lines = [
+        "R\tx.jfr",
+        "C\t2000000000\t0.20\t0.05",
+        "C\t1000000000\t0.10\t0.00",
+        "I\thw_threads\t8",
+        "I\tjava_arguments\torg.apache.spark.executor.CoarseGrainedExecutorBackend "
+        "--executor-id 3 --hostname h1",
+        "D\t0\t0",
+    ]
+    (rec,) = jfr._parse_dump(lines, ["x.jfr"])
+    assert rec.hw_threads == 8
+    assert rec.cpu_load_ms.tolist() == [1000.0, 2000.0]  # sorted by time
+    assert rec.cpu_load.tolist() == pytest.approx([0.10, 0.25])
+    data = jvm_cpu.table([rec])
+    assert data.column("executor_id").to_pylist() == ["3", "3"]
+    assert data.column("cores").to_pylist() == pytest.approx([0.8, 2.0])  # share × 8 CPUs
+    back = jvm_cpu.from_table(data)
+    assert back is not None and back.series["3"].core_seconds() == pytest.approx(2.0)
+
+
+def test_recordings_without_host_cpus_need_a_fallback() -> None:
+    (rec,) = jfr._parse_dump(["R\tx.jfr", "C\t1000000000\t0.5\t0.0", "D\t0\t0"], ["x.jfr"])
+    assert rec.hw_threads is None
+    assert jvm_cpu.table([rec]).num_rows == 0  # unknown scale: left out, not guessed
+    assert jvm_cpu.table([rec], fallback_cpus=2).column("cores").to_pylist() == [1.0]
+
+
+def test_damaged_table_is_a_bundle_error(tmp_path) -> None:
+    from perfmodel.profile.bundle import BundleError
+
+    (tmp_path / jvm_cpu.JVM_CPU).write_bytes(b"not parquet")
+    with pytest.raises(BundleError, match="damaged"):
+        jvm_cpu.load(tmp_path)
+    assert jvm_cpu.load(tmp_path / "absent") is None
