@@ -271,6 +271,20 @@ def experiment_calibrate(
                 + ("" if used is q else "  (uses all)")
             )
     typer.echo(f"wrote {out} (fitted on {', '.join(model.fitted_on)})", err=True)
+    from perfmodel.experiment.co_running import measure
+    from perfmodel.simulate.laws import CO_RUNNING_CPU
+
+    with _open(store) as db:
+        co = measure(db, held_out)
+    if co.pairs:
+        spread = f"{min(co.by_workload.values()):.2f}–{max(co.by_workload.values()):.2f}"
+        typer.echo(
+            f"co-running CPU γ on the fit workloads: {co.gamma:.3f} ({co.pairs} pairs of runs "
+            f"that differ in cores; per workload {spread}); the model uses "
+            f"laws.CO_RUNNING_CPU = {CO_RUNNING_CPU:.2f}"
+        )
+    else:
+        typer.echo("co-running CPU γ: no fit runs that differ only in cores to measure it")
 
 
 def _fmt_bytes(n: float | None) -> str:

@@ -48,6 +48,36 @@ def contention_factor(
     return np.maximum(1.0, asked / np.maximum(np.asarray(host_cores, dtype=np.float64), 1e-9))
 
 
+CO_RUNNING_CPU = 0.10
+"""γ: the share by which a task's CPU time grows for each other task running beside it on
+the host's other cores (memory bus, caches, whatever a VM's cores share). Measured, not
+tuned: the median over the fit workloads' pairs of runs that differ only in cores,
+`perfmodel.experiment.co_running` (0.100 on 10 pairs of the 2026-11-25 08:12 fit store,
+0.101 on the 04:12 one; per workload 0.06–0.26), which `perfmodel experiment calibrate`
+prints. A property of the study machine: another host may differ."""
+
+
+def co_running_factor(
+    gamma: FloatArray | float,
+    base_concurrency: FloatArray | float,
+    new_concurrency: FloatArray | float,
+    base_cores: FloatArray | float,
+    new_cores: FloatArray | float,
+) -> FloatArray:
+    """t'/t of CPU work when a different number of tasks run side by side on a host.
+
+    ``min(k, C)`` tasks run at once on their own cores; each of them takes
+    ``1 + γ·(min(k, C) − 1)`` times the CPU it would alone. Beyond ``C`` they wait for cores
+    instead (`contention_factor`), which does not add to their CPU time.
+    """
+
+    def side_by_side(k: FloatArray | float, cores: FloatArray | float) -> FloatArray:
+        running = np.minimum(np.asarray(k, dtype=np.float64), np.asarray(cores, dtype=np.float64))
+        return 1.0 + np.asarray(gamma, dtype=np.float64) * (np.maximum(running, 1.0) - 1.0)
+
+    return side_by_side(new_concurrency, new_cores) / side_by_side(base_concurrency, base_cores)
+
+
 def io_streams(concurrency: FloatArray | float, io_share: FloatArray | float) -> FloatArray:
     """Expected number of tasks on a host doing this kind of I/O at one moment (≥ 1)."""
     k = np.asarray(concurrency, dtype=np.float64)

@@ -159,11 +159,13 @@ def all_stage_times(
     cf0 = laws.contention_factor(k0, demand, free_cores(base.host_cores, taken), other)
     cf1 = laws.contention_factor(k1, demand, free_cores(new.host_cores, taken), other)
     background = np.array([w.executor_background for w in works], dtype=np.float64)
+    co_running = np.array([w.co_running for w in works], dtype=np.float64)
     cpu_f = (
         laws.compute_factor(base.cpu_speed, new.cpu_speed)
         * cf1
         / cf0
         * laws.executor_background_factor(background, base.executors, new.executors)
+        * laws.co_running_factor(co_running, k0, k1, base.host_cores, new.host_cores)
     )
     gc_f = cpu_f * laws.gc_factor(base.memory_bytes, new.memory_bytes)
     disk_f = laws.bandwidth_factor(

@@ -94,6 +94,10 @@ class StageWork:
     executor_background: float = 0.0
     """ρ: CPU each executor JVM spent beside its tasks at its ceiling, per unit of task CPU
     (`perfmodel.simulate.executor_background`); 0 where not measured."""
+    co_running: float = 0.0
+    """γ of `laws.co_running_factor` where the tasks' demand was measured per thread, which
+    sees waits for cores but not CPU time that grows beside other tasks; 0 elsewhere (a bare
+    log's contention fit reads the slowdown off run times, which include it)."""
 
     @property
     def n_tasks(self) -> int:

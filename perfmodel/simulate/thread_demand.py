@@ -117,12 +117,17 @@ WAITED = 1.05
 
 def other_load(m: StageThreadCpu, concurrency: float, host_cores: float) -> tuple[float, float]:
     """(cores other load asked for beside the stage's tasks, cores load of a higher priority
-    took), from their measured slowdown; (0, 0) where they did not wait for cores.
+    took), from their measured slowdown.
 
     The law's baseline slowdown, ``(k·d + other) / (C − taken)``, is then the measured one.
+    Where the tasks did not wait for cores, the JVM's own threads (GC, JIT, the rest) had
+    cores of their own; a target with more tasks on the host must share with them, so what
+    they used while the tasks ran is the other load, as far as the baseline had room for it
+    (its slowdown stays 1).
     """
     if m.slowdown <= WAITED:
-        return 0.0, 0.0
+        room = max(0.0, host_cores - concurrency * m.demand)
+        return min(m.background_cores, room), 0.0
     taken = min(m.higher_cores, host_cores * TAKEN)
     asked = m.slowdown * (host_cores - taken)
     return max(0.0, asked - concurrency * m.demand), taken

@@ -25,7 +25,7 @@ from perfmodel.dag.decomposition import TaskDecompositions, decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.tasks import TaskTable
-from perfmodel.simulate import executor_background
+from perfmodel.simulate import executor_background, laws
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
 from perfmodel.simulate.stage_work import StageWork, stage_works
@@ -138,6 +138,7 @@ def compile_workload(
         thread_measured = threaded.get(stage.key)
         if thread_measured is not None:
             work.cpu_demand = thread_measured.demand
+            work.co_running = laws.CO_RUNNING_CPU
             work.other_cores, work.taken_cores = other_load(
                 thread_measured, work.concurrency, baseline.host_cores
             )

@@ -1,0 +1,107 @@
+"""Measure how much a task's CPU time grows while other tasks run on the host's other cores.
+
+Why: per-thread CPU (`perfmodel.profile.thread_cpu`) tells a task's CPU time from its wait
+for a core, so a bundle sees when tasks queued for cores. It cannot see tasks running side
+by side on their own cores and each taking longer on CPU: they share the memory bus and the
+caches (and, on a cloud VM, whatever the hypervisor's cores share). The fit workloads of the
+local study show it: the same stages used 5–37% more task CPU time at ``local[2]`` than at
+``local[1]`` on the 2-core study machine. `laws.co_running_factor` scales CPU work by it;
+this module measures the constant it needs, ``γ``, the CPU time one more co-running task
+adds, from a store's runs of the split's *fit* workloads only.
+
+Per pair of runs of one workload that differ in cores and nothing else, with total task CPU
+``W`` and CPU-weighted mean co-running tasks ``k̄`` (tasks on the host at once, at most its
+cores) in each: ``W_hi / W_lo = (1 + γ(k̄_hi − 1)) / (1 + γ(k̄_lo − 1))``, solved for ``γ``;
+the median over pairs is the estimate (pairs of one workload share its noise, so the median
+of workload medians is reported beside it).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from perfmodel.experiment.split import FIT, Split
+from perfmodel.experiment.store import RunRow, RunStore
+
+
+@dataclass(frozen=True, slots=True)
+class RunCpu:
+    """One run's task CPU and how many tasks ran beside each other while it was spent."""
+
+    workload: str
+    cores: int
+    memory_bytes: int | None
+    cpu_s: float
+    co_running: float
+    """CPU-weighted mean of min(tasks running on the host, its cores)."""
+
+
+@dataclass(slots=True)
+class CoRunning:
+    gamma: float
+    pairs: int
+    by_workload: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def workload_median(self) -> float:
+        return statistics.median(self.by_workload.values()) if self.by_workload else 0.0
+
+
+def run_cpu(run: RunRow) -> RunCpu | None:
+    """A run's `RunCpu` from its bundle (None where it has none or no task CPU)."""
+    from perfmodel.dag.concurrency import task_concurrency
+    from perfmodel.dag.spark import build_profile
+
+    if not run.bundle_path or not run.cores:
+        return None
+    table = build_profile(run.bundle_path).profile.task_table()
+    ended = np.asarray(table.ended, dtype=bool)
+    cpu = np.nan_to_num(np.asarray(table.cpu_ms, dtype=np.float64))[ended]
+    if cpu.sum() <= 0:
+        return None
+    k = np.minimum(task_concurrency(table)[ended], float(run.cores))
+    return RunCpu(
+        run.workload,
+        int(run.cores),
+        run.memory_bytes,
+        float(cpu.sum()) / 1000.0,
+        float((k * cpu).sum() / cpu.sum()),
+    )
+
+
+def pair_gamma(lo: RunCpu, hi: RunCpu) -> float | None:
+    """``γ`` from two runs of one workload at different co-running (None where the runs
+    hardly differ in it)."""
+    r = hi.cpu_s / lo.cpu_s
+    denominator = (hi.co_running - 1.0) - r * (lo.co_running - 1.0)
+    if abs(hi.co_running - lo.co_running) < 0.2 or denominator <= 0:
+        return None
+    return (r - 1.0) / denominator
+
+
+def measure(store: RunStore, split: Split) -> CoRunning:
+    """``γ`` from the store's ok runs of the split's fit workloads (held-out ones unread)."""
+    runs = [r for r in store.runs(status="ok") if split.role(r.workload) == FIT and not r.warmup]
+    measured = [m for m in (run_cpu(r) for r in runs) if m is not None]
+    per_workload: dict[str, list[float]] = {}
+    for i, a in enumerate(measured):
+        for b in measured[i + 1 :]:
+            if a.workload != b.workload or a.memory_bytes != b.memory_bytes:
+                continue
+            if a.cores == b.cores:
+                continue
+            lo, hi = (a, b) if a.co_running < b.co_running else (b, a)
+            gamma = pair_gamma(lo, hi)
+            if gamma is not None:
+                per_workload.setdefault(a.workload, []).append(gamma)
+    values = [g for gs in per_workload.values() for g in gs]
+    if not values:
+        return CoRunning(0.0, 0)
+    return CoRunning(
+        statistics.median(values),
+        len(values),
+        {w: statistics.median(gs) for w, gs in sorted(per_workload.items())},
+    )
