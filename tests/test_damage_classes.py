@@ -76,6 +76,15 @@ def test_invalid_utf8_is_replaced_and_counted_without_losing_the_event(tmp_path:
     assert len(loaded.profile.stages) == len(original.profile.stages)
 
 
+def test_invalid_utf8_that_also_breaks_the_event_counts_the_line_once(tmp_path: Path) -> None:
+    # Hypothesis found it: bad bytes inside a key ("Event") leave, once repaired, a line that
+    # is still no event; it was counted by the repair and again by the decoder.
+    lines = _lines()
+    end = next(i for i, line in enumerate(lines) if b"SparkListenerApplicationEnd" in line)
+    lines[end] = lines[end][:2] + b"\xff\xc3(" + lines[end][2:]
+    assert _counts(_write(tmp_path, lines)) == _only(undecodable_line=1)
+
+
 def test_a_400_digit_integer_is_an_out_of_range_value(tmp_path: Path) -> None:
     lines = _lines()
     i = _task_end_lines(lines)[0]

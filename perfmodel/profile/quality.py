@@ -91,15 +91,22 @@ class DataQuality:
 
         A problem without a ``kind`` that names a line is a line the event decoder could not
         use; its message says why (`line_problem_kind`). Problems that are neither (skipped
-        header lines, notes) are not damage.
+        header lines, notes) are not damage. A line is counted once: one whose bytes were not
+        UTF-8 and that, repaired, was still no event is one damaged line, not two.
         """
+        lines_seen: set[tuple[str, int]] = set()
         for problem in problems:
             kind = problem.kind
             if kind is None and problem.line is not None:
                 kind = line_problem_kind(problem.message)
-            if kind is not None:
-                where = f"{problem.file}:{problem.line}" if problem.line else problem.file
-                self.add(kind, where)
+            if kind is None:
+                continue
+            if problem.line:
+                if (problem.file, problem.line) in lines_seen:
+                    continue
+                lines_seen.add((problem.file, problem.line))
+            where = f"{problem.file}:{problem.line}" if problem.line else problem.file
+            self.add(kind, where)
         if event_counts:
             from perfmodel.profile.spark_events import is_known_event
 
