@@ -82,3 +82,17 @@ def test_executor_background_is_paid_once_per_executor() -> None:
     slots_only = t2 * 2 / 3
     factor = float(laws.executor_background_factor(b / (w / 2), 2, 3))
     assert slots_only * factor == pytest.approx(t3)
+
+
+def test_co_running_tasks_each_take_more_cpu() -> None:
+    # gamma 0.1: two tasks side by side on 2 cores each take 1.1× the CPU of one alone.
+    assert float(laws.co_running_factor(0.1, 1, 2, 2, 2)) == pytest.approx(1.1)
+    assert float(laws.co_running_factor(0.1, 2, 1, 2, 2)) == pytest.approx(1 / 1.1)
+    # Beyond the cores tasks wait for a core (contention), which adds no CPU time.
+    assert float(laws.co_running_factor(0.1, 1, 8, 2, 2)) == pytest.approx(1.1)
+    assert float(laws.co_running_factor(0.1, 1, 4, 2, 4)) == pytest.approx(1.3)
+    assert float(laws.co_running_factor(0.0, 1, 4, 4, 4)) == 1.0
+    np.testing.assert_allclose(
+        laws.co_running_factor(np.array([0.1, 0.2]), 1.0, np.array([2.0, 3.0]), 4, 4),
+        [1.1, 1.4],
+    )

@@ -34,6 +34,7 @@ from perfmodel.simulate.replay import replay_workload
 from perfmodel.simulate.thread_demand import (
     StageThreadCpu,
     TaskColumns,
+    other_load,
     share_by_overlap,
     stage_thread_cpu,
 )
@@ -267,6 +268,18 @@ def test_other_load_shares_the_host_with_the_tasks() -> None:
     assert float(contention_factor(2, 0.5, 2)) == 1.0
     assert float(contention_factor(2, 0.5, 2, 2.0)) == 1.5
     assert float(contention_factor(1, 0.5, 2, 2.0)) == 1.25
+
+
+def test_jvm_threads_beside_tasks_that_did_not_wait_are_other_load() -> None:
+    # One task of 1 core alone on 2 cores, the JVM's GC/JIT using 0.6 cores beside it: the
+    # tasks never waited, so the baseline's slowdown must stay 1 (0.6 ≤ the 1 core of room),
+    # but a second task will share the host with that 0.6.
+    calm = StageThreadCpu(1000.0, 0.0, 1000.0, 0.0, 0.0, background_ms=600.0)
+    assert other_load(calm, 1.0, 2.0) == (pytest.approx(0.6), 0.0)
+    assert float(contention_factor(1, calm.demand, 2, 0.6)) == 1.0
+    assert float(contention_factor(2, calm.demand, 2, 0.6)) == pytest.approx(1.3)
+    # Two such tasks on 2 cores leave no room: the background is not made up as waiting.
+    assert other_load(calm, 2.0, 2.0) == (0.0, 0.0)
 
 
 def _log_bundle(tmp_path: Path) -> tuple[Path, ApplicationProfile]:
