@@ -4,10 +4,12 @@ count does with it, on hand-built profiles with known answers."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from perfmodel.dag.model import ApplicationProfile
 from perfmodel.profile import jfr, jvm_cpu
 from perfmodel.profile.jvm_cpu import JvmCpu, JvmCpuSeries
 from perfmodel.simulate import executor_background
@@ -17,10 +19,13 @@ from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 from perfmodel.simulate.workload import compile_workload
 
 
-def _profile(n_tasks: int = 8, cpu_ms: float = 1000.0):
-    """One CPU-bound stage on the "driver" executor: tasks of ``cpu_ms`` CPU each."""
+def _profile(n_tasks: int = 8, cpu_ms: float = 1000.0) -> ApplicationProfile:
+    """One CPU-bound stage on executor "1": tasks of ``cpu_ms`` CPU each."""
     tasks = [TaskSpec(cpu_ms, cpu_ms=cpu_ms)] * n_tasks
-    return build_synthetic([[StageSpec(0, tasks)]], 2)
+    profile = build_synthetic([[StageSpec(0, tasks)]], 2)
+    strings = profile.task_table().columns.strings["executor"]
+    strings[:] = ["1" if name == "driver" else name for name in strings]
+    return profile
 
 
 def _flat(executor: str, cores: float, start_ms: float, seconds: int) -> JvmCpuSeries:
@@ -31,7 +36,7 @@ def _flat(executor: str, cores: float, start_ms: float, seconds: int) -> JvmCpuS
 def test_background_is_the_jvm_cpu_beyond_its_tasks() -> None:
     profile = _profile()  # 8 tasks × 1 s of CPU on 2 slots: 4 s of wall time
     # The JVM used 3 cores for the 4 s the tasks ran (12 core-s) against 8 core-s of tasks.
-    profile.jvm_cpu = JvmCpu({"driver": _flat("driver", 3.0, 0.0, 4)})
+    profile.jvm_cpu = JvmCpu({"1": _flat("1", 3.0, 0.0, 4)})
     found = executor_background.estimate(profile, profile.task_table())
     assert found.task_cpu_s == pytest.approx(8.0)
     assert found.background_s == pytest.approx(4.0)
@@ -45,12 +50,19 @@ def test_background_on_idle_cores_does_not_count() -> None:
     # Two seconds at the ceiling (3 cores), two well below it (1 core): only the CPU of the
     # seconds at the ceiling can have taken turns with the tasks.
     cores = np.array([0.0, 3.0, 3.0, 1.0, 1.0])
-    series = JvmCpuSeries("driver", 1000.0 * np.arange(5), cores)
+    series = JvmCpuSeries("1", 1000.0 * np.arange(5), cores)
     assert executor_background.saturated_share(series, 0.0, 4000.0) == pytest.approx(6 / 8)
-    profile.jvm_cpu = JvmCpu({"driver": series})
+    profile.jvm_cpu = JvmCpu({"1": series})
     found = executor_background.estimate(profile, profile.task_table())
     assert found.background_s == pytest.approx(0.0)  # 8 core-s used, 8 by tasks
     assert found.ratio == 0.0
+
+
+def test_the_driver_jvm_is_not_an_executor_cost() -> None:
+    # Local mode: the driver runs the tasks, and its CPU beside them is the driver's work.
+    profile = build_synthetic([[StageSpec(0, [TaskSpec(1000.0, cpu_ms=1000.0)] * 8)]], 2)
+    profile.jvm_cpu = JvmCpu({"driver": _flat("driver", 3.0, 0.0, 4)})
+    assert executor_background.estimate(profile, profile.task_table()) is executor_background.NONE
 
 
 def test_no_series_no_background() -> None:
@@ -63,7 +75,7 @@ def test_no_series_no_background() -> None:
 
 def test_more_executors_pay_the_background_again() -> None:
     profile = _profile(n_tasks=12)
-    profile.jvm_cpu = JvmCpu({"driver": _flat("driver", 3.0, 0.0, 6)})  # rho = 6/12
+    profile.jvm_cpu = JvmCpu({"1": _flat("1", 3.0, 0.0, 6)})  # rho = 6/12
     base = baseline_config(profile, BaselineOverrides(host_cores=2))
     workload = compile_workload(profile, base)
     assert all(w.executor_background == pytest.approx(0.5) for w in workload.stages)
@@ -111,7 +123,7 @@ def test_recordings_without_host_cpus_need_a_fallback() -> None:
     assert jvm_cpu.table([rec], fallback_cpus=2).column("cores").to_pylist() == [1.0]
 
 
-def test_damaged_table_is_a_bundle_error(tmp_path) -> None:
+def test_damaged_table_is_a_bundle_error(tmp_path: Path) -> None:
     from perfmodel.profile.bundle import BundleError
 
     (tmp_path / jvm_cpu.JVM_CPU).write_bytes(b"not parquet")

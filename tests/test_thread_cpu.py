@@ -280,6 +280,11 @@ def test_jvm_threads_beside_tasks_that_did_not_wait_are_other_load() -> None:
     assert float(contention_factor(2, calm.demand, 2, 0.6)) == pytest.approx(1.3)
     # Two such tasks on 2 cores leave no room: the background is not made up as waiting.
     assert other_load(calm, 2.0, 2.0) == (0.0, 0.0)
+    # Two tasks on 3 cores: each task's share is half the JVM's 0.6 cores; the host's other
+    # load is all of it.
+    pair = StageThreadCpu(2000.0, 0.0, 2000.0, 0.0, 0.0, background_ms=600.0)
+    assert pair.background_cores == pytest.approx(0.3)
+    assert other_load(pair, 2.0, 3.0) == (pytest.approx(0.6), 0.0)
 
 
 def _log_bundle(tmp_path: Path) -> tuple[Path, ApplicationProfile]:

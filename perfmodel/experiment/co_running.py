@@ -18,6 +18,7 @@ of workload medians is reported beside it).
 
 from __future__ import annotations
 
+import json
 import statistics
 from dataclasses import dataclass, field
 
@@ -37,6 +38,9 @@ class RunCpu:
     cpu_s: float
     co_running: float
     """CPU-weighted mean of min(tasks running on the host, its cores)."""
+    same_as: tuple[str, ...] = ()
+    """What else must match for two runs to differ in cores only: the experiment's
+    parameters (data size), the host, the config without its master and name."""
 
 
 @dataclass(slots=True)
@@ -57,18 +61,32 @@ def run_cpu(run: RunRow) -> RunCpu | None:
 
     if not run.bundle_path or not run.cores:
         return None
-    table = build_profile(run.bundle_path).profile.task_table()
+    profile = build_profile(run.bundle_path).profile
+    table = profile.task_table()
     ended = np.asarray(table.ended, dtype=bool)
     cpu = np.nan_to_num(np.asarray(table.cpu_ms, dtype=np.float64))[ended]
     if cpu.sum() <= 0:
         return None
-    k = np.minimum(task_concurrency(table)[ended], float(run.cores))
+    # Tasks run side by side on at most the host's cores (more slots than cores wait).
+    host_cores = profile.extra.get("host_cores") or run.cores
+    k = np.minimum(task_concurrency(table)[ended], float(min(run.cores, host_cores)))
+    settings = {
+        key: value
+        for key, value in run.config_settings.items()
+        if key not in ("name", "master", "cores")
+    }
+    same_as = (
+        json.dumps(run.params, sort_keys=True),
+        run.host,
+        json.dumps(settings, sort_keys=True, default=str),
+    )
     return RunCpu(
         run.workload,
         int(run.cores),
         run.memory_bytes,
         float(cpu.sum()) / 1000.0,
         float((k * cpu).sum() / cpu.sum()),
+        same_as,
     )
 
 
@@ -89,7 +107,7 @@ def measure(store: RunStore, split: Split) -> CoRunning:
     per_workload: dict[str, list[float]] = {}
     for i, a in enumerate(measured):
         for b in measured[i + 1 :]:
-            if a.workload != b.workload or a.memory_bytes != b.memory_bytes:
+            if (a.workload, a.memory_bytes, a.same_as) != (b.workload, b.memory_bytes, b.same_as):
                 continue
             if a.cores == b.cores:
                 continue

@@ -65,17 +65,18 @@ def table(recordings: Sequence[JfrRecording], fallback_cpus: int | None = None) 
     """
     import pyarrow as pa
 
-    cols: dict[str, list] = {name: [] for name in _COLUMNS}
+    cols: dict[str, list[object]] = {name: [] for name in _COLUMNS}
     for rec in recordings:
         cpus = rec.hw_threads or fallback_cpus
         if rec.error is not None or not cpus or rec.cpu_load_ms.size == 0:
             continue
-        n = rec.cpu_load_ms.size
+        ok = np.isfinite(rec.cpu_load) & (rec.cpu_load >= 0)  # JFR writes NaN when it cannot tell
+        n = int(ok.sum())
         cols["recording"] += [rec.path] * n
         cols["executor_id"] += [rec.executor_id or "driver"] * n
         cols["pid"] += [rec.pid if rec.pid is not None else -1] * n
-        cols["t_ms"] += rec.cpu_load_ms.tolist()
-        cols["cores"] += (rec.cpu_load * cpus).tolist()
+        cols["t_ms"] += rec.cpu_load_ms[ok].tolist()
+        cols["cores"] += (rec.cpu_load[ok] * cpus).tolist()
     return pa.table(
         {
             "recording": pa.array(cols["recording"], pa.string()),

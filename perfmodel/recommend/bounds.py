@@ -7,8 +7,8 @@ leaves it a chance (`perfmodel.recommend.search`).
 
 Per stage, every task component except spill is rescaled by the same factors the replay
 uses (`perfmodel.simulate.rescale.all_stage_times`: CPU speed and host contention at the
-expected concurrency, the GC law, shared disk and network bandwidth, the remote share of
-the shuffle); spill is taken as 0
+expected concurrency, the executors' own CPU, co-running tasks, the GC law, shared disk and
+network bandwidth, the remote share of the shuffle); spill is taken as 0
 (it only adds time); scheduling and ``other`` time are unchanged. Then two bounds:
 
 * **work**: the scheduler cannot finish before total task time ÷ slots;
@@ -97,6 +97,8 @@ class WorkloadBounds:
     """Per stage, `StageWork.taken_cores`."""
     background: np.ndarray
     """Per stage, `StageWork.executor_background`."""
+    co_running: np.ndarray
+    """Per stage, `StageWork.co_running`."""
     disk_share: np.ndarray
     net_share: np.ndarray
     total_ms: np.ndarray
@@ -174,6 +176,7 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
         other=np.array([s.other_cores for s in stages], dtype=np.float64),
         taken=np.array([s.taken_cores for s in stages], dtype=np.float64),
         background=np.array([s.executor_background for s in stages], dtype=np.float64),
+        co_running=np.array([s.co_running for s in stages], dtype=np.float64),
         disk_share=np.array([s.disk_share for s in stages], dtype=np.float64),
         net_share=np.array([s.network_share for s in stages], dtype=np.float64),
         total_ms=total_ms,
@@ -293,6 +296,7 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
         * cf1
         / cf0
         * laws.executor_background_factor(b.background[s], base.executors, executors)
+        * laws.co_running_factor(b.co_running[s], k0, k1, base.host_cores, cores)
     )
     disk_f = disk * laws.io_streams(k1, b.disk_share[s]) / laws.io_streams(k0, b.disk_share[s])
     net_f = (

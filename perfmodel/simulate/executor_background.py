@@ -33,6 +33,7 @@ CEILING_QUANTILE = 95.0
 """The JVM's CPU ceiling: this percentile of its one-second CPU rates."""
 AT_CEILING = 0.85
 """A second counts as saturated at this share of the ceiling or above."""
+DRIVER = "driver"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,29 +80,41 @@ def saturated_share(series: JvmCpuSeries, start_ms: float, end_ms: float) -> flo
 
 
 def estimate(profile: ApplicationProfile, tasks: TaskTable) -> ExecutorBackground:
-    """ρ from the profile's JVM CPU series and its tasks' CPU, executor by executor."""
+    """ρ from the profile's JVM CPU series and its tasks' CPU, executor by executor, over
+    the application's task window (first launch to last end).
+
+    The driver's series is left out: in local mode the driver is the executor, and its CPU
+    beside the tasks is the driver's own work (planning, scheduling, py4j), not a cost each
+    added executor would pay. Python workers' CPU is not in the JVM's, nor in the task CPU:
+    for PySpark stages ρ compares the JVM's background with the task threads' CPU only.
+    """
     jvm = profile.jvm_cpu
     if jvm is None or len(tasks) == 0:
         return NONE
-    names = np.asarray(tasks.columns.strings["executor"], dtype=object)
-    executor_of = names[tasks.executor] if names.size else np.zeros(0, dtype=object)
+    names: list[str] = list(tasks.columns.strings["executor"])
+    launch = np.asarray(tasks.launch_ms, dtype=np.float64)
+    finish = np.asarray(tasks.finish_ms, dtype=np.float64)
+    if not np.isfinite(launch).any():
+        return NONE
+    start = float(np.nanmin(launch))
+    end = float(np.nanmax(finish)) if np.isfinite(finish).any() else float(np.nanmax(launch))
+    end += 1000.0  # the second in which the last task ended
     cpu_ms = np.nan_to_num(np.asarray(tasks.cpu_ms, dtype=np.float64))
-    start = float(np.nanmin(tasks.launch_ms))
-    ends = np.asarray(tasks.finish_ms, dtype=np.float64)
-    end = float(np.nanmax(ends)) if np.isfinite(ends).any() else np.inf
+    per_executor = np.bincount(tasks.executor, weights=cpu_ms, minlength=len(names))
+    ran = np.bincount(tasks.executor, minlength=len(names)) > 0
+    code = {name: i for i, name in enumerate(names)}
     task_s = background_s = competing_s = 0.0
     measured = 0
     for executor, series in jvm.series.items():
-        mine = executor_of == executor
-        if not mine.any():
-            continue  # the driver of a cluster application runs no tasks
-        w = float(cpu_ms[mine].sum()) / 1000.0
-        used = series.core_seconds(start, end + 1000.0)
-        b = max(0.0, used - w)
+        i = code.get(executor)
+        if executor == DRIVER or i is None or not ran[i]:
+            continue  # the driver, or a JVM that ran no tasks
+        w = float(per_executor[i]) / 1000.0
+        b = max(0.0, series.core_seconds(start, end) - w)
         measured += 1
         task_s += w
         background_s += b
-        competing_s += b * saturated_share(series, start, end + 1000.0)
+        competing_s += b * saturated_share(series, start, end)
     if measured == 0 or task_s <= 0:
         return NONE
     return ExecutorBackground(competing_s / task_s, measured, task_s, background_s, competing_s)

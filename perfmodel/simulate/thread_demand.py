@@ -126,8 +126,9 @@ def other_load(m: StageThreadCpu, concurrency: float, host_cores: float) -> tupl
     (its slowdown stays 1).
     """
     if m.slowdown <= WAITED:
+        # `background_cores` is each task's share of it (split among the tasks running).
         room = max(0.0, host_cores - concurrency * m.demand)
-        return min(m.background_cores, room), 0.0
+        return min(m.background_cores * concurrency, room), 0.0
     taken = min(m.higher_cores, host_cores * TAKEN)
     asked = m.slowdown * (host_cores - taken)
     return max(0.0, asked - concurrency * m.demand), taken
