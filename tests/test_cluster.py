@@ -8,6 +8,7 @@ however a test ends.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -149,6 +150,18 @@ def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path) -> None
     tied = samples.filter(pc.is_valid(samples.column("task_id")))
     hosts = set(tied.column("host").to_pylist())
     assert hosts == set(workers.values()), hosts
+
+    # Each JVM's whole CPU (JFR's jdk.CPULoad), scaled by the host's CPU count it recorded:
+    # what the replay charges each executor beside its tasks.
+    from perfmodel.profile import jvm_cpu
+
+    measured = jvm_cpu.load(out)
+    assert measured is not None
+    assert {r.executor_id for r in executors} <= set(measured.series)
+    for r in executors:
+        series = measured.series[r.executor_id]
+        assert series.t_ms.size >= 2 and series.core_seconds() > 0
+        assert float(series.cores.max()) <= (os.cpu_count() or 1) + 0.01
 
     # The event log comes from the driver and says the same: 2 executors on the 2 hosts.
     loaded = build_profile(bundle.find_event_log(out))

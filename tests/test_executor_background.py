@@ -120,6 +120,8 @@ def test_recordings_without_host_cpus_need_a_fallback() -> None:
     (rec,) = jfr._parse_dump(["R\tx.jfr", "C\t1000000000\t0.5\t0.0", "D\t0\t0"], ["x.jfr"])
     assert rec.hw_threads is None
     assert jvm_cpu.table([rec]).num_rows == 0  # unknown scale: left out, not guessed
+    assert jvm_cpu.unscaled([rec]) == ["x.jfr"]  # and named, for the manifest's warnings
+    assert jvm_cpu.unscaled([rec], fallback_cpus=2) == []
     assert jvm_cpu.table([rec], fallback_cpus=2).column("cores").to_pylist() == [1.0]
 
 

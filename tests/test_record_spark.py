@@ -18,7 +18,7 @@ import typer
 from typer.testing import CliRunner
 
 from perfmodel.cli.record import register
-from perfmodel.profile import bundle, thread_cpu
+from perfmodel.profile import bundle, jvm_cpu, thread_cpu
 from tests.conftest import assert_long_tasks_have_jvm_samples, attribute_bundle, record_job
 
 pytestmark = pytest.mark.slow
@@ -177,6 +177,9 @@ def test_profile_builds_a_bundle_from_collected_files_despite_bad_ones(
     assert "not a readable JFR file" in errors["bogus.jfr"]
     assert "chrometrace" in errors["speedscope.json"]
     assert manifest.samples["with_task_id"] > 0  # the plugin events travel with the file
+    # The recording says how many CPUs its host had, so its JVM CPU is kept without `record`.
+    measured = jvm_cpu.load(target)
+    assert measured is not None and measured.series["driver"].core_seconds() > 0
     assert bundle.find_event_log(target).name == eventlog.name
 
 

@@ -490,6 +490,11 @@ def assemble(
     cpu = jvm_cpu.table(jfr_recordings, fallback_cpus=host_cpus)
     if cpu.num_rows:
         pq.write_table(cpu, out / jvm_cpu.JVM_CPU, compression="zstd")
+    for path in jvm_cpu.unscaled(jfr_recordings, fallback_cpus=host_cpus):
+        m.warnings.append(
+            f"{path}: no host CPU count in the recording (jdk.CPUInformation), so the JVM's CPU "
+            "is left out of jvm_cpu.parquet (a change of executor count then scales as slots)"
+        )
 
     for path in pyspy_paths:
         name = str(path.relative_to(out.resolve()))

@@ -57,11 +57,22 @@ class JvmCpu:
     series: dict[str, JvmCpuSeries]
 
 
+def unscaled(recordings: Sequence[JfrRecording], fallback_cpus: int | None = None) -> list[str]:
+    """Recordings with CPU load but no host CPU count to scale it by (`table` leaves them
+    out; the bundle's manifest says so)."""
+    return [
+        rec.path
+        for rec in recordings
+        if rec.error is None and rec.cpu_load_ms.size and not (rec.hw_threads or fallback_cpus)
+    ]
+
+
 def table(recordings: Sequence[JfrRecording], fallback_cpus: int | None = None) -> pa.Table:
     """The ``jvm_cpu.parquet`` rows of these recordings: cores = JFR's share × host CPUs.
 
     ``fallback_cpus``: the host's CPUs where a recording does not say (made before
-    ``jdk.CPUInformation`` was recorded); its rows are left out where that is unknown too.
+    ``jdk.CPUInformation`` was recorded); its rows are left out where that is unknown too
+    (`unscaled` names them).
     """
     import pyarrow as pa
 
