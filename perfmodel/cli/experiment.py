@@ -256,11 +256,14 @@ def experiment_calibrate(
 
     from perfmodel.atomic import write_atomically
     from perfmodel.experiment.calibrate import calibrate
+    from perfmodel.experiment.co_running import measure
     from perfmodel.experiment.split import load_split
+    from perfmodel.simulate.laws import CO_RUNNING_CPU
 
     held_out = load_split(split)
     with _open(store) as db:
         model = calibrate(db, held_out, level, variants)
+        co = measure(db, held_out)
     write_atomically(out, json.dumps(model.as_dict(), indent=2, sort_keys=True) + "\n")
     for kind, classes in model.quantiles.items():
         for name, q in classes.items():
@@ -271,11 +274,6 @@ def experiment_calibrate(
                 + ("" if used is q else "  (uses all)")
             )
     typer.echo(f"wrote {out} (fitted on {', '.join(model.fitted_on)})", err=True)
-    from perfmodel.experiment.co_running import measure
-    from perfmodel.simulate.laws import CO_RUNNING_CPU
-
-    with _open(store) as db:
-        co = measure(db, held_out)
     if co.pairs:
         spread = f"{min(co.by_workload.values()):.2f}–{max(co.by_workload.values()):.2f}"
         typer.echo(

@@ -41,13 +41,21 @@ class JvmCpuSeries:
     t_ms: np.ndarray
     cores: np.ndarray
 
+    def periods(
+        self, start_ms: float = -np.inf, end_ms: float = np.inf
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(cores, seconds) of each period ending in [start_ms, end_ms] (empty periods left
+        out)."""
+        if self.t_ms.size < 2:
+            return np.zeros(0), np.zeros(0)
+        dt = np.diff(self.t_ms) / 1000.0
+        inside = (self.t_ms[1:] >= start_ms) & (self.t_ms[1:] <= end_ms) & (dt > 0)
+        return self.cores[1:][inside], dt[inside]
+
     def core_seconds(self, start_ms: float = -np.inf, end_ms: float = np.inf) -> float:
         """CPU-seconds the JVM used in the periods ending in [start_ms, end_ms]."""
-        if self.t_ms.size < 2:
-            return 0.0
-        dt = np.diff(self.t_ms) / 1000.0
-        inside = (self.t_ms[1:] >= start_ms) & (self.t_ms[1:] <= end_ms)
-        return float((self.cores[1:] * dt)[inside].sum())
+        cores, seconds = self.periods(start_ms, end_ms)
+        return float((cores * seconds).sum())
 
 
 @dataclass(slots=True)

@@ -63,20 +63,18 @@ NONE = ExecutorBackground(0.0, 0, 0.0, 0.0, 0.0)
 
 def saturated_share(series: JvmCpuSeries, start_ms: float, end_ms: float) -> float:
     """Share of the JVM's CPU-seconds in [start, end] spent at its ceiling (0..1)."""
-    t, cores = series.t_ms, series.cores
-    if t.size < 2:
+    return _at_ceiling(*series.periods(start_ms, end_ms))
+
+
+def _at_ceiling(rate: np.ndarray, seconds: np.ndarray) -> float:
+    """`saturated_share` of periods already cut to the window."""
+    used = float((rate * seconds).sum())
+    if rate.size == 0 or used <= 0:
         return 0.0
-    dt = np.diff(t) / 1000.0
-    rate = cores[1:]
-    inside = (t[1:] >= start_ms) & (t[1:] <= end_ms) & (dt > 0)
-    if not inside.any():
-        return 0.0
-    rate, dt = rate[inside], dt[inside]
-    used = float((rate * dt).sum())
     ceiling = float(np.percentile(rate, CEILING_QUANTILE))
-    if used <= 0 or ceiling <= 0:
+    if ceiling <= 0:
         return 0.0
-    return float((rate * dt)[rate >= AT_CEILING * ceiling].sum()) / used
+    return float((rate * seconds)[rate >= AT_CEILING * ceiling].sum()) / used
 
 
 def estimate(profile: ApplicationProfile, tasks: TaskTable) -> ExecutorBackground:
@@ -110,11 +108,12 @@ def estimate(profile: ApplicationProfile, tasks: TaskTable) -> ExecutorBackgroun
         if executor == DRIVER or i is None or not ran[i]:
             continue  # the driver, or a JVM that ran no tasks
         w = float(per_executor[i]) / 1000.0
-        b = max(0.0, series.core_seconds(start, end) - w)
+        rate, seconds = series.periods(start, end)
+        b = max(0.0, float((rate * seconds).sum()) - w)
         measured += 1
         task_s += w
         background_s += b
-        competing_s += b * saturated_share(series, start, end)
+        competing_s += b * _at_ceiling(rate, seconds)
     if measured == 0 or task_s <= 0:
         return NONE
     return ExecutorBackground(competing_s / task_s, measured, task_s, background_s, competing_s)
