@@ -2,6 +2,7 @@
 
 import pytest
 
+from perfmodel.simulate import laws
 from perfmodel.simulate.config import WhatIf, apply_what_if, baseline_config
 from perfmodel.simulate.replay import replay, replay_workload
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
@@ -113,7 +114,20 @@ def test_more_memory_removes_spill_then_stays_flat() -> None:
     assert times[0] == pytest.approx(2.0)
     assert times[0] > times[1] > times[2]
     assert times[2] == pytest.approx(times[3])  # the working set fits: flat
-    assert times[3] == pytest.approx(1.0)
+    # Spill I/O gone, and the CPU spent spilling (serialising, merging) with it.
+    spilling_cpu_s = laws.SPILL_CPU_NS_PER_BYTE * (gib // 2) / 1e9
+    assert times[3] == pytest.approx(1.0 - spilling_cpu_s)
+
+
+def test_less_memory_adds_spilling_cpu() -> None:
+    gib = 1 << 30
+    fits = TaskSpec(run_ms=1000, cpu_ms=1000, peak_memory=gib // 4)
+    p = build_synthetic([[StageSpec(0, [fits])]], 1, memory_bytes=4 * gib)
+    small = replay(p, WhatIf(memory_bytes=gib // 2)).stages[0].component_s
+    assert small["spill"] > 0.0
+    # It now spills, and spilling is CPU in the task thread as well as I/O.
+    assert small["cpu"] > 1.0
+    assert replay(p, WhatIf(memory_bytes=8 * gib)).stages[0].component_s["cpu"] == 1.0
 
 
 def test_compiled_workload_replays_many_configs() -> None:

@@ -256,14 +256,17 @@ def experiment_calibrate(
 
     from perfmodel.atomic import write_atomically
     from perfmodel.experiment.calibrate import calibrate
-    from perfmodel.experiment.co_running import measure
+    from perfmodel.experiment.co_running import fit_runs, measure
+    from perfmodel.experiment.spill_cpu import measure_spill_cpu
     from perfmodel.experiment.split import load_split
-    from perfmodel.simulate.laws import CO_RUNNING_CPU
+    from perfmodel.simulate.laws import CO_RUNNING_CPU, SPILL_CPU_NS_PER_BYTE
 
     held_out = load_split(split)
     with _open(store) as db:
         model = calibrate(db, held_out, level, variants)
-        co = measure(db, held_out)
+        runs = fit_runs(db, held_out)
+        co = measure(db, held_out, runs)
+        spill = measure_spill_cpu(runs)
     write_atomically(out, json.dumps(model.as_dict(), indent=2, sort_keys=True) + "\n")
     for kind, classes in model.quantiles.items():
         for name, q in classes.items():
@@ -283,6 +286,14 @@ def experiment_calibrate(
         )
     else:
         typer.echo("co-running CPU γ: no fit runs that differ only in cores to measure it")
+    if spill.stages:
+        typer.echo(
+            f"spilling CPU on the fit workloads: {spill.ns_per_byte:.2f} ns per byte spilled "
+            f"({spill.stages} stages of runs that differ only in memory); the model uses "
+            f"laws.SPILL_CPU_NS_PER_BYTE = {SPILL_CPU_NS_PER_BYTE:.2f}"
+        )
+    else:
+        typer.echo("spilling CPU: no fit runs that differ only in memory and spill to measure it")
 
 
 def _fmt_bytes(n: float | None) -> str:

@@ -41,6 +41,12 @@ class RunCpu:
     same_as: tuple[str, ...] = ()
     """What else must match for two runs to differ in cores only: the experiment's
     parameters (data size), the host, the config without its master and name."""
+    stages: dict[int, tuple[float, float]] = field(default_factory=dict)
+    """Per stage id: task CPU seconds and memory spilled (Spark's ``memoryBytesSpilled``,
+    the in-memory size), summed over the stage's attempts."""
+    same_but_memory: tuple[str, ...] = ()
+    """What must match for two runs to differ in memory only: parameters, host, cores and
+    the config without its name and memory sizes."""
 
 
 @dataclass(slots=True)
@@ -80,6 +86,19 @@ def run_cpu(run: RunRow) -> RunCpu | None:
         run.host,
         json.dumps(settings, sort_keys=True, default=str),
     )
+    but_memory = {
+        key: value
+        for key, value in run.config_settings.items()
+        if key not in ("name", "driver_memory", "executor_memory")
+    }
+    stages: dict[int, tuple[float, float]] = {}
+    for stage in profile.stages.values():
+        t = stage.table
+        done = np.asarray(t.ended, dtype=bool)
+        stage_cpu = float(np.nan_to_num(np.asarray(t.cpu_ms, dtype=np.float64))[done].sum())
+        spilled = float(np.asarray(t.memory_spill_bytes, dtype=np.float64)[done].sum())
+        cpu_before, spilled_before = stages.get(stage.stage_id, (0.0, 0.0))
+        stages[stage.stage_id] = (cpu_before + stage_cpu / 1000.0, spilled_before + spilled)
     return RunCpu(
         run.workload,
         int(run.cores),
@@ -87,6 +106,8 @@ def run_cpu(run: RunRow) -> RunCpu | None:
         float(cpu.sum()) / 1000.0,
         float((k * cpu).sum() / cpu.sum()),
         same_as,
+        stages,
+        (same_as[0], run.host, json.dumps(but_memory, sort_keys=True, default=str)),
     )
 
 
@@ -100,10 +121,17 @@ def pair_gamma(lo: RunCpu, hi: RunCpu) -> float | None:
     return (r - 1.0) / denominator
 
 
-def measure(store: RunStore, split: Split) -> CoRunning:
-    """``γ`` from the store's ok runs of the split's fit workloads (held-out ones unread)."""
+def fit_runs(store: RunStore, split: Split) -> list[RunCpu]:
+    """`RunCpu` of the store's ok runs of the split's fit workloads (held-out ones unread)."""
     runs = [r for r in store.runs(status="ok") if split.role(r.workload) == FIT and not r.warmup]
-    measured = [m for m in (run_cpu(r) for r in runs) if m is not None]
+    return [m for m in (run_cpu(r) for r in runs) if m is not None]
+
+
+def measure(store: RunStore, split: Split, measured: list[RunCpu] | None = None) -> CoRunning:
+    """``γ`` from the store's ok runs of the split's fit workloads (held-out ones unread);
+    ``measured``: their `fit_runs`, where the caller has read them."""
+    if measured is None:
+        measured = fit_runs(store, split)
     per_workload: dict[str, list[float]] = {}
     for i, a in enumerate(measured):
         for b in measured[i + 1 :]:

@@ -47,7 +47,7 @@ import numpy as np
 
 from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
-from perfmodel.simulate.rescale import free_cores, scaled_concurrency
+from perfmodel.simulate.rescale import free_cores, scaled_concurrency, spill_cpu_ms
 from perfmodel.simulate.stage_work import (
     CPU,
     CPU_OTHER,
@@ -133,8 +133,15 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
     total_ms, longest_ms = np.zeros(n), np.zeros(n)
     for index, work in enumerate(workload.stages):
         c = work.components
+        # Less the CPU spent spilling: the replay takes it away where memory grows.
         groups = np.stack(
-            [c[CPU] + c[CPU_OTHER], c[GC], c[DISK], c[NETWORK], c[SCHEDULING] + c[OTHER]]
+            [
+                c[CPU] - spill_cpu_ms(work) + c[CPU_OTHER],
+                c[GC],
+                c[DISK],
+                c[NETWORK],
+                c[SCHEDULING] + c[OTHER],
+            ]
         )
         stage_totals[index] = groups.sum(axis=1)
         all_groups.append(groups)

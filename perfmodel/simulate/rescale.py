@@ -203,7 +203,9 @@ def all_stage_times(
             out[SPILL] = 0.0  # what `_spill_ms` × the disk factor gives here (`spill_free`)
         else:
             ws = cache.working_sets[i] if cache is not None else None
-            out[SPILL] = _spill_ms(work, base, new, k0s[i], k1s[i], ws) * disk_fs[i]
+            spill_ms, spill_cpu_change = _spill_ms(work, base, new, k0s[i], k1s[i], ws)
+            out[SPILL] = spill_ms * disk_fs[i]
+            out[CPU] += spill_cpu_change * cpu_fs[i]
         times = StageTimes(
             durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1s[i]
         )
@@ -232,6 +234,13 @@ def working_set(work: StageWork) -> FloatArray:
     return np.where(work.memory_spill > 0, spilled, np.minimum(work.peak_memory, cap))
 
 
+def spill_cpu_ms(work: StageWork) -> FloatArray:
+    """Per task, the part of its CPU time spent spilling: `laws.SPILL_CPU_NS_PER_BYTE` per
+    byte it spilled (in memory), at most its CPU time."""
+    rate = laws.SPILL_CPU_NS_PER_BYTE / 1e6
+    return np.minimum(work.components[CPU], rate * work.memory_spill)
+
+
 def _spill_ms(
     work: StageWork,
     base: ClusterConfig,
@@ -239,8 +248,10 @@ def _spill_ms(
     k0: float,
     k1: float,
     ws: FloatArray | None = None,
-) -> FloatArray:
-    """Spill time under new memory, by the reversed roofline on each task's working set.
+) -> tuple[FloatArray, FloatArray]:
+    """Spill time under new memory, by the reversed roofline on each task's working set,
+    and the change in the task's CPU time spent spilling (`spill_cpu_ms`; before the
+    CPU factors).
 
     A task's share of execution memory is the executor's usable memory divided by the
     tasks running in it. Where the baseline spilled, the memory it actually had is
@@ -250,7 +261,7 @@ def _spill_ms(
     """
     base_spill = work.components[SPILL]
     if base.memory_bytes == new.memory_bytes and k0 == k1:
-        return base_spill
+        return base_spill, np.zeros_like(base_spill)
     if ws is None:
         ws = working_set(work)
     per_exec0 = max(1.0, k0 / base.executors_per_host)
@@ -265,4 +276,6 @@ def _spill_ms(
     total_mem = float(work.memory_spill.sum())
     ratio = float(work.disk_spill.sum()) / total_mem if total_mem > 0 else 0.5
     ms_per_byte = 2.0 * ratio * 1000.0 * max(1.0, k0) / base.disk_bw
-    return laws.spill_time(base_spill, overflow0, overflow1, ms_per_byte)
+    cpu0 = spill_cpu_ms(work)
+    cpu1 = laws.spill_time(cpu0, overflow0, overflow1, laws.SPILL_CPU_NS_PER_BYTE / 1e6)
+    return laws.spill_time(base_spill, overflow0, overflow1, ms_per_byte), cpu1 - cpu0

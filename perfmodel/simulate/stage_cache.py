@@ -132,7 +132,8 @@ def _spill_free(
     """Whether `_spill_ms` × ``disk_f`` is +0 for every task of a stage that never spilled,
     whatever the memory: its baseline overflow is ≤ 0, and with at least the baseline's
     memory per task (``a1 ≥ a0``) so is the new one (scaling by ``a1 / a0 ≥ 1`` rounds up
-    from ``a0_eff ≥ ws``), so each task's spill is 0 × a finite rate × a finite factor."""
+    from ``a0_eff ≥ ws``), so each task's spill is 0 × a finite rate × a finite factor (and
+    its spilling CPU, 0 × `laws.SPILL_CPU_NS_PER_BYTE`, does not change)."""
     if not (0.0 < disk_f < math.inf and 0.0 < base.disk_bw < math.inf and math.isfinite(k0)):
         return False
     if base.memory_bytes == new.memory_bytes and k0 == k1:
