@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from perfmodel.profile import bundle
+from perfmodel.profile import bundle, bundle_write
 from perfmodel.profile.monitor import ProcessTreeMonitor, ResourceSummary
 
 BURN = (
@@ -46,7 +46,7 @@ def test_resources_round_trip_through_the_bundle(tmp_path: Path) -> None:
     monitor.start()
     proc.wait(timeout=30)
     summary = monitor.stop()
-    entry = bundle.write_resources(tmp_path, summary)
+    entry = bundle_write.write_resources(tmp_path, summary)
     assert entry["file"] == bundle.RESOURCES and entry["samples"] == len(summary.samples)
     loaded = bundle.load_resources(tmp_path)
     assert loaded == sorted(summary.samples, key=lambda s: s.t_ms)
@@ -54,7 +54,7 @@ def test_resources_round_trip_through_the_bundle(tmp_path: Path) -> None:
 
 
 def test_an_empty_summary_writes_an_empty_table(tmp_path: Path) -> None:
-    bundle.write_resources(tmp_path, ResourceSummary(interval_s=0.25))
+    bundle_write.write_resources(tmp_path, ResourceSummary(interval_s=0.25))
     assert bundle.load_resources(tmp_path) == []
 
 

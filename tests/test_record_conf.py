@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel.profile import bundle
+from perfmodel.profile import bundle, bundle_write
 from perfmodel.profile.record import (
     RecordOptions,
     merged_defaults,
@@ -48,7 +48,7 @@ def test_conf_dir_copies_the_users_files(tmp_path: Path) -> None:
     (user / "spark-defaults.conf").write_text(USER)
     (user / "log4j2.properties").write_text("rootLogger.level = warn\n")
     out = tmp_path / "bundle"
-    bundle.prepare_directory(out)
+    bundle_write.prepare_directory(out)
     jar = tmp_path / "plugin.jar"
     conf = write_conf_dir(out, {"SPARK_CONF_DIR": str(user)}, RecordOptions(out=out), jar)
     assert (conf / "log4j2.properties").read_text() == "rootLogger.level = warn\n"
@@ -62,4 +62,4 @@ def test_conf_dir_copies_the_users_files(tmp_path: Path) -> None:
 def test_an_existing_bundle_is_never_overwritten(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("x")
     with pytest.raises(bundle.BundleError, match="not empty"):
-        bundle.prepare_directory(tmp_path)
+        bundle_write.prepare_directory(tmp_path)

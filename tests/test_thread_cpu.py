@@ -14,7 +14,7 @@ import pytest
 
 from perfmodel.dag.model import ApplicationProfile
 from perfmodel.dag.spark import build_profile
-from perfmodel.profile import bundle, thread_cpu, thread_sampler
+from perfmodel.profile import bundle, bundle_write, thread_cpu, thread_sampler
 from perfmodel.profile.thread_cpu import (
     GC,
     JIT,
@@ -224,7 +224,7 @@ def test_waiting_for_cores_is_taken_out_of_the_time_alone() -> None:
 
 
 def _bundle_of(log: Path, out: Path) -> Path:
-    bundle.assemble(out, event_logs=[log])
+    bundle_write.assemble(out, event_logs=[log])
     return out
 
 

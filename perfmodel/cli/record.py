@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from perfmodel.profile import bundle
+from perfmodel.profile import bundle, bundle_write
 
 
 def _default_out() -> Path:
@@ -104,8 +104,8 @@ def register(app: typer.Typer) -> None:
         # A bundle is only as good as its event log: refuse one that cannot be read now,
         # not when the bundle is first analysed.
         build_profile(eventlog)
-        with bundle.staged_directory(out) as stage:
-            manifest = bundle.assemble(
+        with bundle_write.staged_directory(out) as stage:
+            manifest = bundle_write.assemble(
                 stage, event_logs=[eventlog], jfr_files=jfr_files, pyspy_files=pyspy_files
             )
         for warning in bundle.read_manifest(out).warnings:

@@ -1,15 +1,5 @@
-"""Finding a Spark event log on disk and streaming its lines.
-
-Spark writes an application's event log in several shapes, and users point at them in several
-ways, so resolving "the log the user means" is a step of its own:
-
-* a single file ``<appId>[_<attempt>][.<codec>][.inprogress]`` (Spark 1.3+);
-* a rolling directory ``eventlog_v2_<appId>[_<attempt>]/`` with parts ``events_<n>_...`` and an
-  ``appstatus_...[.inprogress]`` marker (Spark 3.0+, the default since Spark 4);
-* a legacy directory with ``EVENT_LOG_<n>`` files and an ``APPLICATION_COMPLETE`` marker
-  (Spark 1.0-1.2);
-* a directory holding any of the above, or a path prefix naming an application whose attempts
-  (``<appId>_1``, ``<appId>_2``) lie beside it.
+"""Streaming the lines of a Spark event log, once `perfmodel.profile.eventlog_paths` has
+found its parts.
 
 Streaming is kept deliberately dumb and fast: decompressed data arrives in multi-megabyte pieces,
 ``bytes.split`` cuts them into lines, and nothing else happens per line, because the JSON decoding
@@ -20,36 +10,28 @@ from the part of a log that survived.
 
 from __future__ import annotations
 
-import difflib
 import itertools
-import os
-import re
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
 from perfmodel.errors import (
-    AmbiguousEventLogError,
     DecompressionLimitError,
-    EventLogNotFoundError,
     NotAnEventLogError,
     PerfmodelError,
 )
 from perfmodel.profile.codecs import (
-    CODEC_SUFFIXES,
     DEFAULT_CHUNK_SIZE,
     DEFAULT_MAX_DECOMPRESSED,
-    HEAD_SIZE,
     DecompressionBudget,
     StreamProblem,
     format_bytes,
     iter_decompressed,
-    sniff_codec,
 )
+from perfmodel.profile.eventlog_paths import EventLogSource, resolve_event_log
 from perfmodel.profile.linecheck import is_cut_event, repair_utf8
 
 __all__ = [
@@ -68,19 +50,6 @@ MAX_LINE_BYTES = 256 * 1024 * 1024
 """Longest line kept. Real events stay far below (the biggest are SQL plans of a few MB); a
 longer "line" is binary junk without newlines, and holding it would defeat streaming."""
 
-_ROLLING_PREFIX = "eventlog_v2_"
-_APPSTATUS_PREFIX = "appstatus_"
-_EVENTS_RE = re.compile(r"events_(\d+)_(.+)")
-_LEGACY_EVENTS_RE = re.compile(r"EVENT_LOG_(\d+)")
-_LEGACY_COMPLETE = "APPLICATION_COMPLETE"
-_IN_PROGRESS = ".inprogress"
-_COMPACT = ".compact"
-# Suffixes people add to plain logs; stripped from the app key only.
-_PLAIN_SUFFIXES = frozenset({"json", "jsonl", "txt", "log"})
-# YARN application ids contain underscores themselves; other ids (local-…, app-…, spark-…) do not.
-_YARN_ATTEMPT_RE = re.compile(r"(application_\d+_\d+)_(\d+)")
-_OTHER_ATTEMPT_RE = re.compile(r"([^_]+)_(\d+)")
-_MAX_LISTED = 20
 _NEWLINE = ord("\n")
 _NUMPY_COUNT_MIN = 64 * 1024  # below this, numpy's per-call overhead outweighs its speed
 
@@ -97,20 +66,6 @@ class LogProblem:
     kind: str | None = None
     """The kind of damage (`perfmodel.profile.quality.DAMAGE_KINDS`), if it is damage; a
     line problem without one is classified from its message (`DataQuality.count_reading`)."""
-
-
-@dataclass(slots=True)
-class EventLogSource:
-    """What a user's path resolved to."""
-
-    path: Path  # the path the user gave
-    app_key: str  # app id (+ attempt) as inferred from the name
-    parts: list[Path]  # files to read, in order
-    attempt: str | None
-    other_attempts: list[str] = field(default_factory=list)
-    in_progress: bool = False
-    missing_parts: list[int] = field(default_factory=list)
-    """Numbers absent from a rolling (or legacy) log's parts, e.g. 2 of events_1, events_3."""
 
 
 @dataclass(slots=True)
@@ -147,358 +102,6 @@ class TextBlock:
     data: bytes | memoryview
     lines: int
     """Lines in ``data`` (a final line without a newline counts)."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Names
-
-
-def _split_name(name: str) -> tuple[str, bool]:
-    """``(key, in_progress)`` from a log file name: strip ``.inprogress``/``.compact``/codec."""
-    in_progress = False
-    while True:
-        if name.endswith(_IN_PROGRESS):
-            name = name[: -len(_IN_PROGRESS)]
-            in_progress = True
-        elif name.endswith(_COMPACT):
-            name = name[: -len(_COMPACT)]
-        else:
-            break
-    stem, dot, ext = name.rpartition(".")
-    if dot and stem and (ext.lower() in CODEC_SUFFIXES or ext.lower() in _PLAIN_SUFFIXES):
-        name = stem
-    return name, in_progress
-
-
-def _split_attempt(key: str) -> tuple[str, str | None]:
-    """``(app id, attempt)`` from a key; Spark appends ``_<attempt>`` to the app id.
-
-    Only numeric attempts after a recognisable app id count, so names like
-    ``spark_event_log_example`` or ``my_job_2024`` are not misread as attempts.
-    """
-    m = _YARN_ATTEMPT_RE.fullmatch(key)
-    if m is None and not key.startswith("application_"):
-        m = _OTHER_ATTEMPT_RE.fullmatch(key)
-    if m is None:
-        return key, None
-    return m.group(1), m.group(2)
-
-
-def _attempt_order(attempt: str | None) -> tuple[int, int, str]:
-    if attempt is None:
-        return (0, 0, "")
-    if attempt.isdigit():
-        return (1, int(attempt), "")
-    return (2, 0, attempt)
-
-
-def _skip_entry(name: str) -> bool:
-    # Hidden files include Hadoop's .<name>.crc checksums that local-FS writes leave beside logs.
-    return name.startswith(".") or name.endswith(".crc")
-
-
-@dataclass(slots=True)
-class _Candidate:
-    path: Path
-    key: str
-    kind: str  # "file" | "rolling" | "legacy"
-    app: str = ""
-    attempt: str | None = None
-
-    def __post_init__(self) -> None:
-        self.app, self.attempt = _split_attempt(self.key)
-
-
-def _list_dir(d: Path) -> list[str]:
-    with os.scandir(d) as it:
-        return [e.name for e in it]
-
-
-def _rolling_key_from_parts(d: Path) -> str | None:
-    try:
-        names = sorted(_list_dir(d))
-    except OSError:
-        return None
-    for name in names:
-        m = _EVENTS_RE.fullmatch(name)
-        if m:
-            return _split_name(m.group(2))[0]
-    return None
-
-
-def _is_legacy_dir(d: Path) -> bool:
-    try:
-        return any(_LEGACY_EVENTS_RE.fullmatch(name) for name in _list_dir(d))
-    except OSError:
-        return False
-
-
-def _dir_candidate(d: Path) -> _Candidate | None:
-    name = d.name
-    if name.startswith(_ROLLING_PREFIX):
-        return _Candidate(d, name[len(_ROLLING_PREFIX) :], "rolling")
-    if _is_legacy_dir(d):
-        return _Candidate(d, name, "legacy")
-    key = _rolling_key_from_parts(d)
-    if key is not None:  # a rolling directory that someone renamed
-        return _Candidate(d, key, "rolling")
-    return None
-
-
-def _file_candidate(p: Path) -> _Candidate:
-    return _Candidate(p, _split_name(p.name)[0], "file")
-
-
-def _looks_like_log(p: Path) -> bool:
-    """Cheap content check for directory scans. Plain text must mention an "Event" field near
-    its start (every Spark event has one), so READMEs, manifests and other JSON are not taken
-    for logs; compressed data is recognised by its magic bytes."""
-    try:
-        with open(p, "rb") as f:
-            head = f.read(HEAD_SIZE)
-    except OSError:
-        return False
-    codec = sniff_codec(head) if head else None
-    if codec == "plain":
-        return b'"Event"' in head
-    return codec is not None
-
-
-def _scan(d: Path, *, sniff: bool) -> list[_Candidate]:
-    """Event logs directly inside ``d``. ``sniff`` checks file contents (slower, but a directory
-    of logs often holds READMEs and such); without it, names decide."""
-    out: list[_Candidate] = []
-    try:
-        with os.scandir(d) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError as e:
-        raise NotAnEventLogError(f"Cannot list {d}: {e.strerror or e}.") from None
-    for entry in entries:
-        if _skip_entry(entry.name):
-            continue
-        p = Path(entry.path)
-        try:
-            is_dir = entry.is_dir()
-        except OSError:
-            continue
-        if is_dir:
-            cand = _dir_candidate(p) if sniff else None
-            if cand is None and entry.name.startswith(_ROLLING_PREFIX):
-                cand = _Candidate(p, entry.name[len(_ROLLING_PREFIX) :], "rolling")
-            if cand is not None:
-                out.append(cand)
-        elif not sniff or _looks_like_log(p):
-            out.append(_file_candidate(p))
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Resolution
-
-
-def resolve_event_log(path: str | Path, attempt: str | None = None) -> EventLogSource:
-    """Turn what the user typed into the list of files of one application attempt.
-
-    ``attempt`` picks an attempt of a multi-attempt application (default: the latest). Pointing
-    at one part of a rolling directory (or its ``appstatus`` marker) means the whole directory:
-    a lone later part lacks the events that start the application, so reading it alone would
-    only produce a misleading diagnosis.
-    """
-    given = Path(path)
-    p = given.expanduser()
-    if attempt is not None:
-        attempt = str(attempt)
-    if p.is_file():
-        parent = p.parent
-        in_rolling = parent.name.startswith(_ROLLING_PREFIX) and (
-            _EVENTS_RE.fullmatch(p.name) is not None or p.name.startswith(_APPSTATUS_PREFIX)
-        )
-        in_legacy = _LEGACY_EVENTS_RE.fullmatch(p.name) is not None and _is_legacy_dir(parent)
-        if in_rolling or in_legacy:
-            cand = _dir_candidate(parent)
-            assert cand is not None
-            return _resolve_with_siblings(given, cand, attempt)
-        return _resolve_with_siblings(given, _file_candidate(p), attempt)
-    if p.is_dir():
-        cand = _dir_candidate(p)
-        if cand is not None:
-            return _resolve_with_siblings(given, cand, attempt)
-        cands = _scan(p, sniff=True)
-        if not cands:
-            raise NotAnEventLogError(
-                f"{given} is a directory without Spark event logs in it (no JSON-lines or "
-                "compressed event-log files, no eventlog_v2_* directories)."
-            )
-        return _select(given, cands, attempt, where=f"{given}")
-    if p.exists():
-        raise NotAnEventLogError(f"{given} is neither a file nor a directory.")
-    return _resolve_prefix(given, p, attempt)
-
-
-def _resolve_prefix(given: Path, p: Path, attempt: str | None) -> EventLogSource:
-    """``logs/application_1_0001`` when only ``logs/application_1_0001_<n>`` exist."""
-    parent = p.parent
-    if not parent.is_dir():
-        raise EventLogNotFoundError(
-            f"No event log at {given}: the directory {parent} does not exist either."
-        )
-    key = _split_name(p.name)[0]
-    cands = _scan(parent, sniff=False)
-    matching = [c for c in cands if c.app == key or c.key == key]
-    if matching:
-        return _select(given, matching, attempt, where=f"{parent} for {key}")
-    names = [c.path.name for c in cands]
-    close = difflib.get_close_matches(p.name, names, n=3, cutoff=0.6)
-    hint = f" Did you mean {', '.join(str(parent / n) for n in close)}?" if close else ""
-    if not close and names:
-        hint = f" Point perfmodel at {parent} itself to list the event logs there."
-    raise EventLogNotFoundError(f"No event log at {given}.{hint}")
-
-
-def _resolve_with_siblings(given: Path, cand: _Candidate, attempt: str | None) -> EventLogSource:
-    """The user named one log; still look beside it for other attempts of the same app."""
-    siblings = [c for c in _scan(cand.path.parent, sniff=False) if c.app == cand.app]
-    if not any(c.path == cand.path for c in siblings):
-        siblings.append(cand)
-    if attempt is not None and attempt != cand.attempt:
-        return _select(given, siblings, attempt, where=f"{cand.path.parent} for {cand.app}")
-    return _materialize(given, cand, _other_attempts(siblings, cand.attempt))
-
-
-def _other_attempts(cands: Iterable[_Candidate], chosen: str | None) -> list[str]:
-    others = {c.attempt for c in cands if c.attempt is not None and c.attempt != chosen}
-    return sorted(others, key=_attempt_order)
-
-
-def _listing(paths: list[Path]) -> str:
-    shown = [f"  {p}" for p in paths[:_MAX_LISTED]]
-    if len(paths) > _MAX_LISTED:
-        shown.append(f"  ... and {len(paths) - _MAX_LISTED} more")
-    return "\n".join(shown)
-
-
-def _select(
-    given: Path, cands: list[_Candidate], attempt: str | None, *, where: str
-) -> EventLogSource:
-    apps = sorted({c.app for c in cands})
-    if len(apps) > 1:
-        raise AmbiguousEventLogError(
-            f"{given} holds event logs of {len(apps)} applications; point at one of them:\n"
-            + _listing([c.path for c in cands])
-        )
-    by_attempt: dict[str | None, list[_Candidate]] = defaultdict(list)
-    for c in cands:
-        by_attempt[c.attempt].append(c)
-    if attempt is None:
-        chosen_attempt = max(by_attempt, key=_attempt_order)
-    elif attempt in by_attempt:
-        chosen_attempt = attempt
-    else:
-        known = [a for a in sorted(by_attempt, key=_attempt_order) if a is not None]
-        listed = ", ".join(known) if known else "none (the log carries no attempt id)"
-        raise EventLogNotFoundError(
-            f"No attempt {attempt} of application {apps[0]} in {where}; attempts found: {listed}."
-        )
-    chosen = by_attempt[chosen_attempt]
-    if len(chosen) > 1:
-        raise AmbiguousEventLogError(
-            f"{given} holds several event logs for the same application attempt "
-            f"({chosen[0].key}); point at one of them:\n" + _listing([c.path for c in chosen])
-        )
-    return _materialize(given, chosen[0], _other_attempts(cands, chosen_attempt))
-
-
-def _materialize(given: Path, cand: _Candidate, others: list[str]) -> EventLogSource:
-    missing: list[int] = []
-    if cand.kind == "rolling":
-        parts, in_progress, missing = _rolling_parts(cand.path)
-    elif cand.kind == "legacy":
-        parts, in_progress, missing = _legacy_parts(cand.path)
-    else:
-        in_progress = _split_name(cand.path.name)[1]
-        try:
-            empty = cand.path.stat().st_size == 0
-        except OSError as e:
-            raise NotAnEventLogError(f"Cannot read {cand.path}: {e.strerror or e}.") from None
-        if empty:
-            why = " (Spark has only just started writing it)" if in_progress else ""
-            raise NotAnEventLogError(f"{cand.path} is empty{why}; there are no events to read.")
-        parts = [cand.path]
-    return EventLogSource(
-        path=given,
-        app_key=cand.key,
-        parts=parts,
-        attempt=cand.attempt,
-        other_attempts=others,
-        in_progress=in_progress,
-        missing_parts=missing,
-    )
-
-
-def _missing_numbers(numbers: list[int], first: int) -> list[int]:
-    """Part numbers absent between ``first`` and the highest present (sorted input).
-
-    Spark numbers rolling parts from 1 without gaps, so a gap is a part that was lost
-    (deleted, not copied); its events are missing from the analysis.
-    """
-    present = set(numbers)
-    if not numbers:
-        return []
-    return [n for n in range(first, numbers[-1]) if n not in present]
-
-
-def _rolling_parts(d: Path) -> tuple[list[Path], bool, list[int]]:
-    """Parts in numeric order (``events_10`` after ``events_9``), the in-progress flag and
-    the numbers missing from the sequence.
-
-    Follows Spark's reader: when compaction has run, reading starts at the newest
-    ``*.compact`` part, which replaces all parts before it. Without an ``appstatus`` marker the
-    state is unknown; it is taken as complete (the events themselves tell the rest).
-    """
-    events: list[tuple[int, str, Path]] = []
-    statuses: list[str] = []
-    try:
-        with os.scandir(d) as it:
-            entries = list(it)
-    except OSError as e:
-        raise NotAnEventLogError(f"Cannot list {d}: {e.strerror or e}.") from None
-    for entry in entries:
-        name = entry.name
-        if _skip_entry(name):
-            continue
-        m = _EVENTS_RE.fullmatch(name)
-        if m is not None and entry.is_file():
-            events.append((int(m.group(1)), name, Path(entry.path)))
-        elif name.startswith(_APPSTATUS_PREFIX):
-            statuses.append(name)
-    if not events:
-        raise NotAnEventLogError(
-            f"{d} is a rolling event-log directory without any events_<n>_* part "
-            "(Spark may not have written the first part yet)."
-        )
-    events.sort()
-    start = max(
-        (i for i, (_, name, _) in enumerate(events) if name.endswith(_COMPACT)),
-        default=0,
-    )
-    kept = events[start:]
-    parts = [p for _, _, p in kept]
-    # After compaction, the compact part stands for all numbers up to its own.
-    missing = _missing_numbers([n for n, _, _ in kept], kept[0][0] if start else 1)
-    return parts, any(s.endswith(_IN_PROGRESS) for s in statuses), missing
-
-
-def _legacy_parts(d: Path) -> tuple[list[Path], bool, list[int]]:
-    """Spark 1.0-1.2 log directories: ``EVENT_LOG_<n>`` files, done once APPLICATION_COMPLETE
-    exists. The codec (named by a ``COMPRESSION_CODEC_*`` marker) is recognised from the data."""
-    events = []
-    for name in _list_dir(d):
-        m = _LEGACY_EVENTS_RE.fullmatch(name)
-        if m is not None:
-            events.append((int(m.group(1)), d / name))
-    events.sort()
-    missing = _missing_numbers([n for n, _ in events], events[0][0] if events else 1)
-    return [p for _, p in events], not (d / _LEGACY_COMPLETE).exists(), missing
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,7 +27,15 @@ from types import FrameType
 
 import psutil
 
-from perfmodel.profile import bundle, children, jfr, pyspy, pyspy_recorder, thread_sampler
+from perfmodel.profile import (
+    bundle,
+    bundle_write,
+    children,
+    jfr,
+    pyspy,
+    pyspy_recorder,
+    thread_sampler,
+)
 from perfmodel.profile.bundle import BundleManifest
 from perfmodel.profile.monitor import ProcessTreeMonitor, ResourceSummary
 from perfmodel.profile.proctree import ProcessTree
@@ -260,9 +268,9 @@ def record(
     """Run ``command`` with recording on and write a bundle to ``options.out``.
 
     The bundle is built in a hidden stage beside ``options.out`` and renamed into place at the
-    end (`bundle.staged_directory`): a command that cannot start leaves nothing behind.
+    end (`bundle_write.staged_directory`): a command that cannot start leaves nothing behind.
     """
-    with bundle.staged_directory(options.out) as stage:
+    with bundle_write.staged_directory(options.out) as stage:
         result = _record_into(stage, command, options, env)
     result.bundle = options.out
     # Messages name files by where they now are, not by the stage's path.
@@ -290,7 +298,7 @@ def _record_into(
             out / bundle.PYSPY_DIR, python_interval(options), py_spy
         )
 
-    started = bundle.now_ms()
+    started = bundle_write.now_ms()
     interrupted: list[int] = []
 
     started_child: list[int] = []
@@ -349,7 +357,7 @@ def _record_into(
                 os.close(exit_signal)
         exit_code = _exit_status(child.returncode)
         children.unregister(note)
-        command_ended = bundle.now_ms()
+        command_ended = bundle_write.now_ms()
         own_cpu = own_cpu_s() - own_cpu_before
         jvm_threads.poll(jvms)  # JVMs that outlive the command (executors shutting down)
         if threads is not None:
@@ -376,7 +384,7 @@ def _record_into(
             resources = monitor.stop()
     if recorder is not None:
         warnings.extend(recorder.warnings)
-    ended = bundle.now_ms()
+    ended = bundle_write.now_ms()
 
     apps = _app_infos(out)
     warnings.extend(_collect_event_logs(out, apps))
@@ -429,7 +437,7 @@ def _record_into(
         warnings=warnings,
     )
     if resources is not None:
-        manifest.resources = bundle.write_resources(out, resources)
+        manifest.resources = bundle_write.write_resources(out, resources)
         manifest.resources["monitor_cpu_s"] = round(monitor_cpu_s, 4)
     if threads is not None:
         try:
@@ -439,7 +447,7 @@ def _record_into(
     if interrupted:
         manifest.warnings.append("interrupted (Ctrl-C): the recording covers the run until then")
     # The JVMs record watched ran on this machine (local mode, or the namespace cluster).
-    written = bundle.assemble(
+    written = bundle_write.assemble(
         out,
         jfr_files=jfr_files,
         pyspy_files=pyspy_files,
