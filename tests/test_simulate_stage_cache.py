@@ -95,6 +95,27 @@ def test_spilling_profile_predicts_identically() -> None:
     _assert_shared_equals_fresh(compile_workload(profile, base), base)
 
 
+def test_stage_without_cpu_that_starts_spilling_predicts_identically() -> None:
+    # No CPU time at all (its CPU factor multiplies only zeros), but with less memory it
+    # spills and spilling takes CPU: the factor matters, and the shared times must say so.
+    idle = TaskSpec(run_ms=1000, cpu_ms=0, peak_memory=GIB // 4)
+    profile = build_synthetic([[StageSpec(0, [idle] * 4)]], 1, memory_bytes=4 * GIB)
+    base = baseline_config(profile)
+    workload = compile_workload(profile, base)
+    stage = workload.stages[0]
+    components = np.zeros_like(stage.components)
+    components[-1] = 1000.0  # all of it `other`
+    workload.stages[0] = dataclasses.replace(stage, components=components)
+    shared = replay_baseline(workload, base)
+    small = dataclasses.replace(base, memory_bytes=GIB // 2)
+    for target in (small, dataclasses.replace(small, cpu_speed=0.25)):
+        fresh = replay_baseline(workload, base)
+        uncached = BaselineReplay(fresh.times, fresh.line, stage_cache=None)
+        got = replay_workload(workload, base, target, shared)
+        want = replay_workload(workload, base, target, uncached)
+        assert _bits(got) == _bits(want), target
+
+
 @pytest.mark.parametrize(
     "log", ["spark2-eventlog.zstd", "eventlog_4nodes_8cores_dynamic_alloc.zstd"]
 )

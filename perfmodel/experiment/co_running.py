@@ -96,7 +96,9 @@ def run_cpu(run: RunRow) -> RunCpu | None:
         t = stage.table
         done = np.asarray(t.ended, dtype=bool)
         stage_cpu = float(np.nan_to_num(np.asarray(t.cpu_ms, dtype=np.float64))[done].sum())
-        spilled = float(np.asarray(t.memory_spill_bytes, dtype=np.float64)[done].sum())
+        spilled = float(
+            np.nan_to_num(np.asarray(t.memory_spill_bytes, dtype=np.float64))[done].sum()
+        )
         cpu_before, spilled_before = stages.get(stage.stage_id, (0.0, 0.0))
         stages[stage.stage_id] = (cpu_before + stage_cpu / 1000.0, spilled_before + spilled)
     return RunCpu(

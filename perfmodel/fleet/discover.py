@@ -1,6 +1,6 @@
 """Which event logs a fleet run covers: a History Server directory, a glob, or a listing.
 
-Every shape Spark writes counts as one log (see `perfmodel.profile.eventlog`): a file
+Every shape Spark writes counts as one log (see `perfmodel.profile.eventlog_paths`): a file
 (plain or compressed, ``.inprogress`` included), a rolling ``eventlog_v2_*`` directory or a
 legacy ``EVENT_LOG_<n>`` directory. A directory is scanned one level deep, as the History
 Server scans its own. Files are not sniffed for content here: a damaged or foreign file in

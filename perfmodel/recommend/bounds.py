@@ -9,7 +9,8 @@ Per stage, every task component except spill is rescaled by the same factors the
 uses (`perfmodel.simulate.rescale.all_stage_times`: CPU speed and host contention at the
 expected concurrency, the executors' own CPU, co-running tasks, the GC law, shared disk and
 network bandwidth, the remote share of the shuffle); spill is taken as 0
-(it only adds time); scheduling and ``other`` time are unchanged. Then two bounds:
+(it only adds time), and so is the CPU the baseline spent spilling (`rescale.spill_cpu_ms`:
+more memory can take it away); scheduling and ``other`` time are unchanged. Then two bounds:
 
 * **work**: the scheduler cannot finish before total task time ÷ slots;
 * **path**: nor before the longest chain of milestones (driver gaps, stage readiness,
@@ -136,7 +137,7 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
         # Less the CPU spent spilling: the replay takes it away where memory grows.
         groups = np.stack(
             [
-                c[CPU] - spill_cpu_ms(work) + c[CPU_OTHER],
+                c[CPU] + c[CPU_OTHER] - spill_cpu_ms(work),
                 c[GC],
                 c[DISK],
                 c[NETWORK],
@@ -233,7 +234,8 @@ def refined_bound_s(bounds: WorkloadBounds, target: ClusterConfig) -> float:
     """A tighter bound for one target, at a few ms per target (vs tens for a replay).
 
     The start-and-finish bound of `lower_bounds_s` with the target's own task times
-    (without spill) instead of per-group sums, and every task of each stage as a candidate:
+    (without spill or spilling CPU) instead of per-group sums, and every task of each stage as
+    a candidate:
     ``B_i ≥ prefix(i) − (the stage's S − 1 longest tasks)``.
     """
     key = np.array([(*target_key(bounds.base, target), float(_slots(bounds, target)))])
@@ -259,8 +261,9 @@ def refined_bound_s(bounds: WorkloadBounds, target: ClusterConfig) -> float:
 def _task_times(
     b: WorkloadBounds, s: int, factors: np.ndarray
 ) -> tuple[np.ndarray, float, np.ndarray]:
-    """Stage ``s``'s task times under ``factors`` (without spill), their sum, and each
-    task's prefix (the time of the tasks before it); computed once per stage and factors."""
+    """Stage ``s``'s task times under ``factors`` (without spill or spilling CPU), their
+    sum, and each task's prefix (the time of the tasks before it); computed once per stage
+    and factors."""
     key = (float(s), *factors.tolist())
     hit = b.task_times.get(key)
     if hit is not None:

@@ -205,7 +205,12 @@ def all_stage_times(
             ws = cache.working_sets[i] if cache is not None else None
             spill_ms, spill_cpu_change = _spill_ms(work, base, new, k0s[i], k1s[i], ws)
             out[SPILL] = spill_ms * disk_fs[i]
-            out[CPU] += spill_cpu_change * cpu_fs[i]
+            # Spilling CPU is taken from the task thread's CPU first, then from the CPU
+            # beside it (a Python worker's spills count in the same metric).
+            c = work.components
+            thread = c[CPU] + spill_cpu_change
+            out[CPU] = np.maximum(thread, 0.0) * cpu_fs[i]
+            out[CPU_OTHER] = (c[CPU_OTHER] + np.minimum(thread, 0.0)) * cpu_fs[i]
         times = StageTimes(
             durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1s[i]
         )
@@ -236,9 +241,11 @@ def working_set(work: StageWork) -> FloatArray:
 
 def spill_cpu_ms(work: StageWork) -> FloatArray:
     """Per task, the part of its CPU time spent spilling: `laws.SPILL_CPU_NS_PER_BYTE` per
-    byte it spilled (in memory), at most its CPU time."""
+    byte it spilled (in memory), at most its CPU time (its thread's and, for a PySpark
+    task, whose Python worker's spills Spark adds to the same metric, the CPU beside it)."""
     rate = laws.SPILL_CPU_NS_PER_BYTE / 1e6
-    return np.minimum(work.components[CPU], rate * work.memory_spill)
+    c = work.components
+    return np.minimum(c[CPU] + c[CPU_OTHER], rate * work.memory_spill)
 
 
 def _spill_ms(

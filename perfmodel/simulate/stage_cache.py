@@ -80,7 +80,8 @@ class StageTimesCache:
             spill = (float(new.memory_bytes), float(new.executors_per_host))
         return (
             i,
-            _unused(cpu, cpu_idle),
+            # Idle CPU rows still take the spilling CPU a new overflow adds (`_spill_ms`).
+            _unused(cpu, cpu_idle and spill is None),
             _unused(gc, gc_idle),
             disk,
             _unused(net, net_idle),
