@@ -47,6 +47,7 @@ EVENTLOGS = Path(__file__).parent / "data" / "eventlogs"
     ("name", "kind"),
     [
         ("Executor task l", TASK),
+        ("Executor task i", TASK),  # Spark 4's "Executor task idle worker-N"
         ("GC Thread#0", GC),
         ("G1 Conc#0", GC),
         ("G1 Refine#0", GC),
@@ -131,6 +132,18 @@ def test_table_becomes_summed_cumulative_series_per_executor_and_kind() -> None:
     assert python.cpu_ms.tolist() == [150.0, 350.0, 500.0]
     assert python.wait_ms.tolist() == [10.0, 30.0, 35.0]
     assert measured.series[("driver", GC)].cpu_ms.tolist() == [40.0]
+
+
+def test_a_pool_thread_first_seen_idle_is_a_task_thread_in_older_bundles() -> None:
+    # Bundles recorded before Spark 4's idle name was known filed the pool thread that ran
+    # every task of a local[1] run as "other": its CPU counted twice (the tasks' own, and
+    # background load beside them) and its wait for cores not at all.
+    table = _rows([(1000.0, 1, 7, OTHER, 400.0, 30.0), (1000.0, 1, 8, OTHER, 5.0, 0.0)])
+    names = pa.array(["Executor task i", "dispatcher-even"], pa.string())
+    measured = thread_cpu.from_table(table.set_column(5, "name", names))
+    assert measured.series[("driver", TASK)].cpu_ms.tolist() == [400.0]
+    assert measured.series[("driver", TASK)].wait_ms.tolist() == [30.0]
+    assert measured.series[("driver", OTHER)].cpu_ms.tolist() == [5.0]
 
 
 def _rows(rows: list[tuple[float, int, int, str, float, float]], executor: str = "driver"):

@@ -41,8 +41,11 @@ HOST = "host"
 HOST_KINDS = (HOST_USER, HOST_NICE)
 KINDS = (TASK, GC, JIT, RECORDING, OTHER, PY_WORKER, PY_DAEMON, PY_DRIVER, HOST_USER, HOST_NICE)
 
-TASK_PREFIXES = ("Executor task l",)
-"""Spark's task threads: "Executor task launch worker for task …", cut at 15 characters."""
+TASK_PREFIXES = ("Executor task l", "Executor task i")
+"""Spark's task threads, cut at 15 characters: "Executor task launch worker for task …" while
+one runs a task and, in Spark 4, "Executor task idle worker-N" between tasks. The sampler
+reads a thread's name once, when it first sees it, so a pool thread first seen idle runs
+tasks under its idle name (in local mode, often every task of the application)."""
 GC_PREFIXES = (
     "GC Thread",
     "G1 ",
@@ -119,11 +122,22 @@ def _has_wait(table: pa.Table) -> bool:
     return bool(wait.size) and not bool(np.isnan(wait).all())
 
 
+def row_kinds(table: pa.Table) -> list[str]:
+    """Each row's kind, with the task threads that bundles recorded before Spark 4's idle
+    name was known filed as other JVM threads put back among the task threads."""
+    kinds = [str(v) for v in table.column("kind").to_pylist()]
+    names = table.column("name").to_pylist()
+    return [
+        TASK if k == OTHER and str(n).startswith(TASK_PREFIXES) else k
+        for k, n in zip(kinds, names, strict=True)
+    ]
+
+
 def _thread_keys(table: pa.Table) -> tuple[np.ndarray, list[str], list[str]]:
     """One number per thread (kind, pid, tid: the host's two rows share pid and tid 0), and
-    each row's executor id and kind."""
+    each row's executor id and kind (`row_kinds`)."""
     executors = [str(v) for v in table.column("executor_id").to_pylist()]
-    kinds = [str(v) for v in table.column("kind").to_pylist()]
+    kinds = row_kinds(table)
     codes: dict[str, int] = {}
     kind = np.fromiter((codes.setdefault(k, len(codes)) for k in kinds), np.int64, len(kinds))
     key = kind << 44
@@ -137,8 +151,9 @@ def _last_per_thread(table: pa.Table) -> dict[str, list[Any]]:
     # The last row of each thread (rows are in time order).
     _, first_of_reversed = np.unique(key[::-1], return_index=True)
     rows = (len(key) - 1 - first_of_reversed).tolist()
+    kinds = row_kinds(table)
     return {
-        "kind": [str(v) for v in table.column("kind").take(rows).to_pylist()],
+        "kind": [kinds[r] for r in rows],
         "cpu_ms": table.column("cpu_ms").take(rows).to_pylist(),
     }
 
