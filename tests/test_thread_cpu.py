@@ -114,6 +114,29 @@ def test_sampler_writes_a_row_only_when_a_thread_moved(tmp_path: Path) -> None:
     assert sampler.polls == 4 and sampler.cpu_s >= 0.0
 
 
+def test_a_thread_first_seen_under_its_creators_name_becomes_a_task_thread(
+    tmp_path: Path,
+) -> None:
+    # A new thread carries its creator's name until the JVM names it: Spark's task threads
+    # are made by its RPC dispatcher. Seen in that moment, it is filed as other at first.
+    proc = tmp_path / "proc"
+    _thread(proc, 100, 105, "dispatcher-even", 1_000_000, 0)
+    _thread(proc, 100, 106, "dispatcher-even", 0, 0)  # a real dispatcher thread
+    sampler = ThreadCpuSampler(proc=proc)
+    sampler.poll({100: "driver"}, t_ms=1000.0)
+    (proc / "100" / "task" / "105" / "comm").write_text("Executor task l\n")
+    _counters(proc, 100, 105, 300_000_000, 20_000_000)
+    _counters(proc, 100, 106, 5_000_000, 0)
+    sampler.poll({100: "driver"}, t_ms=1250.0)
+    sampler.close()
+    rows = sampler.table().to_pylist()
+    # Every row of the task thread, the one written before it was found too.
+    assert [r["kind"] for r in rows if r["tid"] == 105] == [TASK, TASK]
+    assert {r["kind"] for r in rows if r["tid"] == 106} == {OTHER}
+    measured = thread_cpu.from_table(sampler.table())
+    assert measured.series[("driver", TASK)].cpu_ms.tolist() == [1.0, 300.0]
+
+
 def test_table_becomes_summed_cumulative_series_per_executor_and_kind() -> None:
     table = _rows(
         [

@@ -6,8 +6,12 @@ nanoseconds (CONFIG_SCHED_INFO; without it ``stat``'s utime+stime in clock ticks
 One descriptor per thread is kept open and re-read with ``pread`` (about 0.5 µs a thread
 against 5 µs to open, read and close), each thread's name (``comm``) and each process's nice
 value are read once, and a row is written only when a thread's counters moved since its last
-row. A thread's last partial interval before it exits is missed (its last row stays). The
-host's ``/proc/stat`` is read at every poll too (its CPU at nice ≤ 0 and > 0).
+row. The one exception: a JVM thread filed as "other" has its name read again whenever it
+used CPU, because a thread can be first seen under a name that is not its task name (a new
+thread carries its creator's name until the JVM names it: Spark's task threads are made by
+its RPC dispatcher), and a task thread found so is a task thread for all its rows. A
+thread's last partial interval before it exits is missed (its last row stays). The host's
+``/proc/stat`` is read at every poll too (its CPU at nice ≤ 0 and > 0).
 """
 
 from __future__ import annotations
@@ -27,8 +31,11 @@ from perfmodel.profile.thread_cpu import (
     HOST_KINDS,
     HOST_NICE,
     HOST_USER,
+    OTHER,
     PY_DAEMON,
     PY_WORKER,
+    TASK,
+    TASK_PREFIXES,
     THREAD_CPU,
     _has_wait,
     _last_per_thread,
@@ -85,6 +92,8 @@ class ThreadCpuSampler:
     _rows: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n, _ in _COLUMNS})
     _schedstat_on: bool | None = None
     _host: list[_Thread] | None = None
+    _became_task: set[tuple[int, int]] = field(default_factory=set)
+    """JVM threads first filed as other and later seen under a task thread's name."""
 
     def _schedstat(self) -> bool:
         """Whether ``schedstat`` counts: a kernel without scheduler statistics (neither
@@ -148,7 +157,24 @@ class ThreadCpuSampler:
                 continue
             if values != thread.last:
                 thread.last = values
+                if thread.kind == OTHER and process.kind is None:
+                    self._recheck_name(pid, tid, thread)
                 self._add_row(now, pid, tid, thread, values)
+
+    def _recheck_name(self, pid: int, tid: int, thread: _Thread) -> None:
+        """A JVM thread filed as other that turns out to run tasks becomes a task thread
+        (its earlier rows too, in `table`)."""
+        try:
+            name = (
+                (self.proc / str(pid) / "task" / str(tid) / "comm")
+                .read_text(errors="replace")
+                .strip()
+            )
+        except OSError:
+            return
+        if name.startswith(TASK_PREFIXES):
+            thread.kind = TASK
+            self._became_task.add((pid, tid))
 
     def _read_host(self, now: float) -> None:
         """The host's user and nice CPU (``/proc/stat``'s first line, clock ticks)."""
@@ -234,6 +260,13 @@ class ThreadCpuSampler:
     def table(self) -> pa.Table:
         import pyarrow as pa
 
+        if self._became_task:
+            rows = self._rows
+            ids = zip(rows["pid"], rows["tid"], strict=True)
+            rows["kind"] = [
+                TASK if key in self._became_task else kind
+                for key, kind in zip(ids, rows["kind"], strict=True)
+            ]
         arrays = {
             name: pa.array(self._rows[name], type=pa.type_for_alias(kind))
             for name, kind in _COLUMNS
