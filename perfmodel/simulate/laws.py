@@ -164,12 +164,12 @@ def spill_time(
 
 SPILL_CPU_NS_PER_BYTE = 1.2
 """CPU a task spends per byte it spills (in memory: Spark's ``memoryBytesSpilled``):
-serialising, compressing and merging the spilled records back, inside the task thread, so
-a log counts it in the task's CPU time and not as spill. Measured, not tuned: the median over
-the fit workloads' stages whose spill differs between runs that differ only in memory,
-`perfmodel.experiment.spill_cpu` (1.24 over 16 (pair, stage) values of the 2026-11-25
-04:12 and 08:12 fit stores pooled; 1.87 and 0.43 on each alone: run-to-run CPU noise is
-of the effect's size), which `perfmodel experiment calibrate` prints. A property of the
+serialising, compressing and merging the spilled records back, in the task's thread (or its
+PySpark worker), so a log counts it in the task's CPU time and not as spill. Measured, not
+tuned: the median over the fit workloads' stages whose spill differs between runs that
+differ only in memory, `perfmodel.experiment.spill_cpu` (1.24 over 16 (pair, stage) values of
+the 2026-11-25 04:12 and 08:12 fit stores pooled; 1.87 and 0.43 on each alone: run-to-run CPU
+noise is of the effect's size), which `perfmodel experiment calibrate` prints. A property of the
 study machine and Spark's serialisers: another host may differ."""
 
 

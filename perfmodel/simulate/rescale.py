@@ -241,8 +241,8 @@ def working_set(work: StageWork) -> FloatArray:
 
 def spill_cpu_ms(work: StageWork) -> FloatArray:
     """Per task, the part of its CPU time spent spilling: `laws.SPILL_CPU_NS_PER_BYTE` per
-    byte it spilled (in memory), at most its CPU time (its thread's and, for a PySpark
-    task, whose Python worker's spills Spark adds to the same metric, the CPU beside it)."""
+    byte it spilled (in memory), at most its CPU time, its thread's and the CPU beside it
+    (Spark adds a PySpark worker's own spills to the same metric)."""
     rate = laws.SPILL_CPU_NS_PER_BYTE / 1e6
     c = work.components
     return np.minimum(c[CPU] + c[CPU_OTHER], rate * work.memory_spill)
