@@ -178,6 +178,28 @@ def test_calibrate_reads_only_fit_workloads(tmp_path: Path) -> None:
     assert q.pairs == 2
 
 
+@pytest.mark.skipif(not EXAMPLE.exists(), reason="the example event log is not in the checkout")
+def test_calibrate_pools_the_pairs_of_several_stores(tmp_path: Path) -> None:
+    split_file = tmp_path / "split.toml"
+    split_file.write_text(
+        'rule = "test"\n[fit]\nworkloads = ["udf-etl"]\n[held_out]\nworkloads = ["tpch"]\n'
+    )
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with _store_with_runs(tmp_path / "a") as one, _store_with_runs(tmp_path / "b") as two:
+        pooled = calibrate([one, two], load_split(split_file), variants=False)
+        single = calibrate(one, load_split(split_file), variants=False)
+    # Pairs are made within each store, then pooled per workload.
+    assert pooled.quantiles[BUNDLE]["python-udf"].pairs == 4
+    assert pooled.quantiles[BUNDLE]["python-udf"].workloads == 1
+    assert pooled.fitted_on == ["udf-etl"]
+    assert "runs.sqlite, runs.sqlite" in pooled.source
+    # The same runs twice: the same band.
+    assert pooled.quantiles[BUNDLE]["python-udf"].low == pytest.approx(
+        single.quantiles[BUNDLE]["python-udf"].low
+    )
+
+
 def test_recommend_band_uses_the_predictions_interval() -> None:
     from perfmodel.recommend.uncertainty import prediction_band
     from perfmodel.simulate.replay import Prediction

@@ -239,7 +239,14 @@ def experiment_calibrate(
         Path,
         typer.Option(help="Where to write the calibration (perfmodel/data/intervals.json ships)."),
     ],
-    store: StoreOption = None,
+    store: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--store",
+            help="Run store (SQLite file; default $PERFMODEL_STORE or the user data dir). "
+            "Repeat it to pool studies of the fit workloads made on different days.",
+        ),
+    ] = None,
     level: Annotated[
         float, typer.Option(help="Nominal coverage of the intervals (0.5–0.99).", min=0.5, max=0.99)
     ] = 0.8,
@@ -253,6 +260,7 @@ def experiment_calibrate(
 ) -> None:
     """Fit the prediction intervals on the split's fit workloads and write them as JSON."""
     import json
+    from contextlib import ExitStack
 
     from perfmodel.atomic import write_atomically
     from perfmodel.experiment.calibrate import calibrate
@@ -262,10 +270,11 @@ def experiment_calibrate(
     from perfmodel.simulate.laws import CO_RUNNING_CPU, SPILL_CPU_NS_PER_BYTE
 
     held_out = load_split(split)
-    with _open(store) as db:
-        model = calibrate(db, held_out, level, variants)
-        runs = fit_runs(db, held_out)
-        co = measure(db, held_out, runs)
+    with ExitStack() as stack:
+        dbs = [stack.enter_context(_open(path)) for path in (store or [None])]
+        model = calibrate(dbs, held_out, level, variants)
+        runs = [run for db in dbs for run in fit_runs(db, held_out)]
+        co = measure(dbs[0], held_out, runs)
         spill = measure_spill_cpu(runs)
     write_atomically(out, json.dumps(model.as_dict(), indent=2, sort_keys=True) + "\n")
     for kind, classes in model.quantiles.items():

@@ -2,8 +2,9 @@
 
 `perfmodel experiment calibrate --store S --split experiments/splits/default.toml --out
 perfmodel/data/intervals.json` replays every pair of the store's runs of *fit* workloads
-only (bundle and bare log), turns each into a residual ``log(measured / predicted)`` with
-its own widening taken out, and writes the quantiles per input and workload class
+only (bundle and bare log; ``--store`` again pools more studies), turns each into a
+residual ``log(measured / predicted)`` with its own widening taken out, and writes the
+quantiles per input and workload class
 (`perfmodel.simulate.intervals`). Held-out workloads are never read, so the coverage the
 study reports on them is a real test of the intervals.
 """
@@ -51,18 +52,30 @@ def residuals_of(pairs: Sequence[PairResult]) -> list[Residual]:
 
 
 def calibrate(
-    store: RunStore, split: Split, level: float = LEVEL, variants: bool = True
+    stores: RunStore | Sequence[RunStore],
+    split: Split,
+    level: float = LEVEL,
+    variants: bool = True,
 ) -> IntervalModel:
-    """Intervals fitted on the split's fit workloads in ``store`` (held-out runs unread)."""
-    runs = [r for r in store.runs() if split.role(r.workload) == FIT]
-    if not runs:
+    """Intervals fitted on the split's fit workloads in ``stores`` (held-out runs unread).
+
+    Several stores (studies of the fit workloads on different days) pool their pairs per
+    workload: a workload's band then holds the noise between studies too, which a new
+    workload's prediction meets as well. Pairs are made within a store only."""
+    stores = [stores] if isinstance(stores, RunStore) else list(stores)
+    residuals: list[Residual] = []
+    for store in stores:
+        runs = [r for r in store.runs() if split.role(r.workload) == FIT]
+        if runs:
+            report = evaluate(store, runs, save=False, variants=variants)
+            residuals += residuals_of(report.pairs)
+    if not residuals:
+        names = ", ".join(str(s.path) for s in stores)
         raise CalibrationError(
-            f"{store.path} has no runs of the fit workloads ({', '.join(sorted(split.fit))})"
+            f"{names}: no runs of the fit workloads ({', '.join(sorted(split.fit))})"
         )
-    report = evaluate(store, runs, save=False, variants=variants)
-    residuals = residuals_of(report.pairs)
     source = (
-        f"perfmodel experiment calibrate, {Path(store.path).name}, split {split.path}, "
-        f"{time.strftime('%Y-%m-%d')}"
+        f"perfmodel experiment calibrate, {', '.join(Path(s.path).name for s in stores)}, "
+        f"split {split.path}, {time.strftime('%Y-%m-%d')}"
     )
     return fit_intervals(residuals, level, source)
