@@ -274,7 +274,7 @@ def experiment_calibrate(
         dbs = [stack.enter_context(_open(path)) for path in (store or [None])]
         model = calibrate(dbs, held_out, level, variants)
         runs = [run for db in dbs for run in fit_runs(db, held_out)]
-        co = measure(dbs[0], held_out, runs)
+        co = measure(runs)
         spill = measure_spill_cpu(runs)
     write_atomically(out, json.dumps(model.as_dict(), indent=2, sort_keys=True) + "\n")
     for kind, classes in model.quantiles.items():

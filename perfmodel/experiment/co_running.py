@@ -76,21 +76,13 @@ def run_cpu(run: RunRow) -> RunCpu | None:
     # Tasks run side by side on at most the host's cores (more slots than cores wait).
     host_cores = profile.extra.get("host_cores") or run.cores
     k = np.minimum(task_concurrency(table)[ended], float(min(run.cores, host_cores)))
-    settings = {
-        key: value
-        for key, value in run.config_settings.items()
-        if key not in ("name", "master", "cores")
-    }
-    same_as = (
-        json.dumps(run.params, sort_keys=True),
+    params = json.dumps(run.params, sort_keys=True)
+    same_as = (params, run.host, _settings_without(run, ("name", "master", "cores")))
+    but_memory = (
+        params,
         run.host,
-        json.dumps(settings, sort_keys=True, default=str),
+        _settings_without(run, ("name", "driver_memory", "executor_memory")),
     )
-    but_memory = {
-        key: value
-        for key, value in run.config_settings.items()
-        if key not in ("name", "driver_memory", "executor_memory")
-    }
     stages: dict[int, tuple[float, float]] = {}
     for stage in profile.stages.values():
         t = stage.table
@@ -109,8 +101,14 @@ def run_cpu(run: RunRow) -> RunCpu | None:
         float((k * cpu).sum() / cpu.sum()),
         same_as,
         stages,
-        (same_as[0], run.host, json.dumps(but_memory, sort_keys=True, default=str)),
+        but_memory,
     )
+
+
+def _settings_without(run: RunRow, left_out: tuple[str, ...]) -> str:
+    """The run's config settings without ``left_out``, as one comparable string."""
+    kept = {k: v for k, v in run.config_settings.items() if k not in left_out}
+    return json.dumps(kept, sort_keys=True, default=str)
 
 
 def pair_gamma(lo: RunCpu, hi: RunCpu) -> float | None:
@@ -129,11 +127,8 @@ def fit_runs(store: RunStore, split: Split) -> list[RunCpu]:
     return [m for m in (run_cpu(r) for r in runs) if m is not None]
 
 
-def measure(store: RunStore, split: Split, measured: list[RunCpu] | None = None) -> CoRunning:
-    """``γ`` from the store's ok runs of the split's fit workloads (held-out ones unread);
-    ``measured``: their `fit_runs`, where the caller has read them."""
-    if measured is None:
-        measured = fit_runs(store, split)
+def measure(measured: list[RunCpu]) -> CoRunning:
+    """``γ`` from runs' `RunCpu` (`fit_runs`: the fit workloads' only)."""
     per_workload: dict[str, list[float]] = {}
     for i, a in enumerate(measured):
         for b in measured[i + 1 :]:
@@ -145,11 +140,13 @@ def measure(store: RunStore, split: Split, measured: list[RunCpu] | None = None)
             gamma = pair_gamma(lo, hi)
             if gamma is not None:
                 per_workload.setdefault(a.workload, []).append(gamma)
-    values = [g for gs in per_workload.values() for g in gs]
+    return CoRunning(*medians(per_workload))
+
+
+def medians(per_workload: dict[str, list[float]]) -> tuple[float, int, dict[str, float]]:
+    """(median over every value, how many, median per workload); (0, 0, {}) without any."""
+    values = [v for vs in per_workload.values() for v in vs]
     if not values:
-        return CoRunning(0.0, 0)
-    return CoRunning(
-        statistics.median(values),
-        len(values),
-        {w: statistics.median(gs) for w, gs in sorted(per_workload.items())},
-    )
+        return 0.0, 0, {}
+    by_workload = {w: statistics.median(vs) for w, vs in sorted(per_workload.items())}
+    return statistics.median(values), len(values), by_workload

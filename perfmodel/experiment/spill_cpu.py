@@ -17,10 +17,9 @@ the effect. The median over those is the estimate.
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 
-from perfmodel.experiment.co_running import RunCpu
+from perfmodel.experiment.co_running import RunCpu, medians
 
 MIN_SPILL_DIFFERENCE = 50e6
 """Bytes: stages whose spills differ by less say more about noise than about spilling."""
@@ -58,11 +57,4 @@ def measure_spill_cpu(measured: list[RunCpu]) -> SpillCpu:
             values = pair_ns_per_byte(a, b)
             if values:
                 per_workload.setdefault(a.workload, []).extend(values)
-    values = [v for vs in per_workload.values() for v in vs]
-    if not values:
-        return SpillCpu(0.0, 0)
-    return SpillCpu(
-        statistics.median(values),
-        len(values),
-        {w: statistics.median(vs) for w, vs in sorted(per_workload.items())},
-    )
+    return SpillCpu(*medians(per_workload))

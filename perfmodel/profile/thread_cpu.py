@@ -147,11 +147,10 @@ def _thread_keys(table: pa.Table) -> tuple[np.ndarray, list[str], list[str]]:
 
 
 def _last_per_thread(table: pa.Table) -> dict[str, list[Any]]:
-    key, _, _ = _thread_keys(table)
+    key, _, kinds = _thread_keys(table)
     # The last row of each thread (rows are in time order).
     _, first_of_reversed = np.unique(key[::-1], return_index=True)
     rows = (len(key) - 1 - first_of_reversed).tolist()
-    kinds = row_kinds(table)
     return {
         "kind": [kinds[r] for r in rows],
         "cpu_ms": table.column("cpu_ms").take(rows).to_pylist(),
