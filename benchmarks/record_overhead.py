@@ -160,6 +160,32 @@ def app_window(log_dir: Path) -> tuple[float, float]:
     return profile.start_ms, profile.end_ms
 
 
+def app_phases(log_dir: Path) -> dict[str, float]:
+    """Where an application's time went, in seconds from its start: until its first
+    executor registered (``executor``; on a cluster, the executor JVM's start-up), until its
+    first task started (``first_task``), and from then to the end (``tasks``). A recording
+    that slows start-up shows in the first two; one that slows the work, in the last."""
+    from perfmodel.dag.spark import build_profile
+
+    (log,) = [p for p in log_dir.iterdir() if not p.name.startswith(".")]
+    profile = build_profile(log).profile
+    start, end = profile.start_ms, profile.end_ms
+    if start is None or end is None:
+        sys.exit(f"{log}: the application has no start or no end event")
+    added = [
+        e.added_ms
+        for e in profile.executors.values()
+        if e.added_ms is not None and e.executor_id != "driver"
+    ]
+    launches = [float(s.table.launch_ms.min()) for s in profile.stages.values() if len(s.table)]
+    first_task = min(launches) if launches else end
+    return {
+        "executor": ((min(added) if added else start) - start) / 1000.0,
+        "first_task": (first_task - start) / 1000.0,
+        "tasks": (end - first_task) / 1000.0,
+    }
+
+
 def app_seconds(log_dir: Path) -> float:
     """Runtime of the one application whose event log is in ``log_dir``."""
     start, end = app_window(log_dir)

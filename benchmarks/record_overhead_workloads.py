@@ -39,7 +39,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from record_overhead import app_seconds, median_interval, rotation, run, variant_options
+from record_overhead import app_phases, median_interval, rotation, run, variant_options
 
 if TYPE_CHECKING:
     from perfmodel.experiment.cluster_state import ClusterState
@@ -102,6 +102,7 @@ def measure(
     variants = dict(variant_options(text) for text in args.variant or VARIANTS)
     names = ["plain", *variants]
     apps: dict[str, list[float]] = {n: [] for n in names}
+    phases: dict[str, list[dict[str, float]]] = {n: [] for n in names}
     ratios: dict[str, list[float]] = {n: [] for n in variants}
     costs: dict[str, list[dict[str, float]]] = {n: [] for n in variants}
     events = tmp / "events"
@@ -126,7 +127,8 @@ def measure(
                 cmd = [perfmodel, *where, "--out", str(bundle), *options, "--", *job]
                 run_env, log_dir = {**env, **extra_env}, bundle / "eventlog"
             run(cmd, run_env)
-            this_round[name] = app_seconds(log_dir)
+            phases[name].append(app_phases(log_dir))
+            this_round[name] = phases[name][-1]["first_task"] + phases[name][-1]["tasks"]
             apps[name].append(this_round[name])
             if name != "plain":
                 manifest = json.loads((bundle / "manifest.json").read_text())
@@ -137,6 +139,12 @@ def measure(
             f"  round {i + 1} (load {os.getloadavg()[0]:.2f}): "
             + ", ".join(f"{n} {s:.2f} s" for n, s in this_round.items()),
             flush=True,
+        )
+    for name in names:
+        print(
+            f"  {name:8s} phases (medians): first executor {_median(phases[name], 'executor')}, "
+            f"first task {_median(phases[name], 'first_task')}, "
+            f"first task to end {_median(phases[name], 'tasks')}"
         )
     plain = statistics.median(apps["plain"])
     spread = (max(apps["plain"]) - min(apps["plain"])) / plain
@@ -159,6 +167,10 @@ def measure(
             f"{ci}{cpu}",
             flush=True,
         )
+
+
+def _median(rows: list[dict[str, float]], key: str) -> str:
+    return f"{statistics.median(r[key] for r in rows):.2f} s"
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -87,16 +88,16 @@ def bench(job_cpu: ModuleType) -> ModuleType:
 
 
 def record_job(
-    tmp: Path, job: str, scale: str, **env: str
+    tmp: Path, job: str, scale: str, *, record_args: Sequence[str] = (), **env: str
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """Run ``tests/data/record/<job>`` under `perfmodel record` through the real CLI in a
-    subprocess (so output and exit code pass through as a user sees them); how the command
-    ended, and the bundle."""
+    """Run ``tests/data/record/<job>`` under `perfmodel record` (with ``record_args``) through
+    the real CLI in a subprocess (so output and exit code pass through as a user sees them);
+    how the command ended, and the bundle."""
     out = tmp / "bundle"
     full_env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
     full_env.update(env)
     full_env.pop("SPARK_CONF_DIR", None)
-    cmd = [sys.executable, "-c", _RECORD_CLI, "record", "--out", str(out), "--"]
+    cmd = [sys.executable, "-c", _RECORD_CLI, "record", "--out", str(out), *record_args, "--"]
     cmd += [sys.executable, str(RECORD_JOBS / job), str(tmp / "work"), scale]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=600)
     return proc, out

@@ -115,7 +115,8 @@ def test_failed_up_leaves_nothing(clean_name: str, monkeypatch: pytest.MonkeyPat
 
 @pytest.mark.slow
 @needs_cluster
-def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("jvm_sampler", ["jfr", "plugin"])
+def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path, jvm_sampler: str) -> None:
     from perfmodel.dag.spark import build_profile
     from perfmodel.profile import bundle
     from perfmodel.profile.record import RecordOptions, record
@@ -132,7 +133,9 @@ def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path) -> None
     assert netns.qdiscs(state.master.namespace, "eth0").find("tbf") == -1
 
     out = tmp_path / "bundle"
-    options = RecordOptions(out=out, daemon_pids=tuple(state.daemon_pids()), pyspy=False)
+    options = RecordOptions(
+        out=out, daemon_pids=tuple(state.daemon_pids()), pyspy=False, jvm_sampler=jvm_sampler
+    )
     result = record(
         state.driver_command([sys.executable, str(JOB), "300000"]), options, state.driver_env()
     )
@@ -142,6 +145,8 @@ def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path) -> None
     executors = [r for r in result.manifest.recordings if r.process.startswith("jvm executor")]
     assert len(executors) == 2, result.manifest.recordings
     assert all(r.task_events and r.samples > 0 and r.error is None for r in executors)
+    suffix = ".jfr" if jvm_sampler == "jfr" else ".jvmsamples"
+    assert all(r.path.endswith(suffix) for r in executors), executors
     assert not any("no perfmodel plugin events" in w for w in result.warnings), result.warnings
     # The executors ran on the workers' hosts: this machine's cores are not theirs.
     assert result.manifest.host_cores is None

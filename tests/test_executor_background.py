@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from perfmodel.dag.model import ApplicationProfile
-from perfmodel.profile import jfr, jvm_cpu
+from perfmodel.profile import jvm_cpu, sample_dump
 from perfmodel.profile.jvm_cpu import JvmCpu, JvmCpuSeries
 from perfmodel.simulate import executor_background
 from perfmodel.simulate.config import BaselineOverrides, baseline_config
@@ -105,7 +105,7 @@ def test_reader_keeps_cpu_load_and_host_cpus() -> None:
         "--executor-id 3 --hostname h1",
         "D\t0\t0",
     ]
-    (rec,) = jfr._parse_dump(lines, ["x.jfr"])
+    (rec,) = sample_dump.parse_dump(lines, ["x.jfr"])
     assert rec.hw_threads == 8
     assert rec.cpu_load_ms.tolist() == [1000.0, 2000.0]  # sorted by time
     assert rec.cpu_load.tolist() == pytest.approx([0.10, 0.25])
@@ -117,7 +117,7 @@ def test_reader_keeps_cpu_load_and_host_cpus() -> None:
 
 
 def test_recordings_without_host_cpus_need_a_fallback() -> None:
-    (rec,) = jfr._parse_dump(["R\tx.jfr", "C\t1000000000\t0.5\t0.0", "D\t0\t0"], ["x.jfr"])
+    (rec,) = sample_dump.parse_dump(["R\tx.jfr", "C\t1000000000\t0.5\t0.0", "D\t0\t0"], ["x.jfr"])
     assert rec.hw_threads is None
     assert jvm_cpu.table([rec]).num_rows == 0  # unknown scale: left out, not guessed
     assert jvm_cpu.unscaled([rec]) == ["x.jfr"]  # and named, for the manifest's warnings

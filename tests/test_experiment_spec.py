@@ -116,6 +116,10 @@ def test_overrides(tmp_path: Path) -> None:
         ),
         ('name = "x"\ncommand = ["true"]\n[grid]\nmaster=["local"]', "takes no `grid`"),
         ('name = "x"\nscript = "W"\n[record]\nsamples = 1\n[grid]\nmaster=["local"]', "[record]"),
+        (
+            'name = "x"\nscript = "W"\n[record]\njvm_sampler = "async"\n[grid]\nmaster=["local"]',
+            "record.jvm_sampler must be 'jfr' or 'plugin'",
+        ),
         ('name = "x"\nscript = = "W"', "not valid TOML"),
     ],
 )

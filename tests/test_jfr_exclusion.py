@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 
-from perfmodel.profile import jfr
+from perfmodel.profile import jfr, sample_dump
 
 PARKED = """
 import java.net.ServerSocket;
@@ -114,7 +114,7 @@ def test_an_excluder_that_stopped_is_reported_without_the_flag_hint() -> None:
         "X\t-1\t\tstopped: java.lang.IllegalStateException: boom",
         "D\t0\t0",
     ]
-    (rec,) = jfr._parse_dump(lines, ["stopped.jfr"])
+    (rec,) = sample_dump.parse_dump(lines, ["stopped.jfr"])
     assert rec.excluded_threads == ["process reaper"]
     (warning,) = rec.warnings
     assert "stopped: java.lang.IllegalStateException: boom" in warning

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from perfmodel.cli.record import JVM_SAMPLER_HELP, JvmSampler
 from perfmodel.experiment import cluster as cl
 from perfmodel.jsonout import dumps
 
@@ -137,7 +138,8 @@ def record_command(
         min=1,
         help="py-spy's sampling interval for Python processes (default: --interval-ms).",
     ),
-    jfr_on: bool = typer.Option(True, "--jfr/--no-jfr", help="Record JVM samples with JFR."),
+    jfr_on: bool = typer.Option(True, "--jfr/--no-jfr", help="Record JVM stack samples."),
+    jvm_sampler: JvmSampler = typer.Option(JvmSampler.jfr, "--jvm-sampler", help=JVM_SAMPLER_HELP),
     pyspy_on: bool = typer.Option(
         True, "--pyspy/--no-pyspy", help="Record Python samples with py-spy."
     ),
@@ -157,6 +159,7 @@ def record_command(
         interval_ms=interval_ms,
         python_interval_ms=python_interval_ms,
         jfr=jfr_on,
+        jvm_sampler=jvm_sampler.value,
         pyspy=pyspy_on,
         daemon_pids=tuple(state.daemon_pids()),
     )

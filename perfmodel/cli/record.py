@@ -4,11 +4,27 @@ into a profile bundle, and exporting them to flame-graph tools."""
 from __future__ import annotations
 
 import time
+from enum import StrEnum
 from pathlib import Path
 
 import typer
 
 from perfmodel.profile import bundle, bundle_write
+
+
+class JvmSampler(StrEnum):
+    """What samples the JVMs' stacks (`perfmodel.profile.record.RecordOptions.jvm_sampler`)."""
+
+    jfr = "jfr"
+    plugin = "plugin"
+
+
+JVM_SAMPLER_HELP = (
+    "What samples the JVMs: 'jfr' (a flight recording in each JVM) or 'plugin' (the perfmodel "
+    "plugin samples the task threads itself: no JFR start-up, which costs each JVM 0.5-0.6 s of "
+    "CPU and shows on short jobs with small executors; its samples are safepoint-biased and "
+    "cover task threads only)."
+)
 
 
 def _default_out() -> Path:
@@ -53,7 +69,10 @@ def register(app: typer.Typer) -> None:
             help="py-spy's sampling interval for Python processes (default: --interval-ms); "
             "one py-spy runs per Python worker, so a longer interval saves the most there.",
         ),
-        jfr_on: bool = typer.Option(True, "--jfr/--no-jfr", help="Record JVM samples with JFR."),
+        jfr_on: bool = typer.Option(True, "--jfr/--no-jfr", help="Record JVM stack samples."),
+        jvm_sampler: JvmSampler = typer.Option(
+            JvmSampler.jfr, "--jvm-sampler", help=JVM_SAMPLER_HELP
+        ),
         pyspy_on: bool = typer.Option(
             True, "--pyspy/--no-pyspy", help="Record Python samples with py-spy."
         ),
@@ -65,8 +84,13 @@ def register(app: typer.Typer) -> None:
         """
         # Imported here: the recorder pulls in the JFR reader and pyarrow (~0.25 s), which
         # every other command would otherwise wait for at start-up.
-        from perfmodel.profile.record import RecordOptions, record
+        from perfmodel.profile.record import JVM_SAMPLERS, RecordOptions, record
 
+        if jvm_sampler not in JVM_SAMPLERS:
+            raise typer.BadParameter(
+                f"{jvm_sampler!r} is not one of {', '.join(JVM_SAMPLERS)}",
+                param_hint="--jvm-sampler",
+            )
         target = out or _default_out()
         options = RecordOptions(
             out=target,
@@ -74,6 +98,7 @@ def register(app: typer.Typer) -> None:
             native_interval_ms=native_interval_ms,
             python_interval_ms=python_interval_ms,
             jfr=jfr_on,
+            jvm_sampler=jvm_sampler.value,
             pyspy=pyspy_on,
         )
         result = record(command, options)
@@ -88,7 +113,10 @@ def register(app: typer.Typer) -> None:
     def profile_command(
         eventlog: Path = typer.Argument(..., help="The application's event log (file or dir)."),
         jfr_files: list[Path] = typer.Option(
-            [], "--jfr", help="A JFR recording (one per executor JVM); repeat for several."
+            [],
+            "--jfr",
+            help="A JFR recording or the plugin's .jvmsamples file (one per executor JVM); "
+            "repeat for several.",
         ),
         pyspy_files: list[Path] = typer.Option(
             [], "--pyspy", help="A py-spy chrometrace recording; repeat for several."

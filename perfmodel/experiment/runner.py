@@ -212,6 +212,7 @@ def _one_run(
         out=bundle,
         interval_ms=spec.record.interval_ms,
         jfr=spec.record.jfr,
+        jvm_sampler=spec.record.jvm_sampler,
         pyspy=spec.record.pyspy,
         daemon_pids=daemons,
     )

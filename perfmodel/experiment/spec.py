@@ -132,6 +132,10 @@ class RecordSettings:
     jfr: bool = True
     pyspy: bool = True
     interval_ms: int = 20
+    jvm_sampler: str = "jfr"
+
+
+JVM_SAMPLERS = ("jfr", "plugin")
 
 
 @dataclass(slots=True)
@@ -276,12 +280,23 @@ def parse_spec(data: Mapping[str, Any], path: Path, text: str = "") -> Experimen
     if dupes:
         raise SpecError(f"{path}: config names must be unique; repeated: {', '.join(dupes)}")
     record_raw = data.get("record", {})
-    if not isinstance(record_raw, dict) or set(record_raw) - {"jfr", "pyspy", "interval_ms"}:
-        raise SpecError(f"{path}: [record] takes jfr = bool, pyspy = bool, interval_ms = int")
+    record_keys = {"jfr", "pyspy", "interval_ms", "jvm_sampler"}
+    if not isinstance(record_raw, dict) or set(record_raw) - record_keys:
+        raise SpecError(
+            f"{path}: [record] takes jfr = bool, pyspy = bool, interval_ms = int, "
+            f"jvm_sampler = {' or '.join(repr(s) for s in JVM_SAMPLERS)}"
+        )
+    sampler = record_raw.get("jvm_sampler", "jfr")
+    if sampler not in JVM_SAMPLERS:
+        raise SpecError(
+            f"{path}: record.jvm_sampler must be {' or '.join(repr(s) for s in JVM_SAMPLERS)}, "
+            f"not {sampler!r}"
+        )
     rec = RecordSettings(
         jfr=_bool(record_raw, "jfr", path, True),
         pyspy=_bool(record_raw, "pyspy", path, True),
         interval_ms=_count(record_raw.get("interval_ms", 20), "record.interval_ms", path) or 20,
+        jvm_sampler=sampler,
     )
     timeout = data.get("timeout_s", 600)
     if (

@@ -64,6 +64,11 @@ class RecordOptions:
     each, whose CPU grows with the rate and the number of workers; JFR's cost does not. Each
     sample is weighted by its own recording's interval, so the rates may differ."""
     jfr: bool = True
+    """JVM stack samples (with ``jvm_sampler``); off: the JVMs run without a sampler."""
+    jvm_sampler: str = "jfr"
+    """"jfr": a flight recording in every JVM. "plugin": the plugin samples the task threads
+    itself (TaskSampler.java), so no JVM starts JFR, whose start-up costs each JVM 0.5-0.6 s
+    of CPU (docs/cluster.md); its samples are safepoint-biased and cover task threads only."""
     pyspy: bool = True
     poll_s: float = 0.25
     """How often the command's process tree is listed: new Python processes get a py-spy,
@@ -79,6 +84,10 @@ class RecordOptions:
     cluster's workers): what they start while the command runs (executor JVMs, their Python
     workers) is sampled and waited for like the command's own processes; the daemons are not.
     The resource monitor still covers the command's own tree only."""
+
+
+def _uses_jfr(options: RecordOptions) -> bool:
+    return options.jfr and options.jvm_sampler == "jfr"
 
 
 def python_interval(options: RecordOptions) -> int:
@@ -141,16 +150,19 @@ def recording_settings(
         "spark.driver.defaultExtraClassPath": (str(jar), os.pathsep),
         "spark.executor.defaultExtraClassPath": (str(jar), os.pathsep),
     }
-    if options.jfr:
-        settings = out / "raw" / "perfmodel.jfc"
-        java = jfr.jvm_options(out / bundle.JFR_DIR, settings, out / JFR_REPOSITORY)
-        append["spark.driver.defaultJavaOptions"] = (java, " ")
-        append["spark.executor.defaultJavaOptions"] = (java, " ")
     only_if_unset = {
         "spark.eventLog.enabled": "true",
         "spark.eventLog.dir": (out / bundle.EVENTLOG_DIR).resolve().as_uri(),
         RECORD_DIR_KEY: str((out / "raw").resolve()),
     }
+    if _uses_jfr(options):
+        settings = out / "raw" / "perfmodel.jfc"
+        java = jfr.jvm_options(out / bundle.JFR_DIR, settings, out / JFR_REPOSITORY)
+        append["spark.driver.defaultJavaOptions"] = (java, " ")
+        append["spark.executor.defaultJavaOptions"] = (java, " ")
+    elif options.jfr:
+        only_if_unset[jfr.SAMPLES_DIR_KEY] = str((out / bundle.JFR_DIR).resolve())
+        only_if_unset[jfr.SAMPLES_INTERVAL_KEY] = str(options.interval_ms)
     return append, only_if_unset
 
 
@@ -186,7 +198,7 @@ def write_conf_dir(out: Path, env: Mapping[str, str], options: RecordOptions, ja
             user_text = (source / DEFAULTS).read_text(encoding="utf-8", errors="replace")
     append, only_if_unset = recording_settings(out, options, jar)
     (conf / DEFAULTS).write_text(merged_defaults(user_text, append, only_if_unset), "utf-8")
-    if options.jfr:
+    if _uses_jfr(options):
         settings = out / "raw" / "perfmodel.jfc"
         settings.write_text(jfr.jfc_settings(options.interval_ms, options.native_interval_ms))
         (out / JFR_REPOSITORY).mkdir(parents=True, exist_ok=True)
@@ -388,10 +400,11 @@ def _record_into(
 
     apps = _app_infos(out)
     warnings.extend(_collect_event_logs(out, apps))
-    jfr_files = sorted((out / bundle.JFR_DIR).glob("*.jfr"))
+    jfr_files = sorted(p for p in (out / bundle.JFR_DIR).iterdir() if jfr.is_recording(p))
     jfr_files += sorted((out / JFR_REPOSITORY).glob("*/*.jfr"))
     if options.jfr and not jfr_files:
-        warnings.append("no JFR recording was written (did the application start a JVM?)")
+        what = "JFR recording" if _uses_jfr(options) else "JVM sample file (plugin sampler)"
+        warnings.append(f"no {what} was written (did the application start a JVM?)")
 
     manifest = BundleManifest(
         # With daemons (a cluster's workers) the executors run on their hosts, not this one:
@@ -407,8 +420,9 @@ def _record_into(
         py_spy=pyspy.py_spy_version(py_spy) if py_spy else "",
         sampling={
             "interval_ms": options.interval_ms,
+            "jvm_sampler": options.jvm_sampler if options.jfr else "",
             "jfr": {
-                "enabled": options.jfr,
+                "enabled": _uses_jfr(options),
                 "events": [
                     "jdk.ExecutionSample",
                     "jdk.NativeMethodSample",

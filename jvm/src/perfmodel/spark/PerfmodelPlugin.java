@@ -28,6 +28,8 @@ import org.apache.spark.api.plugin.SparkPlugin;
  * PerfmodelPlugin} (or {@code spark.plugins}); it costs two tiny events per task and does nothing
  * when no recording runs. With a recording running it also takes threads that only ever wait out
  * of sampling ({@link IdleThreadExcluder}), so JFR's native samples go to the threads that work.
+ * With {@value TaskSampler#DIR} set, it samples the task threads itself instead ({@link
+ * TaskSampler}), and JFR need not run at all.
  *
  * <p>On the driver, when {@code spark.perfmodel.record.dir} is set, the plugin writes {@code
  * apps/<appId>.json} there with the settings that decide where the event log went, so {@code
@@ -159,16 +161,30 @@ public final class PerfmodelPlugin implements SparkPlugin {
     }
   }
 
-  /** Emits task start/end events on the task thread. */
+  /**
+   * Marks tasks on the task thread: JFR events, or, when {@value TaskSampler#DIR} is set, the
+   * in-process {@link TaskSampler} instead of JFR (no JFR event is then created at all).
+   */
   static final class Executor implements ExecutorPlugin {
+    private TaskSampler sampler;
+
     @Override
     public void init(PluginContext ctx, Map<String, String> extraConf) {
+      // In local mode the executor starts before the application id is assigned.
+      String appId = ctx.conf().get("spark.app.id", "");
+      try {
+        sampler = TaskSampler.startOnce(ctx.conf(), ctx.executorID(), hostname(ctx), appId);
+      } catch (RuntimeException | LinkageError e) {
+        System.err.println("perfmodel plugin: could not start the task sampler: " + e);
+      }
+      if (sampler != null) {
+        return;
+      }
       try {
         ExecutorInfoEvent event = new ExecutorInfoEvent();
-        // In local mode the executor starts before the application id is assigned.
-        event.appId = ctx.conf().get("spark.app.id", "");
+        event.appId = appId;
         event.executorId = ctx.executorID();
-        event.host = ctx.hostname();
+        event.host = hostname(ctx);
         event.commit();
       } catch (RuntimeException e) {
         System.err.println("perfmodel plugin: could not record executor info: " + e);
@@ -177,10 +193,30 @@ public final class PerfmodelPlugin implements SparkPlugin {
     }
 
     /**
-     * The task this thread runs. Spark clears {@link TaskContext} before the end callbacks run,
-     * so the start callback remembers the ids for them.
+     * The executor's host, or "" where Spark cannot say: an executor's RPC environment has no
+     * address of its own on some cluster managers, and {@code hostname()} then throws. The
+     * reader takes the host from the executor's {@code --hostname} argument instead.
      */
-    private final ThreadLocal<TaskStartEvent> current = new ThreadLocal<>();
+    private static String hostname(PluginContext ctx) {
+      try {
+        return ctx.hostname();
+      } catch (RuntimeException e) {
+        return "";
+      }
+    }
+
+    @Override
+    public void shutdown() {
+      if (sampler != null) {
+        sampler.stop();
+      }
+    }
+
+    /**
+     * The task this thread runs (task attempt id, stage id, stage attempt). Spark clears {@link
+     * TaskContext} before the end callbacks run, so the start callback remembers the ids.
+     */
+    private final ThreadLocal<long[]> current = new ThreadLocal<>();
 
     @Override
     public void onTaskStart() {
@@ -189,14 +225,19 @@ public final class PerfmodelPlugin implements SparkPlugin {
         current.remove();
         return;
       }
+      long[] task = {tc.taskAttemptId(), tc.stageId(), tc.stageAttemptNumber()};
+      current.set(task);
+      if (sampler != null) {
+        sampler.taskStarted(task[0], (int) task[1], (int) task[2]);
+        return;
+      }
       TaskStartEvent event = new TaskStartEvent();
-      event.taskId = tc.taskAttemptId();
-      event.stageId = tc.stageId();
-      event.stageAttempt = tc.stageAttemptNumber();
+      event.taskId = task[0];
+      event.stageId = (int) task[1];
+      event.stageAttempt = (int) task[2];
       event.partitionId = tc.partitionId();
       event.attemptNumber = tc.attemptNumber();
       event.commit();
-      current.set(event);
     }
 
     @Override
@@ -210,15 +251,19 @@ public final class PerfmodelPlugin implements SparkPlugin {
     }
 
     private void end(String status) {
-      TaskStartEvent start = current.get();
+      long[] task = current.get();
       current.remove();
-      if (start == null) {
+      if (task == null) {
+        return;
+      }
+      if (sampler != null) {
+        sampler.taskEnded(task[0], (int) task[1], (int) task[2], status);
         return;
       }
       TaskEndEvent event = new TaskEndEvent();
-      event.taskId = start.taskId;
-      event.stageId = start.stageId;
-      event.stageAttempt = start.stageAttempt;
+      event.taskId = task[0];
+      event.stageId = (int) task[1];
+      event.stageAttempt = (int) task[2];
       event.status = status;
       event.commit();
     }
