@@ -84,13 +84,8 @@ def register(app: typer.Typer) -> None:
         """
         # Imported here: the recorder pulls in the JFR reader and pyarrow (~0.25 s), which
         # every other command would otherwise wait for at start-up.
-        from perfmodel.profile.record import JVM_SAMPLERS, RecordOptions, record
+        from perfmodel.profile.record import RecordOptions, record
 
-        if jvm_sampler not in JVM_SAMPLERS:
-            raise typer.BadParameter(
-                f"{jvm_sampler!r} is not one of {', '.join(JVM_SAMPLERS)}",
-                param_hint="--jvm-sampler",
-            )
         target = out or _default_out()
         options = RecordOptions(
             out=target,
