@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -254,24 +253,9 @@ public final class SampleDump {
     if (id == null) {
       id = stackIds.size();
       stackIds.put(key, id);
-      StringBuilder line = new StringBuilder(16 + 12 * n);
-      line.append("K\t").append(id).append('\t');
-      join(line, ids);
-      line.append('\t');
-      join(line, lines);
-      line.append('\t').append(key.truncated ? '1' : '0').append('\n');
-      out.write(line.toString());
+      out.write(key.line(id));
     }
     return id;
-  }
-
-  private static void join(StringBuilder line, int[] values) {
-    for (int i = 0; i < values.length; i++) {
-      if (i > 0) {
-        line.append(',');
-      }
-      line.append(values[i]);
-    }
   }
 
   private int frameId(RecordedMethod method) throws IOException {
@@ -299,36 +283,5 @@ public final class SampleDump {
 
   private static String clean(String s) {
     return s.replace('\t', ' ').replace('\n', ' ').replace('\r', ' ');
-  }
-
-  /** Value key of a stack: identical frames and lines share one dictionary entry. */
-  private static final class StackKey {
-    final int[] ids;
-    final int[] lines;
-    final boolean truncated;
-    final int hash;
-
-    StackKey(int[] ids, int[] lines, boolean truncated) {
-      this.ids = ids;
-      this.lines = lines;
-      this.truncated = truncated;
-      this.hash = 31 * (31 * Arrays.hashCode(ids) + Arrays.hashCode(lines)) + (truncated ? 1 : 0);
-    }
-
-    @Override
-    public int hashCode() {
-      return hash;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      if (!(o instanceof StackKey)) {
-        return false;
-      }
-      StackKey other = (StackKey) o;
-      return truncated == other.truncated
-          && Arrays.equals(ids, other.ids)
-          && Arrays.equals(lines, other.lines);
-    }
   }
 }

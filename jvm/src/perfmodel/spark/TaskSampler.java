@@ -11,12 +11,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
+import perfmodel.jfr.StackKey;
 import org.apache.spark.SparkConf;
 
 /**
@@ -289,18 +289,12 @@ final class TaskSampler implements Runnable {
       ids[i] = frameId(frame.getClassName() + "." + frame.getMethodName());
       lines[i] = Math.max(0, frame.getLineNumber());
     }
-    StackKey key = new StackKey(ids, lines);
+    StackKey key = new StackKey(ids, lines, false);
     Integer id = stackIds.get(key);
     if (id == null) {
       id = stackIds.size();
       stackIds.put(key, id);
-      StringBuilder line = new StringBuilder(16 + 12 * n);
-      line.append("K\t").append(id).append('\t');
-      join(line, ids);
-      line.append('\t');
-      join(line, lines);
-      line.append("\t0\n");
-      out.write(line.toString());
+      out.write(key.line(id));
     }
     return id;
   }
@@ -319,43 +313,7 @@ final class TaskSampler implements Runnable {
     out.write("I\t" + key + "\t" + clean(value == null ? "" : value) + "\n");
   }
 
-  private static void join(StringBuilder line, int[] values) {
-    for (int i = 0; i < values.length; i++) {
-      if (i > 0) {
-        line.append(',');
-      }
-      line.append(values[i]);
-    }
-  }
-
   private static String clean(String s) {
     return s.replace('\t', ' ').replace('\n', ' ').replace('\r', ' ');
-  }
-
-  /** Value key of a stack: identical frames and lines share one dictionary entry. */
-  private static final class StackKey {
-    final int[] ids;
-    final int[] lines;
-    final int hash;
-
-    StackKey(int[] ids, int[] lines) {
-      this.ids = ids;
-      this.lines = lines;
-      this.hash = 31 * Arrays.hashCode(ids) + Arrays.hashCode(lines);
-    }
-
-    @Override
-    public int hashCode() {
-      return hash;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      if (!(o instanceof StackKey)) {
-        return false;
-      }
-      StackKey other = (StackKey) o;
-      return Arrays.equals(ids, other.ids) && Arrays.equals(lines, other.lines);
-    }
   }
 }
