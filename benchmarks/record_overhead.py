@@ -67,6 +67,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from job_cpu import JobCpuWatcher
 
+    from perfmodel.dag.model import ApplicationProfile
+
 REPO = Path(__file__).resolve().parents[1]
 JOB = REPO / "tests" / "data" / "record" / "job.py"
 JOBS = {"mixed": JOB, "dataframe": JOB.with_name("dataframe_job.py")}
@@ -148,15 +150,22 @@ def run(cmd: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def app_window(log_dir: Path) -> tuple[float, float]:
-    """Start and end (epoch milliseconds) of the one application whose event log is in
-    ``log_dir``."""
+def _app_profile(log_dir: Path) -> ApplicationProfile:
+    """The profile of the one application whose event log is in ``log_dir``, which must have
+    a start and an end."""
     from perfmodel.dag.spark import build_profile
 
     (log,) = [p for p in log_dir.iterdir() if not p.name.startswith(".")]
     profile = build_profile(log).profile
     if profile.start_ms is None or profile.end_ms is None:
         sys.exit(f"{log}: the application has no start or no end event")
+    return profile
+
+
+def app_window(log_dir: Path) -> tuple[float, float]:
+    """Start and end (epoch milliseconds) of the one application whose event log is in
+    ``log_dir``."""
+    profile = _app_profile(log_dir)
     return profile.start_ms, profile.end_ms
 
 
@@ -165,13 +174,8 @@ def app_phases(log_dir: Path) -> dict[str, float]:
     executor registered (``executor``; on a cluster, the executor JVM's start-up), until its
     first task started (``first_task``), and from then to the end (``tasks``). A recording
     that slows start-up shows in the first two; one that slows the work, in the last."""
-    from perfmodel.dag.spark import build_profile
-
-    (log,) = [p for p in log_dir.iterdir() if not p.name.startswith(".")]
-    profile = build_profile(log).profile
+    profile = _app_profile(log_dir)
     start, end = profile.start_ms, profile.end_ms
-    if start is None or end is None:
-        sys.exit(f"{log}: the application has no start or no end event")
     added = [
         e.added_ms
         for e in profile.executors.values()

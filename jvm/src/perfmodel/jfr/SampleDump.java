@@ -1,5 +1,7 @@
 package perfmodel.jfr;
 
+import static perfmodel.jfr.SampleLines.clean;
+
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
@@ -53,14 +55,11 @@ import jdk.jfr.consumer.RecordingFile;
  * </pre>
  */
 public final class SampleDump {
-  private final BufferedWriter out;
-  private final Map<String, Integer> frameIds = new HashMap<>();
+  private final SampleLines out;
   private final IdentityHashMap<RecordedMethod, Integer> methodCache = new IdentityHashMap<>();
-  private final Map<StackKey, Integer> stackIds = new HashMap<>();
-  private final Map<Long, Integer> threadIds = new HashMap<>();
 
   private SampleDump(BufferedWriter out) {
-    this.out = out;
+    this.out = new SampleLines(out);
   }
 
   public static void main(String[] args) throws IOException {
@@ -126,15 +125,15 @@ public final class SampleDump {
                     + "\n");
             break;
           case "perfmodel.ExecutorInfo":
-            info("executor_id", event.getString("executorId"));
-            info("host", event.getString("host"));
-            info("app_id", event.getString("appId"));
+            out.info("executor_id", event.getString("executorId"));
+            out.info("host", event.getString("host"));
+            out.info("app_id", event.getString("appId"));
             break;
           case "jdk.ActiveSetting":
             if ("period".equals(event.getString("name"))) {
               String owner = typeNames.get(event.getLong("id"));
               if ("jdk.ExecutionSample".equals(owner) || "jdk.NativeMethodSample".equals(owner)) {
-                info("period." + owner, event.getString("value"));
+                out.info("period." + owner, event.getString("value"));
               }
             }
             break;
@@ -149,14 +148,14 @@ public final class SampleDump {
                     + "\n");
             break;
           case "jdk.CPUInformation":
-            info("hw_threads", Integer.toString(event.getInt("hwThreads")));
+            out.info("hw_threads", Integer.toString(event.getInt("hwThreads")));
             break;
           case "jdk.JVMInformation":
-            info("pid", Long.toString(event.getLong("pid")));
-            info("jvm_arguments", event.getString("jvmArguments"));
-            info("java_arguments", event.getString("javaArguments"));
-            info("jvm_version", event.getString("jvmVersion"));
-            info("jvm_start_ms", Long.toString(event.getInstant("jvmStartTime").toEpochMilli()));
+            out.info("pid", Long.toString(event.getLong("pid")));
+            out.info("jvm_arguments", event.getString("jvmArguments"));
+            out.info("java_arguments", event.getString("javaArguments"));
+            out.info("jvm_version", event.getString("jvmVersion"));
+            out.info("jvm_start_ms", Long.toString(event.getInstant("jvmStartTime").toEpochMilli()));
             break;
           default:
             break;
@@ -169,10 +168,6 @@ public final class SampleDump {
     out.write("D\t" + samples + "\t" + taskEvents + "\n");
   }
 
-  private void info(String key, String value) throws IOException {
-    out.write("I\t" + key + "\t" + clean(value == null ? "" : value) + "\n");
-  }
-
   private void sample(RecordedEvent event, char kind) throws IOException {
     boolean timed = kind == 'W';
     RecordedThread thread = timed ? event.getThread() : event.getThread("sampledThread");
@@ -182,12 +177,8 @@ public final class SampleDump {
     }
     int threadRef = threadRef(thread);
     int stackId = stackId(trace);
-    out.write("S\t" + nanos(event.getStartTime()) + "\t" + kind + "\t" + threadRef + "\t");
-    out.write(Integer.toString(stackId));
-    if (timed) {
-      out.write("\t" + event.getDuration().toNanos());
-    }
-    out.write('\n');
+    long waited = timed ? event.getDuration().toNanos() : 0;
+    out.sample(nanos(event.getStartTime()), kind, threadRef, stackId, waited);
   }
 
   private void task(RecordedEvent event, char phase, String status) throws IOException {
@@ -195,23 +186,14 @@ public final class SampleDump {
     if (thread == null) {
       return;
     }
-    int threadRef = threadRef(thread);
-    out.write(
-        "T\t"
-            + nanos(event.getStartTime())
-            + "\t"
-            + phase
-            + "\t"
-            + threadRef
-            + "\t"
-            + event.getLong("taskId")
-            + "\t"
-            + event.getInt("stageId")
-            + "\t"
-            + event.getInt("stageAttempt")
-            + "\t"
-            + clean(status == null ? "" : status)
-            + "\n");
+    out.task(
+        nanos(event.getStartTime()),
+        phase,
+        threadRef(thread),
+        event.getLong("taskId"),
+        event.getInt("stageId"),
+        event.getInt("stageAttempt"),
+        status);
   }
 
   private static long nanos(Instant t) {
@@ -223,18 +205,8 @@ public final class SampleDump {
     long osId = thread.getOSThreadId();
     // Java threads are keyed by their Java id; VM-internal threads only have an OS id.
     long key = javaId > 0 ? javaId : -1_000_000L - osId;
-    Integer ref = threadIds.get(key);
-    if (ref == null) {
-      ref = threadIds.size();
-      threadIds.put(key, ref);
-      String name = thread.getJavaName();
-      if (name == null) {
-        name = thread.getOSName();
-      }
-      out.write(
-          "H\t" + ref + "\t" + javaId + "\t" + osId + "\t" + clean(name == null ? "" : name) + "\n");
-    }
-    return ref;
+    String name = thread.getJavaName();
+    return out.thread(key, javaId, osId, name == null ? thread.getOSName() : name);
   }
 
   private int stackId(RecordedStackTrace trace) throws IOException {
@@ -248,14 +220,7 @@ public final class SampleDump {
       ids[i] = frameId(frame.getMethod());
       lines[i] = frame.getLineNumber();
     }
-    StackKey key = new StackKey(ids, lines, trace.isTruncated());
-    Integer id = stackIds.get(key);
-    if (id == null) {
-      id = stackIds.size();
-      stackIds.put(key, id);
-      out.write(key.line(id));
-    }
-    return id;
+    return out.stack(ids, lines, trace.isTruncated());
   }
 
   private int frameId(RecordedMethod method) throws IOException {
@@ -269,19 +234,10 @@ public final class SampleDump {
             : (method.getType() == null ? "<unknown>" : method.getType().getName())
                 + "."
                 + method.getName();
-    Integer id = frameIds.get(name);
-    if (id == null) {
-      id = frameIds.size();
-      frameIds.put(name, id);
-      out.write("F\t" + id + "\t" + clean(name) + "\n");
-    }
+    int id = out.frame(name);
     if (method != null) {
       methodCache.put(method, id);
     }
     return id;
-  }
-
-  private static String clean(String s) {
-    return s.replace('\t', ' ').replace('\n', ' ').replace('\r', ' ');
   }
 }

@@ -11,13 +11,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
-import perfmodel.jfr.StackKey;
 import org.apache.spark.SparkConf;
+import perfmodel.jfr.SampleLines;
 
 /**
  * Samples the stacks of the threads running Spark tasks from inside the executor, without JFR.
@@ -48,7 +47,8 @@ final class TaskSampler implements Runnable {
   private static TaskSampler instance;
 
   private final long intervalNs;
-  private final BufferedWriter out;
+  private final BufferedWriter file;
+  private final SampleLines out;
   private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
   private final Thread worker;
   private final long baseEpochNs;
@@ -56,18 +56,27 @@ final class TaskSampler implements Runnable {
   /** Java thread id of each thread running a task now. */
   private final Map<Long, Boolean> running = new ConcurrentHashMap<>();
 
-  private final ConcurrentLinkedQueue<String[]> taskEvents = new ConcurrentLinkedQueue<>();
-  private final Map<String, Integer> frameIds = new HashMap<>();
-  private final Map<StackKey, Integer> stackIds = new HashMap<>();
-  private final Map<Long, Integer> threadRefs = new HashMap<>();
+  /** Task starts and ends, queued by the task threads and written by the sampler's thread. */
+  private final ConcurrentLinkedQueue<TaskEvent> taskEvents = new ConcurrentLinkedQueue<>();
   private volatile boolean stopped;
   private long samples;
   private long events;
   private long lastCpuNs = -1;
   private long lastCpuAt;
 
-  private TaskSampler(BufferedWriter out, long intervalNs) {
-    this.out = out;
+  private record TaskEvent(
+      long epochNanos,
+      char phase,
+      long threadId,
+      String threadName,
+      long taskId,
+      int stageId,
+      int stageAttempt,
+      String status) {}
+
+  private TaskSampler(BufferedWriter file, long intervalNs) {
+    this.file = file;
+    this.out = new SampleLines(file);
     this.intervalNs = intervalNs;
     Instant now = Instant.now();
     this.baseNanos = System.nanoTime();
@@ -111,26 +120,29 @@ final class TaskSampler implements Runnable {
 
   private void header(Path path, long pid, long intervalMs, String executorId, String host,
       String appId) throws IOException {
-    out.write("R\t" + clean(path.toString()) + "\n");
-    info("sampler", "plugin");
-    info("pid", Long.toString(pid));
-    info("executor_id", executorId);
-    info("host", host);
-    info("app_id", appId);
-    info("java_arguments", System.getProperty("sun.java.command", ""));
-    info("jvm_arguments", String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()));
-    info("jvm_version", System.getProperty("java.vm.version", ""));
-    info("jvm_start_ms", Long.toString(ManagementFactory.getRuntimeMXBean().getStartTime()));
-    info("hw_threads", Integer.toString(Runtime.getRuntime().availableProcessors()));
-    info("period.jdk.ExecutionSample", intervalMs + " ms");
-    info("period.jdk.NativeMethodSample", intervalMs + " ms");
-    out.flush();
+    out.write("R\t" + SampleLines.clean(path.toString()) + "\n");
+    out.info("sampler", "plugin");
+    out.info("pid", Long.toString(pid));
+    out.info("executor_id", executorId);
+    out.info("host", host);
+    out.info("app_id", appId);
+    out.info("java_arguments", System.getProperty("sun.java.command", ""));
+    out.info(
+        "jvm_arguments",
+        String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()));
+    out.info("jvm_version", System.getProperty("java.vm.version", ""));
+    out.info("jvm_start_ms", Long.toString(ManagementFactory.getRuntimeMXBean().getStartTime()));
+    out.info("hw_threads", Integer.toString(Runtime.getRuntime().availableProcessors()));
+    out.info("period.jdk.ExecutionSample", intervalMs + " ms");
+    out.info("period.jdk.NativeMethodSample", intervalMs + " ms");
+    file.flush();
   }
 
   /** On the task thread, when its task starts. */
   void taskStarted(long taskId, int stageId, int stageAttempt) {
     Thread t = Thread.currentThread();
-    taskEvents.add(event(t, "B", taskId, stageId, stageAttempt, ""));
+    taskEvents.add(
+        new TaskEvent(epochNanos(), 'B', t.getId(), t.getName(), taskId, stageId, stageAttempt, ""));
     running.put(t.getId(), Boolean.TRUE);
   }
 
@@ -138,15 +150,9 @@ final class TaskSampler implements Runnable {
   void taskEnded(long taskId, int stageId, int stageAttempt, String status) {
     Thread t = Thread.currentThread();
     running.remove(t.getId());
-    taskEvents.add(event(t, "E", taskId, stageId, stageAttempt, status));
-  }
-
-  private String[] event(
-      Thread t, String phase, long taskId, int stageId, int stageAttempt, String status) {
-    return new String[] {
-      Long.toString(epochNanos()), phase, Long.toString(t.getId()), t.getName(),
-      Long.toString(taskId), Integer.toString(stageId), Integer.toString(stageAttempt), status
-    };
+    taskEvents.add(
+        new TaskEvent(
+            epochNanos(), 'E', t.getId(), t.getName(), taskId, stageId, stageAttempt, status));
   }
 
   private long epochNanos() {
@@ -174,7 +180,7 @@ final class TaskSampler implements Runnable {
           sample();
           if (System.nanoTime() >= nextFlush) {
             cpuLoad();
-            out.flush();
+            file.flush();
             nextFlush += FLUSH_NS;
           }
         }
@@ -198,7 +204,7 @@ final class TaskSampler implements Runnable {
         drainEvents();
         cpuLoad();
         out.write("D\t" + samples + "\t" + events + "\n");
-        out.close();
+        file.close();
       } catch (IOException e) {
         // Closed already (a second stop), or the disk is gone: nothing more to write.
       }
@@ -206,11 +212,10 @@ final class TaskSampler implements Runnable {
   }
 
   private void drainEvents() throws IOException {
-    String[] e;
+    TaskEvent e;
     while ((e = taskEvents.poll()) != null) {
-      int ref = threadRef(Long.parseLong(e[2]), e[3]);
-      out.write("T\t" + e[0] + "\t" + e[1] + "\t" + ref + "\t" + e[4] + "\t" + e[5] + "\t" + e[6]
-          + "\t" + clean(e[7]) + "\n");
+      int ref = out.thread(e.threadId(), e.threadId(), 0, e.threadName());
+      out.task(e.epochNanos(), e.phase(), ref, e.taskId(), e.stageId(), e.stageAttempt(), e.status());
       events++;
     }
   }
@@ -237,12 +242,8 @@ final class TaskSampler implements Runnable {
       } else {
         kind = info.isInNative() ? 'N' : 'J';
       }
-      int ref = threadRef(info.getThreadId(), info.getThreadName());
-      out.write("S\t" + ts + "\t" + kind + "\t" + ref + "\t" + stackId(trace));
-      if (kind == 'W') {
-        out.write("\t" + intervalNs);
-      }
-      out.write('\n');
+      int ref = out.thread(info.getThreadId(), info.getThreadId(), 0, info.getThreadName());
+      out.sample(ts, kind, ref, stackId(trace), intervalNs);
       samples++;
     }
   }
@@ -269,16 +270,6 @@ final class TaskSampler implements Runnable {
     lastCpuAt = at;
   }
 
-  private int threadRef(long javaId, String name) throws IOException {
-    Integer ref = threadRefs.get(javaId);
-    if (ref == null) {
-      ref = threadRefs.size();
-      threadRefs.put(javaId, ref);
-      out.write("H\t" + ref + "\t" + javaId + "\t0\t" + clean(name == null ? "" : name) + "\n");
-    }
-    return ref;
-  }
-
   private int stackId(StackTraceElement[] trace) throws IOException {
     int n = trace.length;
     int[] ids = new int[n];
@@ -286,34 +277,9 @@ final class TaskSampler implements Runnable {
     // The leaf comes first; the dictionary stores root first, as SampleDump does.
     for (int i = 0; i < n; i++) {
       StackTraceElement frame = trace[n - 1 - i];
-      ids[i] = frameId(frame.getClassName() + "." + frame.getMethodName());
+      ids[i] = out.frame(frame.getClassName() + "." + frame.getMethodName());
       lines[i] = Math.max(0, frame.getLineNumber());
     }
-    StackKey key = new StackKey(ids, lines, false);
-    Integer id = stackIds.get(key);
-    if (id == null) {
-      id = stackIds.size();
-      stackIds.put(key, id);
-      out.write(key.line(id));
-    }
-    return id;
-  }
-
-  private int frameId(String name) throws IOException {
-    Integer id = frameIds.get(name);
-    if (id == null) {
-      id = frameIds.size();
-      frameIds.put(name, id);
-      out.write("F\t" + id + "\t" + clean(name) + "\n");
-    }
-    return id;
-  }
-
-  private void info(String key, String value) throws IOException {
-    out.write("I\t" + key + "\t" + clean(value == null ? "" : value) + "\n");
-  }
-
-  private static String clean(String s) {
-    return s.replace('\t', ' ').replace('\n', ' ').replace('\r', ' ');
+    return out.stack(ids, lines, false);
   }
 }
