@@ -11,7 +11,6 @@ from typer.testing import CliRunner
 
 from perfmodel.embed.classifier import FunctionInput, load_classifier
 from perfmodel.embed.corpus.dataset import CorpusRecord, write_corpus
-from perfmodel.embed.ensemble import scales_for
 from perfmodel.embed.source.extract import Extractor, function_ast
 from perfmodel.embed.source.names import name_tokens
 from perfmodel.embed.train import TrainConfig, train
@@ -178,17 +177,13 @@ def test_saved_model_reloads_and_predicts_the_same(trained: tuple[Path, Path, di
         assert r.label == max(r.vector, key=r.vector.get)
     assert a[0].doc_vector is not None and a[1].doc_vector is None
     assert all(r.token_vector is not None for r in a)  # the identifier-token head shipped
-    ensemble = clf.bundle.meta["ensemble"]
-    assert set(ensemble["scales"]) == set(ensemble["weights"])  # chosen alongside
-    for item, r in zip(items, a, strict=True):  # the shipped weights combine the heads,
-        w = clf.head_weights(item.language)  # then the class scales shift them
-        scales = dict(zip(ensemble["classes"], scales_for(ensemble, item.language), strict=True))
+    for item, r in zip(items, a, strict=True):  # the shipped weights combine the heads
+        w = clf.head_weights(item.language)
         heads = [(r.code_vector, w[0]), (r.doc_vector, w[1]), (r.token_vector, w[2])]
         present = [(h, x) for h, x in heads if h is not None and x > 0]
-        mean = {c: sum(h[c] * x for h, x in present) / sum(x for _, x in present) for c in r.vector}
-        total = sum(mean[c] * scales[c] for c in mean)
         for c in r.vector:
-            assert r.vector[c] == pytest.approx(mean[c] * scales[c] / total, abs=1e-5)
+            expected = sum(h[c] * x for h, x in present) / sum(x for _, x in present)
+            assert r.vector[c] == pytest.approx(expected, abs=1e-5)
 
 
 def test_frames_without_source_use_their_names(trained: tuple[Path, Path, dict]) -> None:

@@ -219,9 +219,7 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
 
 
 def _ensemble_lines(ensemble: dict[str, Any], selection: dict[str, Any]) -> list[str]:
-    """How the heads are combined: weights and class scales per language, and where they
-    were chosen."""
-    scales = ensemble.get("scales") or {}
+    """How the heads are combined: weights per language and where they were chosen."""
     lines = [
         "* **identifier-token head** (`perfmodel/embed/token_model.py`): the evaluation's "
         "TF-IDF + logistic-regression baseline, fitted on the training packages, as a third "
@@ -229,37 +227,16 @@ def _ensemble_lines(ensemble: dict[str, Any], selection: dict[str, Any]) -> list
         "",
         "The shipped distribution is a weighted mean of the heads a function has "
         "(`perfmodel/embed/ensemble.py`), with weights per language chosen on "
-        f"{ensemble['chosen_on']} (`*`: any other language)"
-        + (
-            ", then multiplied by one scale per class and renormalized (a prior shift, "
-            "chosen on the same predictions: the heads' class-balanced training "
-            "over-predicts the minority classes):"
-            if scales
-            else ":"
-        ),
+        f"{ensemble['chosen_on']} (`*`: any other language):",
         "",
+        "| language | code | doc | tokens | out-of-fold macro-F1 | with equal weights |",
+        "|---|---|---|---|---|---|",
     ]
-    if scales:
-        lines += [
-            "| language | code | doc | tokens | class scales | out-of-fold macro-F1 "
-            "| without the scales | with equal weights |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-    else:
-        lines += [
-            "| language | code | doc | tokens | out-of-fold macro-F1 | with equal weights |",
-            "|---|---|---|---|---|---|",
-        ]
     for lang, w in ensemble["weights"].items():
         sel = selection.get(lang, {})
         chosen, equal = sel.get("oof_macro_f1"), sel.get("oof_macro_f1_equal_weights")
-        row = f"| {lang} | {w[0]:.1f} | {w[1]:.1f} | {w[2]:.1f} | "
-        if scales:
-            s = scales.get(lang)
-            scaled = sel.get("oof_macro_f1_scaled")
-            row += (" / ".join(f"{x:.2f}" for x in s) if s else "-") + " | "
-            row += f"{scaled:.3f} | " if scaled is not None else "- | "
-        lines.append(row + (f"{chosen:.3f} | {equal:.3f} |" if chosen is not None else "- | - |"))
-    if scales:
-        lines += ["", f"Class order of the scales: {', '.join(ensemble.get('classes', []))}."]
+        lines.append(
+            f"| {lang} | {w[0]:.1f} | {w[1]:.1f} | {w[2]:.1f} | "
+            + (f"{chosen:.3f} | {equal:.3f} |" if chosen is not None else "- | - |")
+        )
     return lines

@@ -21,7 +21,7 @@ import torch
 
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.embed.doc_model import DocEmbedder
-from perfmodel.embed.ensemble import Weights, shipped, weights_for
+from perfmodel.embed.ensemble import Weights, combine, weights_for
 from perfmodel.embed.tree_batch import TreeEncoder, collate
 from perfmodel.embed.weights import ModelBundle, load_bundle, rebuild_charlms
 
@@ -218,7 +218,7 @@ class ResourceClassifier:
         language: str,
     ) -> Classification:
         code, doc, token = probs
-        avg = shipped(self.bundle.meta.get("ensemble"), language, code, doc, token)
+        avg = combine(code, doc, token, self.head_weights(language))
         classes = self.bundle.classes
         return Classification(
             frame=frame,

@@ -15,15 +15,6 @@ them follow those few packages. Out-of-fold predictions cover every training pac
 Equal weights are kept when the search cannot tell (ties break toward them), and a language
 without weights of its own (Scala frames, models trained before this existed) uses the
 weights chosen over all languages.
-
-Then, on the same out-of-fold predictions, one scale per class and language multiplies the
-weighted mean before it is renormalized (a prior shift). Why: the heads are trained with
-class-balanced losses, so a minority class (disk, about one function in nine) is predicted
-more often than it occurs; on the test packages of the model trained without scales, disk
-had 0.93 recall at 0.74 precision, and most of its false positives were network functions.
-The scales that maximize out-of-fold macro-F1 undo as much of that shift as generalizes
-across packages; ties break toward no shift (all scales 1), and models without scales are
-not shifted.
 """
 
 from __future__ import annotations
@@ -40,8 +31,6 @@ HEADS = ("code", "doc", "token")
 DEFAULT_KEY = "*"
 """The weights for a language that has none of its own."""
 GRID_STEP = 0.1
-SCALE_LOG_GRID = np.round(np.arange(-1.5, 1.5 + 1e-9, 0.1), 6)
-"""Natural-log steps searched for each class's scale (the first class's stays 1)."""
 
 Weights = tuple[float, float, float]
 EQUAL: Weights = (1.0, 1.0, 1.0)
@@ -95,14 +84,6 @@ def combine_rows(
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), code)
 
 
-def rescale(probs: np.ndarray, scales: np.ndarray | None) -> np.ndarray:
-    """``probs`` (one row or many) times the class scales, renormalized; None: unchanged."""
-    if scales is None:
-        return probs
-    shifted = probs * scales
-    return shifted / shifted.sum(axis=-1, keepdims=True)
-
-
 def _grid() -> list[Weights]:
     steps = np.round(np.arange(0.0, 1.0 + 1e-9, GRID_STEP), 6)
     out = [
@@ -116,35 +97,6 @@ def _grid() -> list[Weights]:
 def _macro_f1(y: np.ndarray, pred: np.ndarray, n_classes: int) -> float:
     labels = list(range(n_classes))
     return float(f1_score(y, pred, labels=labels, average="macro", zero_division=0))
-
-
-def _fast_macro_f1(y: np.ndarray, pred: np.ndarray, n_classes: int) -> float:
-    """Macro-F1 from a bincount confusion matrix (the scale search scores ~1,000 grids);
-    the same figure as :func:`_macro_f1`, a class with no true and no predicted rows
-    scoring 0."""
-    cm = np.bincount(y * n_classes + pred, minlength=n_classes * n_classes).reshape(
-        n_classes, n_classes
-    )
-    tp = np.diag(cm).astype(float)
-    denom = cm.sum(0) + cm.sum(1)
-    f1 = np.divide(2 * tp, denom, out=np.zeros(n_classes), where=denom > 0)
-    return float(f1.mean())
-
-
-def choose_scales(y: np.ndarray, probs: np.ndarray) -> tuple[list[float], float]:
-    """The class scales (first class 1, the others on :data:`SCALE_LOG_GRID`) with the
-    highest macro-F1 of ``probs`` rescaled; ties go to the smallest shift. Returns them and
-    that macro-F1."""
-    n = probs.shape[1]
-    logp = np.log(np.clip(probs, 1e-12, None))
-    best: tuple[float, float, tuple[float, ...]] = (-1.0, 0.0, (0.0,) * n)
-    for rest in product(SCALE_LOG_GRID, repeat=n - 1):
-        logs = (0.0, *rest)
-        f1 = _fast_macro_f1(y, (logp + np.asarray(logs)).argmax(1), n)
-        key = (f1, -sum(abs(x) for x in logs))
-        if key > best[:2]:
-            best = (*key, logs)
-    return [round(float(np.exp(x)), 4) for x in best[2]], best[0]
 
 
 def choose_weights(
@@ -174,9 +126,8 @@ def choose_language_weights(
     has_doc: np.ndarray,
     token: np.ndarray,
 ) -> dict[str, dict[str, object]]:
-    """Weights and class scales per language and over all (:data:`DEFAULT_KEY`), each with
-    the out-of-fold macro-F1 of the chosen weights with and without the scales and of equal
-    weights, and the number of functions."""
+    """Weights per language and over all (:data:`DEFAULT_KEY`), each with the out-of-fold
+    macro-F1 of the chosen and of equal weights, and the number of functions."""
     langs = np.asarray(languages)
     out: dict[str, dict[str, object]] = {}
     for key in (DEFAULT_KEY, *sorted(set(languages))):
@@ -184,11 +135,8 @@ def choose_language_weights(
         args = (code[sel], doc[sel], has_doc[sel], token[sel])
         w, f1 = choose_weights(y[sel], *args)
         equal = _macro_f1(y[sel], combine_rows(*args, EQUAL).argmax(1), code.shape[1])
-        scales, scaled_f1 = choose_scales(y[sel], combine_rows(*args, w))
         out[key] = {
             "weights": [round(x, 3) for x in w],
-            "scales": scales,
-            "oof_macro_f1_scaled": round(scaled_f1, 4),
             "oof_macro_f1": round(f1, 4),
             "oof_macro_f1_equal_weights": round(equal, 4),
             "n": int(sel.sum()),
@@ -207,25 +155,3 @@ def weights_for(ensemble: Mapping[str, object] | None, language: str) -> Weights
     if w is None:
         return EQUAL
     return (float(w[0]), float(w[1]), float(w[2]))
-
-
-def scales_for(ensemble: Mapping[str, object] | None, language: str) -> np.ndarray | None:
-    """The class scales stored for ``language`` (else the all-language ones, else None)."""
-    table = ensemble.get("scales") if ensemble else None
-    if not isinstance(table, Mapping):
-        return None
-    s = table.get(language, table.get(DEFAULT_KEY))
-    return None if s is None else np.asarray(s, dtype=np.float64)
-
-
-def shipped(
-    ensemble: Mapping[str, object] | None,
-    language: str,
-    code: np.ndarray,
-    doc: np.ndarray | None,
-    token: np.ndarray | None,
-) -> np.ndarray:
-    """The shipped distribution of one function: the heads' weighted mean for its language,
-    shifted by that language's class scales."""
-    mean = combine(code, doc, token, weights_for(ensemble, language))
-    return rescale(mean, scales_for(ensemble, language)).astype(np.float32)

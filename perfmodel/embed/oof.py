@@ -7,8 +7,7 @@ fitted on them. On those predictions (every training function predicted by model
 never saw its package) the pipeline chooses
 
 * the code model's and the doc model's epoch counts (highest out-of-fold macro-F1), and
-* the heads' weights and the class scales per language
-  (:func:`perfmodel.embed.ensemble.choose_language_weights`).
+* the heads' weights per language (:func:`perfmodel.embed.ensemble.choose_language_weights`).
 
 The test packages are not read here.
 """
@@ -131,8 +130,6 @@ def out_of_fold(
     ensemble = {
         "heads": ["code", "doc", "token"],
         "weights": {k: v["weights"] for k, v in selection.items()},
-        "scales": {k: v["scales"] for k, v in selection.items()},
-        "classes": list(data.classes),
         "chosen_on": f"out-of-fold predictions over the training packages ({len(folds)} "
         "folds by package); the test packages were not used",
         "selection": selection,

@@ -43,7 +43,7 @@ from perfmodel.embed.classifier import average_heads
 from perfmodel.embed.code_model import CodeModelConfig, RecursiveAutoencoder
 from perfmodel.embed.corpus.dataset import CorpusRecord, read_corpus
 from perfmodel.embed.doc_model import DocEmbedder, DocGRU, DocModelConfig
-from perfmodel.embed.ensemble import shipped
+from perfmodel.embed.ensemble import combine, weights_for
 from perfmodel.embed.evaluate import Metrics, fit_baseline, identifier_text, score
 from perfmodel.embed.source.names import name_tokens
 from perfmodel.embed.token_model import TokenModel, from_sklearn
@@ -581,14 +581,14 @@ def evaluate_all(
     langs = [data.records[i].language for i in test]
     ens = np.stack(
         [
-            shipped(ensemble, lang, c, d, t)
+            combine(c, d, t, weights_for(ensemble, lang))
             for c, d, t, lang in zip(code, docp, token, langs, strict=True)
         ]
     )
     equal = np.stack([average_heads(c, d, t) for c, d, t in zip(code, docp, token, strict=True)])
     ens_name = np.stack(
         [
-            shipped(ensemble, lang, c, None, t)
+            combine(c, None, t, weights_for(ensemble, lang))
             for c, t, lang in zip(name, name_token, langs, strict=True)
         ]
     )
