@@ -209,7 +209,7 @@ def test_profile_refuses_a_file_that_is_no_event_log(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-# -- the builder's kinds: counted while the DAG is built (dag/spark.py) -------------------
+# -- the builder's kinds: counted while the DAG is built (dag/profile_builder.py) ----------
 
 
 def _json_quality(path: Path) -> dict[str, Any]:
