@@ -23,6 +23,11 @@ cluster's configuration and recorded with `perfmodel cluster record`.
     python benchmarks/record_overhead_workloads.py [--runs 5] [--size-mb 24]
         [--spec experiments/wordcount.toml ...] [--master local[2]] [--cluster]
         [--variant "py50=--python-interval-ms 50" ...]
+
+``--pool OUTPUT...`` runs nothing: it reads saved outputs of this script and pools their
+rounds, per workload and variant (the median of every per-round ratio, with its interval).
+Rounds of one variant vary by ±5% on this machine, so one run of a few rounds cannot tell
+2% from 4%; outputs of the same setting taken at different times can be pooled.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -169,6 +175,35 @@ def measure(
         )
 
 
+_ROUND = re.compile(r"^  round \d+ \(load [\d.]+\): (.*)$")
+_SPEC = re.compile(r"^== (\S+) ")
+
+
+def pool(outputs: list[str]) -> None:
+    """Print the per-round ratios of saved outputs, pooled per workload and variant."""
+    ratios: dict[tuple[str, str], list[float]] = {}
+    for path in outputs:
+        spec = "?"
+        for line in Path(path).read_text().splitlines():
+            if (m := _SPEC.match(line)) is not None:
+                spec = Path(m.group(1)).stem
+            elif (m := _ROUND.match(line)) is not None:
+                times = {n: float(t) for n, t in re.findall(r"(\S+) ([\d.]+) s", m.group(1))}
+                plain = times.pop("plain", None)
+                for name, seconds in times.items():
+                    if plain:
+                        ratios.setdefault((spec, name), []).append(seconds / plain - 1)
+    if not ratios:
+        sys.exit("no rounds found in " + ", ".join(outputs))
+    for (spec, name), values in sorted(ratios.items()):
+        interval = median_interval(values)
+        ci = f", 95% CI {interval[0]:+.1%} .. {interval[1]:+.1%}" if interval else ""
+        print(
+            f"{spec:16s} {name:12s} {len(values):3d} rounds: overhead (median of per-round "
+            f"ratios) {statistics.median(values):+.1%}{ci}"
+        )
+
+
 def _median(rows: list[dict[str, float]], key: str) -> str:
     return f"{statistics.median(r[key] for r in rows):.2f} s"
 
@@ -188,7 +223,16 @@ def main() -> None:
     parser.add_argument("--cluster", action="store_true", help="On a namespace cluster.")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--worker-cpu", type=float, default=0.6, help="Cores per worker.")
+    parser.add_argument(
+        "--pool",
+        nargs="+",
+        metavar="OUTPUT",
+        help="Run nothing: pool the rounds of saved outputs of this script.",
+    )
     args = parser.parse_args()
+    if args.pool:
+        pool(args.pool)
+        return
     if args.runs < 1:
         sys.exit("--runs must be at least 1")
     # SIGTERM unwinds like Ctrl-C: the cluster is torn down and the scratch removed.
