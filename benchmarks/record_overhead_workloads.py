@@ -184,7 +184,11 @@ def pool(outputs: list[str]) -> None:
     ratios: dict[tuple[str, str], list[float]] = {}
     for path in outputs:
         spec = "?"
-        for line in Path(path).read_text().splitlines():
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            sys.exit(f"cannot read {path}: {exc.strerror or exc}")
+        for line in text.splitlines():
             if (m := _SPEC.match(line)) is not None:
                 spec = Path(m.group(1)).stem
             elif (m := _ROUND.match(line)) is not None:
