@@ -129,6 +129,16 @@ class ProfileBuilder:
     def _ms_or_none(self, value: int | None, what: str) -> float | None:
         return None if value is None else self._ms(value, what)
 
+    def _end_ms(self, value: int, start_ms: float | None, what: str) -> float:
+        """An end timestamp (`_ms`), seen as the log's latest time so far, and moved up to
+        its start (and counted) where it comes before it."""
+        end = self._ms(value, f"{what} completion time")
+        self._seen_time(end)
+        if start_ms is not None and end < start_ms:
+            self.quality.add("impossible_times", f"{what} ends before it starts")
+            return start_ms
+        return end
+
     # -- application-level events --------------------------------------------------
 
     def _log_start(self, e: ev.LogStart) -> None:
@@ -235,11 +245,7 @@ class ProfileBuilder:
             self.orphan_job_ends.append(e.job_id)
             return
         if e.completion_time is not None:
-            job.complete_ms = self._ms(e.completion_time, f"job {e.job_id} completion time")
-            self._seen_time(job.complete_ms)
-            if job.submit_ms is not None and job.complete_ms < job.submit_ms:
-                self.quality.add("impossible_times", f"job {e.job_id} ends before it starts")
-                job.complete_ms = job.submit_ms
+            job.complete_ms = self._end_ms(e.completion_time, job.submit_ms, f"job {e.job_id}")
         result = e.job_result.result
         job.result = "SUCCEEDED" if result == "JobSucceeded" else "FAILED"
         if job.result == "FAILED":
@@ -306,11 +312,7 @@ class ProfileBuilder:
         if info.submission_time is not None:
             stage.submit_ms = self._ms(info.submission_time, f"{what} submission time")
         if info.completion_time is not None:
-            stage.complete_ms = self._ms(info.completion_time, f"{what} completion time")
-            self._seen_time(stage.complete_ms)
-            if stage.submit_ms is not None and stage.complete_ms < stage.submit_ms:
-                self.quality.add("impossible_times", f"{what} ends before it starts")
-                stage.complete_ms = stage.submit_ms
+            stage.complete_ms = self._end_ms(info.completion_time, stage.submit_ms, what)
         stage.status = "FAILED" if info.failure_reason else "COMPLETE"
         if info.failure_reason:
             stage.failure_reason = info.failure_reason.splitlines()[0][:300]
