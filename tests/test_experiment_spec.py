@@ -118,7 +118,7 @@ def test_overrides(tmp_path: Path) -> None:
         ('name = "x"\nscript = "W"\n[record]\nsamples = 1\n[grid]\nmaster=["local"]', "[record]"),
         (
             'name = "x"\nscript = "W"\n[record]\njvm_sampler = "async"\n[grid]\nmaster=["local"]',
-            "record.jvm_sampler must be 'jfr' or 'plugin'",
+            "record.jvm_sampler must be 'jfr' or 'plugin' or 'both'",
         ),
         ('name = "x"\nscript = = "W"', "not valid TOML"),
     ],

@@ -162,3 +162,26 @@ def test_without_a_split_the_report_is_as_before() -> None:
     text = render_markdown(report)
     assert "held-out" not in text and "| workload | pairs |" in text
     assert report.groups == [] and report.split == ""
+
+
+def test_runs_kept_with_both_samplers_compare_them_pair_by_pair(tmp_path: Path) -> None:
+    split = load_split(
+        _write(
+            tmp_path, 'rule = "r"\n[fit]\nworkloads = ["sort"]\n[held_out]\nworkloads = ["tpch"]\n'
+        )
+    )
+    pairs = [
+        _pair("tpch", 1, 100.0, 110.0, plugin_samples_s=120.0, plugin_samples_error=0.2),
+        _pair("tpch", 2, 100.0, 90.0, plugin_samples_s=90.0, plugin_samples_error=0.1),
+        _pair("sort", 3, 50.0, 50.0),  # recorded with one sampler: not in the comparison
+    ]
+    report = apply_split(_summarise(pairs, "v", 6, [], {}), split)
+    assert report.groups[0].plugin_samples_mean_error == pytest.approx(0.15)
+    text = render_markdown(report)
+    assert "JVM samplers on the same runs" in text
+    # JFR 10.0% and 10.0% → 10.0%; plugin 20% and 10% → 15.0%; +5 points; 120 vs 110 moved 9.1%.
+    assert "| tpch | held-out | 2 | 10.0% | 15.0% | +5.0 | 9.1% |" in text
+    assert "| **all held-out** | held-out | 2 | 10.0% | 15.0% |" in text
+    assert "sort | fit | 1 | 0.0% | n/a" not in text
+    plain = _summarise([_pair("sort", 1, 10.0, 11.0)], "v", 2, [], {})
+    assert "JVM samplers" not in render_markdown(plain)

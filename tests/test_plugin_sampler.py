@@ -13,7 +13,9 @@ import pyarrow.compute as pc
 import pytest
 
 from perfmodel.profile import bundle, jfr
-from perfmodel.profile.record import RecordOptions, recording_settings
+from perfmodel.profile.bundle import BundleError
+from perfmodel.profile.bundle_write import with_plugin_samples
+from perfmodel.profile.record import PLUGIN_SAMPLES_DIR, RecordOptions, recording_settings
 from tests.conftest import assert_long_tasks_have_jvm_samples, attribute_bundle, record_job
 
 T0 = 1_700_000_000_000_000_000  # epoch ns
@@ -120,6 +122,54 @@ def test_plugin_sampler_settings_replace_jfr(tmp_path: Path) -> None:
     append, only_if_unset = recording_settings(out, RecordOptions(out=out), tmp_path / "p.jar")
     assert "StartFlightRecording" in append["spark.executor.defaultJavaOptions"][0]
     assert jfr.SAMPLES_DIR_KEY not in only_if_unset
+
+
+def test_both_samplers_keep_the_plugins_samples_apart(tmp_path: Path) -> None:
+    out = tmp_path / "b"
+    options = RecordOptions(out=out, jvm_sampler="both", interval_ms=20, plugin_interval_ms=50)
+    append, only_if_unset = recording_settings(out, options, tmp_path / "p.jar")
+    assert "StartFlightRecording" in append["spark.executor.defaultJavaOptions"][0]
+    assert only_if_unset[jfr.SAMPLES_DIR_KEY] == str((out / PLUGIN_SAMPLES_DIR).resolve())
+    assert only_if_unset[jfr.SAMPLES_INTERVAL_KEY] == "50"
+    assert only_if_unset[jfr.SAMPLES_WITH_JFR_KEY] == "true"
+    # The plugin's own period is only for "both"; alone it samples at --interval-ms.
+    alone = RecordOptions(out=out, jvm_sampler="plugin", interval_ms=20, plugin_interval_ms=50)
+    _, only_if_unset = recording_settings(out, alone, tmp_path / "p.jar")
+    assert only_if_unset[jfr.SAMPLES_INTERVAL_KEY] == "20"
+    assert jfr.SAMPLES_WITH_JFR_KEY not in only_if_unset
+
+
+def test_plugin_view_needs_kept_samples(tmp_path: Path) -> None:
+    src = tmp_path / "b"
+    src.mkdir()
+    (src / bundle.MANIFEST).write_text(bundle.BundleManifest().to_json())
+    with pytest.raises(BundleError, match="--jvm-sampler both"):
+        with_plugin_samples(src, tmp_path / "view")
+
+
+@pytest.mark.slow
+def test_record_with_both_samplers_reads_either(tmp_path: Path) -> None:
+    proc, out = record_job(tmp_path, "job.py", "0.5", record_args=["--jvm-sampler", "both"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    manifest = bundle.read_manifest(out)
+    assert manifest.sampling["jfr"]["enabled"]
+    assert manifest.sampling["plugin_samples"]["files"] >= 1
+    # JFR's recording makes the bundle, with the plugin's task events in it as without "both".
+    (rec,) = [r for r in manifest.recordings if r.source == "jfr"]
+    assert rec.path.endswith(".jfr") and rec.task_events and rec.error is None
+    profile, samples, _ = attribute_bundle(out)
+    assert_long_tasks_have_jvm_samples(profile, samples)
+
+    view = tmp_path / "view"
+    seen = with_plugin_samples(out, view)
+    assert seen.sampling["jvm_sampler"] == "plugin" and "plugin_samples" not in seen.sampling
+    (rec,) = [r for r in seen.recordings if r.source == "jfr"]
+    assert rec.path.endswith(".jvmsamples") and rec.task_events and rec.error is None
+    assert not list((view / bundle.JFR_DIR).glob("*.jfr"))
+    assert (view / "thread_cpu.parquet").is_file()  # the same run's other measurements
+    assert bundle.find_event_log(view).name == bundle.find_event_log(out).name
+    profile, samples, _ = attribute_bundle(view)
+    assert_long_tasks_have_jvm_samples(profile, samples)
 
 
 @pytest.mark.slow

@@ -17,13 +17,16 @@ class JvmSampler(StrEnum):
 
     jfr = "jfr"
     plugin = "plugin"
+    both = "both"
 
 
 JVM_SAMPLER_HELP = (
     "What samples the JVMs: 'jfr' (a flight recording in each JVM) or 'plugin' (the perfmodel "
     "plugin samples the task threads itself: no JFR start-up, which costs each JVM 0.5-0.6 s of "
     "CPU and shows on short jobs with small executors; its samples are safepoint-biased and "
-    "cover task threads only)."
+    "cover task threads only). 'both' is for comparing the two: JFR's samples make the bundle, "
+    "the plugin's samples of the same run are kept in raw/plugin-samples/, and the recording "
+    "costs the sum of both."
 )
 
 

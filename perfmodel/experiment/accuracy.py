@@ -88,6 +88,9 @@ class PairResult:
     bare_log_error: float = math.nan
     no_code_vectors_s: float = math.nan
     no_code_vectors_error: float = math.nan
+    plugin_samples_s: float = math.nan
+    """The bundle read from the plugin's samples of the same run (``jvm_sampler = "both"``)."""
+    plugin_samples_error: float = math.nan
     predicted_low_s: float = math.nan
     predicted_high_s: float = math.nan
     """The prediction's 80% interval (`perfmodel.simulate.intervals`)."""
@@ -123,6 +126,7 @@ class WorkloadAccuracy:
     no_code_vectors_mean_error: float = math.nan
     interval_coverage: float = math.nan
     bare_log_interval_coverage: float = math.nan
+    plugin_samples_mean_error: float = math.nan
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -145,8 +149,9 @@ class GroupAccuracy:
     no_code_vectors_mean_error: float
     interval_coverage: float
     missing: list[str] = field(default_factory=list)
-    bare_log_interval_coverage: float = math.nan
     """Workloads the split puts on this side that have no pairs in the report."""
+    bare_log_interval_coverage: float = math.nan
+    plugin_samples_mean_error: float = math.nan
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -441,6 +446,7 @@ def _summarise(
             repeat_error=_mean(repeats.get(w, [])),
             bare_log_mean_error=_nanmean([p.bare_log_error for p in ps]),
             no_code_vectors_mean_error=_nanmean([p.no_code_vectors_error for p in ps]),
+            plugin_samples_mean_error=_nanmean([p.plugin_samples_error for p in ps]),
             interval_coverage=interval_coverage(ps),
             bare_log_interval_coverage=interval_coverage(ps, bare_log=True),
         )

@@ -43,6 +43,7 @@ def summarise_group(role: str, workloads: list[str], pairs: list[PairResult]) ->
         slot_only_mean_error=_nanmean([p.slot_only_error for p in pairs]),
         bare_log_mean_error=_nanmean([p.bare_log_error for p in pairs]),
         no_code_vectors_mean_error=_nanmean([p.no_code_vectors_error for p in pairs]),
+        plugin_samples_mean_error=_nanmean([p.plugin_samples_error for p in pairs]),
         interval_coverage=interval_coverage(pairs),
         bare_log_interval_coverage=interval_coverage(pairs, bare_log=True),
     )

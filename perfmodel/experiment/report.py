@@ -15,14 +15,12 @@ from typing import TYPE_CHECKING
 from perfmodel.atomic import write_atomically
 from perfmodel.experiment.accuracy import AccuracyReport
 from perfmodel.experiment.held_out import describe_pair
+from perfmodel.experiment.samplers import render_sampler_comparison
 from perfmodel.experiment.what_if_kind import render_kinds
+from perfmodel.simulate.units import format_share as pct
 
 if TYPE_CHECKING:
     from perfmodel.report.html.data import Page
-
-
-def _pct(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
 
 
 def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None = None) -> str:
@@ -39,6 +37,7 @@ def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None
             f"(the machine was shared; timings carry that noise)."
         )
     lines += render_held_out(report)
+    lines += render_sampler_comparison(report)
     lines += render_kinds(report.kinds)
     lines += [
         "",
@@ -55,15 +54,15 @@ def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None
     for w in report.workloads:
         role = f" {w.role} |" if report.split else ""
         lines.append(
-            f"| {w.workload} |{role} {w.pairs} | {_pct(w.mean_error)} | {_pct(w.worst_error)} | "
-            f"{_pct(w.slot_only_mean_error)} | {_pct(w.slot_only_worst_error)} | "
-            f"{_pct(w.repeat_error)} | {', '.join(w.bottlenecks)} |"
+            f"| {w.workload} |{role} {w.pairs} | {pct(w.mean_error)} | {pct(w.worst_error)} | "
+            f"{pct(w.slot_only_mean_error)} | {pct(w.slot_only_worst_error)} | "
+            f"{pct(w.repeat_error)} | {', '.join(w.bottlenecks)} |"
         )
     lines.append(
         f"| **all** |{' |' if report.split else ''} {len(report.pairs)} | "
-        f"**{_pct(report.mean_error)}** | "
-        f"{_pct(report.worst_error)} | {_pct(report.slot_only_mean_error)} | "
-        f"{_pct(report.slot_only_worst_error)} | {_pct(report.repeat_error)} | |"
+        f"**{pct(report.mean_error)}** | "
+        f"{pct(report.worst_error)} | {pct(report.slot_only_mean_error)} | "
+        f"{pct(report.slot_only_worst_error)} | {pct(report.repeat_error)} | |"
     )
     lines += [
         "",
@@ -77,8 +76,8 @@ def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None
         sd = f" ± {p.measured_sd_s:.1f}" if p.measured_sd_s else ""
         lines.append(
             f"| {p.workload} | {p.baseline_config} ({p.baseline_run}) | {p.target_config} | "
-            f"{p.measured_s:.1f}{sd} | {p.predicted_s:.1f} | {_pct(p.error)} | "
-            f"{p.slot_only_s:.1f} | {_pct(p.slot_only_error)} | {p.bottleneck} | "
+            f"{p.measured_s:.1f}{sd} | {p.predicted_s:.1f} | {pct(p.error)} | "
+            f"{p.slot_only_s:.1f} | {pct(p.slot_only_error)} | {p.bottleneck} | "
             f"{100 * p.baseline_model_error:+.1f}% |"
         )
     if report.skipped:
@@ -113,17 +112,17 @@ def render_held_out(report: AccuracyReport) -> list[str]:
             w = by_name[name]
             worst = max((p for p in report.pairs if p.workload == name), key=lambda p: p.error)
             lines.append(
-                f"| {name} | {group.role} | {w.pairs} | {_pct(w.bare_log_mean_error)} | "
-                f"{_pct(w.mean_error)} | {_pct(w.no_code_vectors_mean_error)} | "
-                f"{_pct(w.slot_only_mean_error)} | {describe_pair(worst)} | "
-                f"{_pct(w.interval_coverage)} | {_pct(w.bare_log_interval_coverage)} |"
+                f"| {name} | {group.role} | {w.pairs} | {pct(w.bare_log_mean_error)} | "
+                f"{pct(w.mean_error)} | {pct(w.no_code_vectors_mean_error)} | "
+                f"{pct(w.slot_only_mean_error)} | {describe_pair(worst)} | "
+                f"{pct(w.interval_coverage)} | {pct(w.bare_log_interval_coverage)} |"
             )
         lines.append(
             f"| **all {group.role}** | {group.role} | {group.pairs} | "
-            f"{_pct(group.bare_log_mean_error)} | **{_pct(group.mean_error)}** | "
-            f"{_pct(group.no_code_vectors_mean_error)} | {_pct(group.slot_only_mean_error)} | "
-            f"{group.worst_pair or 'n/a'} | {_pct(group.interval_coverage)} | "
-            f"{_pct(group.bare_log_interval_coverage)} |"
+            f"{pct(group.bare_log_mean_error)} | **{pct(group.mean_error)}** | "
+            f"{pct(group.no_code_vectors_mean_error)} | {pct(group.slot_only_mean_error)} | "
+            f"{group.worst_pair or 'n/a'} | {pct(group.interval_coverage)} | "
+            f"{pct(group.bare_log_interval_coverage)} |"
         )
     missing = [f"{name} ({g.role})" for g in report.groups for name in g.missing]
     if missing:
@@ -181,19 +180,19 @@ def html_page(report: AccuracyReport, run_load: tuple[float, float] | None = Non
         {
             "key": "mean_error",
             "label": "Mean error",
-            "value": _pct(report.mean_error),
-            "detail": f"worst {_pct(report.worst_error)}",
+            "value": pct(report.mean_error),
+            "detail": f"worst {pct(report.worst_error)}",
         },
         {
             "key": "slot_only",
             "label": "Slot-only mean error",
-            "value": _pct(report.slot_only_mean_error),
-            "detail": f"worst {_pct(report.slot_only_worst_error)}",
+            "value": pct(report.slot_only_mean_error),
+            "detail": f"worst {pct(report.slot_only_worst_error)}",
         },
         {
             "key": "repeat_error",
             "label": "Repeat error (noise floor)",
-            "value": _pct(report.repeat_error),
+            "value": pct(report.repeat_error),
             "detail": "",
         },
     ]
@@ -250,10 +249,10 @@ def html_page(report: AccuracyReport, run_load: tuple[float, float] | None = Non
                     [
                         w.workload,
                         w.pairs,
-                        _pct(w.mean_error),
-                        _pct(w.worst_error),
-                        _pct(w.slot_only_mean_error),
-                        _pct(w.repeat_error),
+                        pct(w.mean_error),
+                        pct(w.worst_error),
+                        pct(w.slot_only_mean_error),
+                        pct(w.repeat_error),
                         ", ".join(w.bottlenecks),
                     ]
                     for w in report.workloads
@@ -286,7 +285,7 @@ def html_page(report: AccuracyReport, run_load: tuple[float, float] | None = Non
                         p.target_config,
                         round(p.measured_s, 1),
                         round(p.predicted_s, 1),
-                        _pct(p.error),
+                        pct(p.error),
                         round(p.slot_only_s, 1),
                         p.bottleneck,
                         f"{100 * p.baseline_model_error:+.1f}%",

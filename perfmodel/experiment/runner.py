@@ -213,6 +213,7 @@ def _one_run(
         interval_ms=spec.record.interval_ms,
         jfr=spec.record.jfr,
         jvm_sampler=spec.record.jvm_sampler,
+        plugin_interval_ms=spec.record.plugin_interval_ms,
         pyspy=spec.record.pyspy,
         daemon_pids=daemons,
     )

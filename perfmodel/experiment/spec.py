@@ -22,6 +22,7 @@ import msgspec
 
 from perfmodel.experiment.spec_grid import CLUSTER as CLUSTER
 from perfmodel.experiment.spec_grid import MAX_CONFIGS, RunConfig, SpecError, expand_configs
+from perfmodel.profile.record import JVM_SAMPLERS
 
 _PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 TOP_KEYS = {
@@ -52,9 +53,8 @@ class RecordSettings:
     pyspy: bool = True
     interval_ms: int = 20
     jvm_sampler: str = "jfr"
-
-
-JVM_SAMPLERS = ("jfr", "plugin")
+    plugin_interval_ms: int | None = None
+    """With ``jvm_sampler = "both"``: the plugin's period (default ``interval_ms``)."""
 
 
 @dataclass(slots=True)
@@ -199,11 +199,12 @@ def parse_spec(data: Mapping[str, Any], path: Path, text: str = "") -> Experimen
     if dupes:
         raise SpecError(f"{path}: config names must be unique; repeated: {', '.join(dupes)}")
     record_raw = data.get("record", {})
-    record_keys = {"jfr", "pyspy", "interval_ms", "jvm_sampler"}
+    record_keys = {"jfr", "pyspy", "interval_ms", "jvm_sampler", "plugin_interval_ms"}
     if not isinstance(record_raw, dict) or set(record_raw) - record_keys:
         raise SpecError(
             f"{path}: [record] takes jfr = bool, pyspy = bool, interval_ms = int, "
-            f"jvm_sampler = {' or '.join(repr(s) for s in JVM_SAMPLERS)}"
+            f"jvm_sampler = {' or '.join(repr(s) for s in JVM_SAMPLERS)}, "
+            "plugin_interval_ms = int"
         )
     sampler = record_raw.get("jvm_sampler", "jfr")
     if sampler not in JVM_SAMPLERS:
@@ -216,6 +217,10 @@ def parse_spec(data: Mapping[str, Any], path: Path, text: str = "") -> Experimen
         pyspy=_bool(record_raw, "pyspy", path, True),
         interval_ms=_count(record_raw.get("interval_ms", 20), "record.interval_ms", path) or 20,
         jvm_sampler=sampler,
+        plugin_interval_ms=_count(
+            record_raw.get("plugin_interval_ms", 0), "record.plugin_interval_ms", path
+        )
+        or None,
     )
     timeout = data.get("timeout_s", 600)
     if (
@@ -292,6 +297,7 @@ COUNT_LIMITS: dict[str, int] = {
     "repetitions": 1_000,
     "warmups": 100,
     "record.interval_ms": 60_000,
+    "record.plugin_interval_ms": 60_000,
 }
 """Most of each count a spec may ask for: a run of a workload takes seconds to hours, so a
 thousand repetitions is already weeks; beyond that the number is a typing mistake."""

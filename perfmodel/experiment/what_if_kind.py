@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfmodel.simulate.config import DEFAULT_NET_BW
 from perfmodel.simulate.units import UnitError, parse_size
+from perfmodel.simulate.units import format_share as pct
 
 if TYPE_CHECKING:
     from perfmodel.experiment.accuracy import PairResult
@@ -127,10 +128,6 @@ def summarise_kinds(pairs: list[PairResult]) -> list[KindAccuracy]:
     return out
 
 
-def _pct(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
-
-
 def render_kinds(kinds: list[KindAccuracy]) -> list[str]:
     """The Markdown table of errors per what-if kind (nothing when only one kind exists
     and it is plain cores, as in a local-mode study, where the overall table says it all)."""
@@ -149,8 +146,8 @@ def render_kinds(kinds: list[KindAccuracy]) -> list[str]:
     ]
     for k in kinds:
         lines.append(
-            f"| {k.kind} | {k.pairs} | {', '.join(k.workloads)} | **{_pct(k.mean_error)}** | "
-            f"{_pct(k.bare_log_mean_error)} | {_pct(k.slot_only_mean_error)} | {k.worst_pair} |"
+            f"| {k.kind} | {k.pairs} | {', '.join(k.workloads)} | **{pct(k.mean_error)}** | "
+            f"{pct(k.bare_log_mean_error)} | {pct(k.slot_only_mean_error)} | {k.worst_pair} |"
         )
     return lines
 

@@ -328,3 +328,58 @@ def _write_manifest(out: Path, manifest: BundleManifest) -> None:
 
 def now_ms() -> float:
     return time.time() * 1000.0
+
+
+PLUGIN_VIEW_SKIPPED = ("jfr", "jfr-repository", "plugin-samples")
+"""``raw/`` entries a plugin-sample view of a bundle leaves behind (its JVM samples are the
+plugin's, copied in afresh)."""
+
+
+def with_plugin_samples(bundle: Path, out: Path) -> BundleManifest:
+    """The run of a ``--jvm-sampler both`` bundle as the plugin's sampler saw it: a copy of
+    ``bundle`` at ``out`` (replaced) whose samples, task spans and JVM CPU are read from the
+    plugin's sample files instead of the flight recordings; the event log, per-thread CPU and
+    Python samples are the same. Why: the samplers compared on one run, without the
+    run-to-run noise of two."""
+    from perfmodel.profile import jfr, jvm_cpu
+    from perfmodel.profile.bundle import read_manifest
+
+    manifest = read_manifest(bundle)
+    kept = manifest.sampling.get("plugin_samples") or {}
+    source = bundle / str(kept.get("dir", "")) if kept.get("dir") else None
+    files = sorted(source.glob(f"*{jfr.PLUGIN_SAMPLES_SUFFIX}")) if source else []
+    if not files:
+        raise BundleError(
+            f"{bundle}: no samples of the plugin's sampler were kept (record with "
+            "--jvm-sampler both to keep them beside JFR's)"
+        )
+    if out.exists():
+        shutil.rmtree(out)
+
+    def skipped(directory: str, names: list[str]) -> list[str]:
+        if Path(directory).resolve() == (bundle / "raw").resolve():
+            return [n for n in names if n in PLUGIN_VIEW_SKIPPED]
+        return []
+
+    shutil.copytree(bundle, out, ignore=skipped)
+    for table in (SAMPLES, TASK_SPANS, jvm_cpu.JVM_CPU):
+        (out / table).unlink(missing_ok=True)
+    pyspy_files = [
+        p for p in sorted((out / PYSPY_DIR).glob("*.json")) if not p.name.endswith(".meta.json")
+    ]
+    manifest.recordings = []
+    manifest.warnings = [w for w in manifest.warnings if "JFR" not in w]
+    manifest.sampling = {
+        **manifest.sampling,
+        "jvm_sampler": "plugin",
+        "jvm_interval_ms": kept.get("interval_ms"),
+        "view_of": str(bundle),
+    }
+    manifest.sampling.pop("plugin_samples", None)
+    return assemble(
+        out,
+        jfr_files=files,
+        pyspy_files=pyspy_files,
+        manifest=manifest,
+        host_cpus=manifest.host_cores or os.cpu_count(),
+    )

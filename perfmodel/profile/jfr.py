@@ -138,6 +138,8 @@ PLUGIN_SAMPLES_SUFFIX = ".jvmsamples"
 """Files the plugin's own sampler writes (TaskSampler.java), in the reader's line format."""
 SAMPLES_DIR_KEY = "spark.perfmodel.samples.dir"
 SAMPLES_INTERVAL_KEY = "spark.perfmodel.samples.intervalMs"
+SAMPLES_WITH_JFR_KEY = "spark.perfmodel.samples.withJfr"
+"""With the samples directory: the plugin marks tasks for JFR as well (``--jvm-sampler both``)."""
 
 
 def is_recording(path: str | Path) -> bool:

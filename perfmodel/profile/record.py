@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import psutil
 
@@ -48,6 +49,10 @@ from perfmodel.profile.recording_cost import (
 
 CONF_DIR = "raw/conf"
 JFR_REPOSITORY = "raw/jfr-repository"
+PLUGIN_SAMPLES_DIR = "raw/plugin-samples"
+"""``jvm_sampler="both"``: the plugin's sample files, kept beside the JFR recordings that the
+bundle is read from (`bundle_write.with_plugin_samples` reads the run from these instead)."""
+JVM_SAMPLERS = ("jfr", "plugin", "both")
 RECORD_DIR_KEY = "spark.perfmodel.record.dir"
 DEFAULTS = "spark-defaults.conf"
 
@@ -68,7 +73,13 @@ class RecordOptions:
     jvm_sampler: str = "jfr"
     """"jfr": a flight recording in every JVM. "plugin": the plugin samples the task threads
     itself (TaskSampler.java), so no JVM starts JFR, whose start-up costs each JVM 0.5-0.6 s
-    of CPU (docs/cluster.md); its samples are safepoint-biased and cover task threads only."""
+    of CPU (docs/cluster.md); its samples are safepoint-biased and cover task threads only.
+    "both" (research): JFR as with "jfr", and the plugin's samples of the same run kept in
+    :data:`PLUGIN_SAMPLES_DIR`, so the two samplers can be compared on identical runs; it
+    costs the sum of both."""
+    plugin_interval_ms: int | None = None
+    """The plugin's sampling period with ``jvm_sampler="both"`` (None: ``interval_ms``), so a
+    slower plugin period can be compared with JFR's on the same run."""
     pyspy: bool = True
     poll_s: float = 0.25
     """How often the command's process tree is listed: new Python processes get a py-spy,
@@ -87,7 +98,14 @@ class RecordOptions:
 
 
 def _uses_jfr(options: RecordOptions) -> bool:
-    return options.jfr and options.jvm_sampler == "jfr"
+    return options.jfr and options.jvm_sampler in ("jfr", "both")
+
+
+def _plugin_samples_dir(out: Path, options: RecordOptions) -> Path | None:
+    """Where the plugin's own sampler writes, or None when it does not run."""
+    if not options.jfr or options.jvm_sampler == "jfr":
+        return None
+    return out / (PLUGIN_SAMPLES_DIR if options.jvm_sampler == "both" else bundle.JFR_DIR)
 
 
 def python_interval(options: RecordOptions) -> int:
@@ -160,10 +178,20 @@ def recording_settings(
         java = jfr.jvm_options(out / bundle.JFR_DIR, settings, out / JFR_REPOSITORY)
         append["spark.driver.defaultJavaOptions"] = (java, " ")
         append["spark.executor.defaultJavaOptions"] = (java, " ")
-    elif options.jfr:
-        only_if_unset[jfr.SAMPLES_DIR_KEY] = str((out / bundle.JFR_DIR).resolve())
-        only_if_unset[jfr.SAMPLES_INTERVAL_KEY] = str(options.interval_ms)
+    samples_dir = _plugin_samples_dir(out, options)
+    if samples_dir is not None:
+        only_if_unset[jfr.SAMPLES_DIR_KEY] = str(samples_dir.resolve())
+        only_if_unset[jfr.SAMPLES_INTERVAL_KEY] = str(plugin_interval(options))
+        if options.jvm_sampler == "both":
+            only_if_unset[jfr.SAMPLES_WITH_JFR_KEY] = "true"
     return append, only_if_unset
+
+
+def plugin_interval(options: RecordOptions) -> int:
+    """The plugin sampler's period in milliseconds (where it runs)."""
+    if options.jvm_sampler == "both" and options.plugin_interval_ms:
+        return options.plugin_interval_ms
+    return options.interval_ms
 
 
 def merged_defaults(
@@ -405,6 +433,17 @@ def _record_into(
     if options.jfr and not jfr_files:
         what = "JFR recording" if _uses_jfr(options) else "JVM sample file (plugin sampler)"
         warnings.append(f"no {what} was written (did the application start a JVM?)")
+    plugin_dir = _plugin_samples_dir(out, options)
+    plugin_copy: dict[str, Any] = {}
+    if options.jvm_sampler == "both" and plugin_dir is not None:
+        kept = sorted(plugin_dir.glob(f"*{jfr.PLUGIN_SAMPLES_SUFFIX}"))
+        if not kept:
+            warnings.append("no JVM sample file of the plugin's sampler was written (both)")
+        plugin_copy = {
+            "dir": PLUGIN_SAMPLES_DIR,
+            "files": len(kept),
+            "interval_ms": plugin_interval(options),
+        }
 
     manifest = BundleManifest(
         # With daemons (a cluster's workers) the executors run on their hosts, not this one:
@@ -421,6 +460,7 @@ def _record_into(
         sampling={
             "interval_ms": options.interval_ms,
             "jvm_sampler": options.jvm_sampler if options.jfr else "",
+            **({"plugin_samples": plugin_copy} if plugin_copy else {}),
             "jfr": {
                 "enabled": _uses_jfr(options),
                 "events": [

@@ -98,3 +98,8 @@ def format_bandwidth(bytes_per_s: float) -> str:
         if bytes_per_s >= scale:
             return f"{bytes_per_s / scale:.3g}{unit}"
     return f"{bytes_per_s:.3g}B/s"
+
+
+def format_share(x: float) -> str:
+    """A share or relative error for tables (``9.1%``), "n/a" where there is none (NaN)."""
+    return "n/a" if x != x else f"{100 * x:.1f}%"

@@ -163,10 +163,13 @@ public final class PerfmodelPlugin implements SparkPlugin {
 
   /**
    * Marks tasks on the task thread: JFR events, or, when {@value TaskSampler#DIR} is set, the
-   * in-process {@link TaskSampler} instead of JFR (no JFR event is then created at all).
+   * in-process {@link TaskSampler} instead of JFR (no JFR event is then created at all). With
+   * {@value TaskSampler#WITH_JFR} as well, both: the same run sampled both ways, to compare the
+   * samplers' predictions without the run-to-run noise of separate runs.
    */
   static final class Executor implements ExecutorPlugin {
     private TaskSampler sampler;
+    private boolean jfrEvents = true;
 
     @Override
     public void init(PluginContext ctx, Map<String, String> extraConf) {
@@ -177,7 +180,8 @@ public final class PerfmodelPlugin implements SparkPlugin {
       } catch (RuntimeException | LinkageError e) {
         System.err.println("perfmodel plugin: could not start the task sampler: " + e);
       }
-      if (sampler != null) {
+      jfrEvents = sampler == null || ctx.conf().getBoolean(TaskSampler.WITH_JFR, false);
+      if (!jfrEvents) {
         return;
       }
       try {
@@ -229,6 +233,8 @@ public final class PerfmodelPlugin implements SparkPlugin {
       current.set(task);
       if (sampler != null) {
         sampler.taskStarted(task[0], (int) task[1], (int) task[2]);
+      }
+      if (!jfrEvents) {
         return;
       }
       TaskStartEvent event = new TaskStartEvent();
@@ -258,6 +264,8 @@ public final class PerfmodelPlugin implements SparkPlugin {
       }
       if (sampler != null) {
         sampler.taskEnded(task[0], (int) task[1], (int) task[2], status);
+      }
+      if (!jfrEvents) {
         return;
       }
       TaskEndEvent event = new TaskEndEvent();

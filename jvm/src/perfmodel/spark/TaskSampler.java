@@ -43,6 +43,8 @@ import perfmodel.jfr.SampleLines;
 final class TaskSampler implements Runnable {
   static final String DIR = "spark.perfmodel.samples.dir";
   static final String INTERVAL_MS = "spark.perfmodel.samples.intervalMs";
+  /** With {@value #DIR}: JFR records this JVM too, and the plugin marks tasks for both. */
+  static final String WITH_JFR = "spark.perfmodel.samples.withJfr";
   private static final long FLUSH_NS = 1_000_000_000L;
   private static TaskSampler instance;
 
