@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from perfmodel.profile import bundle, bundle_write
-from perfmodel.profile.record import (
+from perfmodel.profile.record_setup import (
     RecordOptions,
     merged_defaults,
     parse_defaults,

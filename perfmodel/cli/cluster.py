@@ -151,7 +151,8 @@ def record_command(
 
     Example: perfmodel cluster record -o run1 -- spark-submit app.py
     """
-    from perfmodel.profile.record import RecordOptions, record
+    from perfmodel.profile.record import record
+    from perfmodel.profile.record_setup import RecordOptions
 
     state = _state(name)
     options = RecordOptions(

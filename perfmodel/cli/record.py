@@ -13,7 +13,7 @@ from perfmodel.profile import bundle, bundle_write
 
 
 class JvmSampler(StrEnum):
-    """What samples the JVMs' stacks (`perfmodel.profile.record.RecordOptions.jvm_sampler`)."""
+    """What samples the JVMs' stacks (`record_setup.RecordOptions.jvm_sampler`)."""
 
     jfr = "jfr"
     plugin = "plugin"
@@ -87,7 +87,8 @@ def register(app: typer.Typer) -> None:
         """
         # Imported here: the recorder pulls in the JFR reader and pyarrow (~0.25 s), which
         # every other command would otherwise wait for at start-up.
-        from perfmodel.profile.record import RecordOptions, record
+        from perfmodel.profile.record import record
+        from perfmodel.profile.record_setup import RecordOptions
 
         target = out or _default_out()
         options = RecordOptions(

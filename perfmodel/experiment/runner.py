@@ -30,7 +30,8 @@ from perfmodel.experiment.cluster_runs import ClusterSession
 from perfmodel.experiment.spec import ExperimentSpec, RunConfig, substitute
 from perfmodel.experiment.store import RunOutcome, RunStore, Sample, StageRow
 from perfmodel.profile.monitor import IGNORED_NAMES, ResourceSummary
-from perfmodel.profile.record import RecordOptions, record
+from perfmodel.profile.record import record
+from perfmodel.profile.record_setup import RecordOptions
 
 QUIET_CONF = (
     ("spark.ui.enabled", "false"),
