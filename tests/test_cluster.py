@@ -50,6 +50,21 @@ def _nothing_left(name: str) -> list[str]:
 # Fast checks of the plan: no root needed.
 
 
+def test_cluster_record_defaults_to_the_plugin_sampler_every_50_ms() -> None:
+    """The cheapest recording measured on the cluster (docs/cluster.md), not `record`'s."""
+    import typer
+
+    from perfmodel.cli import build_app
+
+    group = typer.main.get_command(build_app())
+    ctx = typer.Context(group)
+    record = group.get_command(ctx, "cluster").get_command(ctx, "record")  # type: ignore[union-attr]
+    defaults = {p.name: p.default for p in record.params}
+    assert defaults["jvm_sampler"] == "plugin" and defaults["interval_ms"] == 50
+    plain = {p.name: p.default for p in group.get_command(ctx, "record").params}
+    assert plain["jvm_sampler"] == "jfr" and plain["interval_ms"] == 20
+
+
 def test_plan_names_and_addresses() -> None:
     state = cluster.plan(cluster.ClusterSpec(name="abc", workers=3, subnet="10.9.8"))
     assert [n.namespace for n in state.nodes] == ["abc-m", "abc-w1", "abc-w2", "abc-w3"]
