@@ -314,3 +314,20 @@ def test_cli_on_a_missing_cluster() -> None:
     assert '"state_file": false' in as_json.output
     ran = runner.invoke(cluster_app, ["exec", "--name", "zz9", "--", "true"])
     assert isinstance(ran.exception, ClusterError) and "no cluster 'zz9'" in str(ran.exception)
+
+
+def test_a_link_that_vanishes_while_down_deletes_it_is_done(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kernel drops a veth's host end on its own after `ip netns del` returns; `down` then
+    finds the link listed and gone by the time it deletes it (a CI run failed so)."""
+    import subprocess
+
+    listed = iter([["pmx-w1-h"], []])
+    monkeypatch.setattr(netns, "links", lambda: next(listed))
+    gone = subprocess.CompletedProcess([], 1, "", 'Cannot find device "pmx-w1-h"')
+    monkeypatch.setattr(netns, "run", lambda args, check=True: gone)
+    netns.remove_link("pmx-w1-h")  # no error: the link is gone
+    monkeypatch.setattr(netns, "links", lambda: ["pmx-w1-h"])
+    with pytest.raises(ClusterError, match="pmx-w1-h"):
+        netns.remove_link("pmx-w1-h")  # still there after a failed delete: an error

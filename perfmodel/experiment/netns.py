@@ -126,8 +126,15 @@ def remove_namespace(ns: str) -> None:
 
 
 def remove_link(name: str) -> None:
-    if name in links():
-        run(["ip", "link", "del", name])
+    """Delete a host-side link, if it is still there. The kernel removes a veth's host end on
+    its own once the namespace holding the other end is gone, and does so after ``ip netns
+    del`` returns: a link listed a moment ago may vanish before it is deleted, which is done."""
+    if name not in links():
+        return
+    proc = run(["ip", "link", "del", name], check=False)
+    if proc.returncode != 0 and name in links():
+        detail = (proc.stderr or proc.stdout).strip()
+        raise ClusterError(f"`ip link del {name}` failed (exit {proc.returncode}): {detail}")
 
 
 def backing_device(path: Path) -> str:
