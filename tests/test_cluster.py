@@ -321,12 +321,13 @@ def test_a_link_that_vanishes_while_down_deletes_it_is_done(
 ) -> None:
     """The kernel drops a veth's host end on its own after `ip netns del` returns; `down` then
     finds the link listed and gone by the time it deletes it (a CI run failed so)."""
-    import subprocess
-
     listed = iter([["pmx-w1-h"], []])
     monkeypatch.setattr(netns, "links", lambda: next(listed))
-    gone = subprocess.CompletedProcess([], 1, "", 'Cannot find device "pmx-w1-h"')
-    monkeypatch.setattr(netns, "run", lambda args, check=True: gone)
+
+    def failing(args: list[str], check: bool = True) -> None:
+        raise ClusterError(f"`{' '.join(args)}` failed (exit 1): Cannot find device")
+
+    monkeypatch.setattr(netns, "run", failing)
     netns.remove_link("pmx-w1-h")  # no error: the link is gone
     monkeypatch.setattr(netns, "links", lambda: ["pmx-w1-h"])
     with pytest.raises(ClusterError, match="pmx-w1-h"):

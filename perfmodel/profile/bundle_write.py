@@ -341,7 +341,7 @@ def with_plugin_samples(bundle: Path, out: Path) -> BundleManifest:
     plugin's sample files instead of the flight recordings; the event log, per-thread CPU and
     Python samples are the same. Why: the samplers compared on one run, without the
     run-to-run noise of two."""
-    from perfmodel.profile import jfr, jvm_cpu
+    from perfmodel.profile import jfr, jvm_cpu, pyspy
     from perfmodel.profile.bundle import read_manifest
 
     manifest = read_manifest(bundle)
@@ -364,11 +364,13 @@ def with_plugin_samples(bundle: Path, out: Path) -> BundleManifest:
     shutil.copytree(bundle, out, ignore=skipped)
     for table in (SAMPLES, TASK_SPANS, jvm_cpu.JVM_CPU):
         (out / table).unlink(missing_ok=True)
-    pyspy_files = [
-        p for p in sorted((out / PYSPY_DIR).glob("*.json")) if not p.name.endswith(".meta.json")
+    # What reading the flight recordings said goes with them: warnings naming one of them, or
+    # JFR (`record`'s "no JFR recording was written" among them).
+    jfr_paths = [r.path for r in manifest.recordings if r.source == "jfr"]
+    manifest.warnings = [
+        w for w in manifest.warnings if "JFR" not in w and not any(p in w for p in jfr_paths)
     ]
     manifest.recordings = []
-    manifest.warnings = [w for w in manifest.warnings if "JFR" not in w]
     manifest.sampling = {
         **manifest.sampling,
         "jvm_sampler": "plugin",
@@ -379,7 +381,7 @@ def with_plugin_samples(bundle: Path, out: Path) -> BundleManifest:
     return assemble(
         out,
         jfr_files=files,
-        pyspy_files=pyspy_files,
+        pyspy_files=pyspy.recordings_in(out / PYSPY_DIR),
         manifest=manifest,
         host_cpus=manifest.host_cores or os.cpu_count(),
     )
