@@ -311,16 +311,16 @@ def test_jvm_threads_beside_tasks_that_did_not_wait_are_other_load() -> None:
     # tasks never waited, so the baseline's slowdown must stay 1 (0.6 ≤ the 1 core of room),
     # but a second task will share the host with that 0.6.
     calm = StageThreadCpu(1000.0, 0.0, 1000.0, 0.0, 0.0, background_ms=600.0)
-    assert other_load(calm, 1.0, 2.0) == (pytest.approx(0.6), 0.0)
+    assert other_load(calm, 1.0, 2.0) == (pytest.approx(0.6), 0.0, pytest.approx(0.6))
     assert float(contention_factor(1, calm.demand, 2, 0.6)) == 1.0
     assert float(contention_factor(2, calm.demand, 2, 0.6)) == pytest.approx(1.3)
     # Two such tasks on 2 cores leave no room: the background is not made up as waiting.
-    assert other_load(calm, 2.0, 2.0) == (0.0, 0.0)
+    assert other_load(calm, 2.0, 2.0) == (0.0, 0.0, 0.0)
     # Two tasks on 3 cores: each task's share is half the JVM's 0.6 cores; the host's other
     # load is all of it.
     pair = StageThreadCpu(2000.0, 0.0, 2000.0, 0.0, 0.0, background_ms=600.0)
     assert pair.background_cores == pytest.approx(0.3)
-    assert other_load(pair, 2.0, 3.0) == (pytest.approx(0.6), 0.0)
+    assert other_load(pair, 2.0, 3.0) == (pytest.approx(0.6), 0.0, pytest.approx(0.6))
 
 
 def _log_bundle(tmp_path: Path) -> tuple[Path, ApplicationProfile]:
@@ -358,7 +358,7 @@ def test_tasks_that_waited_for_cores_predict_fewer_slots_faster(tmp_path: Path) 
         measured = busy.thread_cpu[work.key]
         asked = work.concurrency * work.cpu_demand + work.other_cores
         assert asked / 2 == pytest.approx(measured.slowdown)
-    assert any("waited for cores" in n for n in busy.notes)
+    assert any("other load beside the tasks" in n for n in busy.notes)
     # The baseline still replays as observed; one slot is predicted faster than where the
     # host was taken to be free for the run's two tasks.
     assert replay_workload(busy, base, base).predicted_s == pytest.approx(

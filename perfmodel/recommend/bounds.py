@@ -94,6 +94,8 @@ class WorkloadBounds:
     demand: np.ndarray
     other: np.ndarray
     """Per stage, `StageWork.other_cores`."""
+    jvm_other: np.ndarray
+    """Per stage, `StageWork.jvm_other_cores`."""
     taken: np.ndarray
     """Per stage, `StageWork.taken_cores`."""
     background: np.ndarray
@@ -182,6 +184,7 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
         k0=np.array([s.concurrency for s in stages], dtype=np.float64),
         demand=np.array([s.cpu_demand for s in stages], dtype=np.float64),
         other=np.array([s.other_cores for s in stages], dtype=np.float64),
+        jvm_other=np.array([s.jvm_other_cores for s in stages], dtype=np.float64),
         taken=np.array([s.taken_cores for s in stages], dtype=np.float64),
         background=np.array([s.executor_background for s in stages], dtype=np.float64),
         co_running=np.array([s.co_running for s in stages], dtype=np.float64),
@@ -299,8 +302,13 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
     k0 = b.k0[s]
     k1 = scaled_concurrency(k0, b.total_ms[s], b.longest_ms[s], base, slots, hosts, per_host)
     d = b.demand[s]
-    cf0 = float(laws.contention_factor(k0, d, free_cores(base.host_cores, b.taken[s]), b.other[s]))
-    cf1 = laws.contention_factor(k1, d, free_cores(cores, b.taken[s]), b.other[s])
+    free0 = free_cores(base.host_cores, b.taken[s])
+    free1 = free_cores(cores, b.taken[s])
+    other1 = laws.other_load_on_target(
+        b.other[s], b.jvm_other[s], min(k0 * d, float(free0)), np.minimum(k1 * d, free1)
+    )
+    cf0 = float(laws.contention_factor(k0, d, free0, b.other[s]))
+    cf1 = laws.contention_factor(k1, d, free1, other1)
     cpu_f = (
         cpu
         * cf1

@@ -48,6 +48,36 @@ def contention_factor(
     return np.maximum(1.0, asked / np.maximum(np.asarray(host_cores, dtype=np.float64), 1e-9))
 
 
+def other_load_on_target(
+    other_cores: FloatArray | float,
+    jvm_cores: FloatArray | float,
+    base_busy: FloatArray | float,
+    new_busy: FloatArray | float,
+) -> FloatArray:
+    """Cores other load asks for beside a stage's tasks on the target (`contention_factor`).
+
+    Load from outside the application (other processes) is a rate, and is kept. The JVM's
+    own GC, JIT and other threads (``jvm_cores`` of ``other_cores``) do work of a fixed
+    amount for the stage (the code it runs compiled once, the garbage its data makes
+    collected once) in the background, at no more than the rate they ran at on the
+    baseline. Where the target keeps fewer cores busy with the stage's tasks
+    (``new_busy`` < ``base_busy``, each ``min(k·d, C)``), the stage takes about
+    ``base_busy/new_busy`` as long and that work asks for proportionally fewer cores while
+    it runs: one slot fewer frees what the JIT took from the second task. Where it keeps
+    more busy, the work does not hurry to fit a shorter stage: compilation is
+    asynchronous, and what is left runs on after it, so the baseline's rate is kept (the fit
+    workloads of the local study predicted ``local[2]`` from ``local[1]`` worse, sort, SQL join
+    and PageRank 4–13 points slower, when the work was made to fit; docs/predict.md).
+    """
+    other = np.asarray(other_cores, dtype=np.float64)
+    jvm = np.minimum(np.asarray(jvm_cores, dtype=np.float64), other)
+    b0 = np.asarray(base_busy, dtype=np.float64)
+    b1 = np.asarray(new_busy, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where((b0 > 0) & (b1 > 0), b1 / np.where(b0 > 0, b0, 1.0), 1.0)
+    return other - jvm + jvm * np.minimum(ratio, 1.0)
+
+
 CO_RUNNING_CPU = 0.10
 """γ: the share by which a task's CPU time grows for each other task running beside it on
 the host's other cores (memory bus, caches, whatever a VM's cores share). Measured, not

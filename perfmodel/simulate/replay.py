@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.resources import ResourceVector
+from perfmodel.simulate import cpu_floor
 from perfmodel.simulate.bottleneck import overall_bottleneck, resource_shares
 from perfmodel.simulate.config import (
     BaselineOverrides,
@@ -230,17 +231,22 @@ def replay_workload(
                 component_ms=st.component_ms,
             )
         )
+    notes = list(workload.notes)
+    floor = cpu_floor.floor_ms(workload.app_cpu_ms, base, target)
+    if floor > line.end_ms:
+        notes.append(cpu_floor.floor_note(workload.app_cpu_ms, target, floor))
     return Prediction(
         app_id=workload.app_id,
         observed_s=workload.observed_ms / 1000.0,
-        baseline_replay_s=base_line.end_ms / 1000.0,
-        predicted_s=line.end_ms / 1000.0,
+        baseline_replay_s=max(base_line.end_ms, cpu_floor.floor_ms(workload.app_cpu_ms, base, base))
+        / 1000.0,
+        predicted_s=max(line.end_ms, floor) / 1000.0,
         config=target,
         baseline_config=base,
         bottleneck=overall_bottleneck(stages, all_shares),
         stages=stages,
         n_tasks=workload.n_tasks,
-        notes=list(workload.notes),
+        notes=notes,
     )
 
 

@@ -155,9 +155,15 @@ def all_stage_times(
     disk_share = np.array([w.disk_share for w in works], dtype=np.float64)
     net_share = np.array([w.network_share for w in works], dtype=np.float64)
     other = np.array([w.other_cores for w in works], dtype=np.float64)
+    jvm = np.array([w.jvm_other_cores for w in works], dtype=np.float64)
     taken = np.array([w.taken_cores for w in works], dtype=np.float64)
-    cf0 = laws.contention_factor(k0, demand, free_cores(base.host_cores, taken), other)
-    cf1 = laws.contention_factor(k1, demand, free_cores(new.host_cores, taken), other)
+    free0 = free_cores(base.host_cores, taken)
+    free1 = free_cores(new.host_cores, taken)
+    other1 = laws.other_load_on_target(
+        other, jvm, np.minimum(k0 * demand, free0), np.minimum(k1 * demand, free1)
+    )
+    cf0 = laws.contention_factor(k0, demand, free0, other)
+    cf1 = laws.contention_factor(k1, demand, free1, other1)
     background = np.array([w.executor_background for w in works], dtype=np.float64)
     co_running = np.array([w.co_running for w in works], dtype=np.float64)
     cpu_f = (

@@ -84,8 +84,12 @@ class StageWork:
     other_cores: float = 0.0
     """Cores other load on the host (other processes, the JVM's GC, JIT and other threads)
     asked for beside the stage's tasks, where measured per-thread CPU shows the tasks waited
-    for cores: what makes their observed slowdown (`laws.contention_factor`); kept on the
-    target. 0 where nothing was measured or they did not wait."""
+    for cores, or what the JVM's own threads used beside tasks that did not: what makes
+    their observed slowdown (`laws.contention_factor`). 0 where nothing was measured."""
+    jvm_other_cores: float = 0.0
+    """Of `other_cores`, what the JVM's own GC, JIT and other threads used while the stage's
+    tasks ran: work of a fixed amount, which the target spreads over the stage's time there
+    (`laws.other_load_on_target`); the rest is kept on the target as it is."""
     taken_cores: float = 0.0
     """Cores load of a higher priority than the application's took on the host while the
     stage's tasks waited (it takes, rather than shares: `rescale.free_cores`); kept on the

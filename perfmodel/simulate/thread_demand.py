@@ -115,23 +115,29 @@ WAITED = 1.05
 (measured run-queue delay) shared the host with other load: how much, its slowdown says."""
 
 
-def other_load(m: StageThreadCpu, concurrency: float, host_cores: float) -> tuple[float, float]:
+def other_load(
+    m: StageThreadCpu, concurrency: float, host_cores: float
+) -> tuple[float, float, float]:
     """(cores other load asked for beside the stage's tasks, cores load of a higher priority
-    took), from their measured slowdown.
+    took, how many of the first the JVM's own threads used), from their measured slowdown.
 
     The law's baseline slowdown, ``(k·d + other) / (C − taken)``, is then the measured one.
     Where the tasks did not wait for cores, the JVM's own threads (GC, JIT, the rest) had
     cores of their own; a target with more tasks on the host must share with them, so what
     they used while the tasks ran is the other load, as far as the baseline had room for it
-    (its slowdown stays 1).
+    (its slowdown stays 1). What the JVM's threads used is work of a fixed amount, not a rate
+    (`laws.other_load_on_target`); the rest of what the tasks waited for is a rate.
     """
+    jvm = m.background_cores * concurrency
     if m.slowdown <= WAITED:
         # `background_cores` is each task's share of it (split among the tasks running).
         room = max(0.0, host_cores - concurrency * m.demand)
-        return min(m.background_cores * concurrency, room), 0.0
+        other = min(jvm, room)
+        return other, 0.0, other
     taken = min(m.higher_cores, host_cores * TAKEN)
     asked = m.slowdown * (host_cores - taken)
-    return max(0.0, asked - concurrency * m.demand), taken
+    other = max(0.0, asked - concurrency * m.demand)
+    return other, taken, min(jvm, other)
 
 
 def stage_basis(m: StageThreadCpu) -> str:
@@ -319,17 +325,23 @@ def measure_stages(
     return stage_thread_cpu(measured, tasks, len(stage_rows))
 
 
-def waited_note(other_cores: Sequence[float], taken_cores: Sequence[float]) -> list[str]:
+def waited_note(
+    other_cores: Sequence[float], taken_cores: Sequence[float], jvm_cores: Sequence[float]
+) -> list[str]:
     """Where tasks waited for cores, what other load asked for beside them, and what load of
-    a higher priority took (both kept on the target); per stage, 0 where not measured."""
+    a higher priority took; per stage, 0 where not measured."""
     asked = [c for c in other_cores if c > 0]
     taken = [c for c in taken_cores if c > 0]
+    jvm = sum(jvm_cores)
     notes = []
     if asked:
+        share = jvm / sum(asked)
         notes.append(
-            f"the tasks of {len(asked)} stage(s) waited for cores (measured run-queue delay): "
-            f"other load (other processes, the JVM's own threads) asked for {min(asked):.2f}–"
-            f"{max(asked):.2f} cores beside them, which the prediction keeps"
+            f"other load beside the tasks of {len(asked)} stage(s) (measured per-thread CPU and "
+            f"run-queue delay): {min(asked):.2f}–{max(asked):.2f} cores, {share:.0%} of it the "
+            "JVM's own GC, JIT and other threads, taken as work of a fixed amount that a target "
+            "keeping more cores busy with the tasks does in less time, and one with fewer in "
+            "more; the rest (other processes) is kept as it is"
         )
     if taken:
         notes.append(

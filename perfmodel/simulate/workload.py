@@ -25,7 +25,7 @@ from perfmodel.dag.decomposition import TaskDecompositions, decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.tasks import TaskTable
-from perfmodel.simulate import executor_background, laws
+from perfmodel.simulate import cpu_floor, executor_background, laws
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
 from perfmodel.simulate.stage_work import StageWork, stage_works
@@ -69,6 +69,9 @@ class Workload:
     notes: list[str] = field(default_factory=list)
     thread_cpu: dict[StageKey, StageThreadCpu] = field(default_factory=dict)
     """Stages whose CPU demand came from measured per-thread CPU, and what was measured."""
+    app_cpu_ms: float = 0.0
+    """CPU the application's own threads used over its run, measured per thread in local
+    mode (`perfmodel.simulate.cpu_floor`); 0 where not measured."""
 
     @property
     def n_tasks(self) -> int:
@@ -139,7 +142,7 @@ def compile_workload(
         if thread_measured is not None:
             work.cpu_demand = thread_measured.demand
             work.co_running = laws.CO_RUNNING_CPU
-            work.other_cores, work.taken_cores = other_load(
+            work.other_cores, work.taken_cores, work.jvm_other_cores = other_load(
                 thread_measured, work.concurrency, baseline.host_cores
             )
             continue
@@ -234,8 +237,18 @@ def compile_workload(
         milestones=milestones,
         end_milestone=end_m,
         executors=_executor_timeline(profile, baseline, start),
-        notes=notes + waited_note([w.other_cores for w in works], [w.taken_cores for w in works]),
+        notes=notes
+        + waited_note(
+            [w.other_cores for w in works],
+            [w.taken_cores for w in works],
+            [w.jvm_other_cores for w in works],
+        ),
         thread_cpu=threaded,
+        app_cpu_ms=(
+            cpu_floor.application_cpu_ms(profile.thread_cpu, start, end)
+            if profile.thread_cpu is not None and baseline.local_mode
+            else 0.0
+        ),
     )
 
 
