@@ -22,16 +22,8 @@ import torch
 
 from perfmodel.embed.ensemble import choose_language_weights, package_folds
 from perfmodel.embed.evaluate import fit_tfidf_lr, score
-from perfmodel.embed.train import (
-    Progress,
-    TrainConfig,
-    _Data,
-    _doc_probs,
-    _predict_code,
-    token_texts,
-    train_code_model,
-    train_doc_model,
-)
+from perfmodel.embed.train_data import Progress, TrainConfig, TrainData, token_texts
+from perfmodel.embed.train_heads import doc_probs, predict_code, train_code_model, train_doc_model
 from perfmodel.embed.tree_batch import EncodedTree
 from perfmodel.embed.vocab import Vocab
 
@@ -58,7 +50,7 @@ def _epoch_log(y: np.ndarray, per_epoch: list[np.ndarray], rows: np.ndarray, cla
 
 
 def out_of_fold(
-    data: _Data,
+    data: TrainData,
     encoded: list[EncodedTree],
     name_only: list[EncodedTree],
     vectors: list[torch.Tensor | None],
@@ -93,7 +85,7 @@ def out_of_fold(
             None,
             config.epochs,
             lambda model, fold=fold: fold.keep(
-                code_oof, _predict_code(model, fold.held_trees(encoded))
+                code_oof, predict_code(model, fold.held_trees(encoded))
             ),
         )
         train_doc_model(
@@ -104,7 +96,7 @@ def out_of_fold(
             fold.train_idx,
             None,
             config.doc_epochs,
-            lambda model, fold=fold: fold.keep(doc_oof, _doc_probs(model, vectors, fold.held, c)),
+            lambda model, fold=fold: fold.keep(doc_oof, doc_probs(model, vectors, fold.held, c)),
         )
         head = fit_tfidf_lr(
             token_texts(data, fold.train_idx), data.y[fold.train_idx].tolist(), token_c, config.seed

@@ -97,10 +97,10 @@ def from_sklearn(vectorizer: object, model: object) -> TokenModel:
 def fit_token_model(corpus: Path, seed: int = 13) -> tuple[TokenModel, float]:
     """Fit on the corpus's training packages (C chosen on the validation packages carved out
     of them, exactly as `train` does for the baseline); returns the model and its C."""
-    from perfmodel.embed.train import TrainConfig, _prepare, fit_token_head
+    from perfmodel.embed.train_data import TrainConfig, fit_token_head, prepare_data
 
     config = TrainConfig(seed=seed)
-    return fit_token_head(_prepare(corpus, config), config.seed)
+    return fit_token_head(prepare_data(corpus, config), config.seed)
 
 
 def add_token_head(corpus: Path, model_dir: Path, seed: int = 13) -> float:

@@ -21,86 +21,48 @@ Pipeline (one call, deterministic for a given seed and thread count):
 
 from __future__ import annotations
 
-import copy
-import hashlib
 import json
-import random
 import time
-from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from torch.nn import functional as F
 
 from perfmodel.embed.aggregate_eval import EXECUTOR_PLUMBING, evaluate_policies
-from perfmodel.embed.ast import BinaryTree, binarize
-from perfmodel.embed.charlm import CharLMConfig, build_language_model, flair_embedder, train_char_lm
+from perfmodel.embed.ast import binarize
+from perfmodel.embed.charlm import build_language_model, flair_embedder, train_char_lm
 from perfmodel.embed.classifier import average_heads
-from perfmodel.embed.code_model import CodeModelConfig, RecursiveAutoencoder
-from perfmodel.embed.corpus.dataset import CorpusRecord, read_corpus
-from perfmodel.embed.doc_model import DocEmbedder, DocGRU, DocModelConfig
+from perfmodel.embed.code_model import RecursiveAutoencoder
+from perfmodel.embed.doc_model import DocEmbedder, DocGRU
 from perfmodel.embed.ensemble import combine, weights_for
-from perfmodel.embed.evaluate import Metrics, fit_baseline, identifier_text, score
+from perfmodel.embed.evaluate import Metrics, score
 from perfmodel.embed.source.names import name_tokens
-from perfmodel.embed.token_model import TokenModel, from_sklearn
-from perfmodel.embed.tree_batch import EncodedTree, collate, encode_tree
+from perfmodel.embed.token_model import TokenModel
+from perfmodel.embed.train_data import (
+    Progress,
+    TrainConfig,
+    TrainData,
+    fit_token_head,
+    no_progress,
+    prepare_data,
+    token_texts,
+)
+from perfmodel.embed.train_heads import (
+    doc_probs,
+    predict_code,
+    train_code_model,
+    train_doc_model,
+)
+from perfmodel.embed.tree_batch import EncodedTree, encode_tree
 from perfmodel.embed.vocab import Vocab
 from perfmodel.embed.weights import ModelBundle, save_bundle
 
-Progress = Callable[[str, int, int], None]
 ENSEMBLE_ROW = "ensemble (code + doc + tokens, weighted)"
 """The shipped combination's row in the metrics."""
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Hyper-parameters; ``tiny()`` is the configuration the tests use."""
-
-    epochs: int = 6
-    doc_epochs: int = 10
-    dim: int = 64
-    doc_hidden: int = 128
-    batch_size: int = 64
-    lr: float = 2e-3
-    recon_weight: float = 0.1
-    word_dropout: float = 0.5
-    mean_pool: bool = True
-    weight_decay: float = 0.05
-    glove: bool = True
-    name_only_rate: float = 0.2
-    max_nodes: int = 400
-    min_word_count: int = 2
-    max_vocab: int = 50000
-    valid_fraction: float = 0.15
-    folds: int = 3
-    seed: int = 13
-    threads: int = 1
-    limit: int | None = None
-    charlm: CharLMConfig = field(default_factory=CharLMConfig)
-
-    @classmethod
-    def tiny(cls) -> TrainConfig:
-        return cls(
-            glove=False,
-            epochs=3,
-            doc_epochs=3,
-            dim=32,
-            doc_hidden=32,
-            batch_size=16,
-            max_nodes=120,
-            min_word_count=1,
-            folds=2,
-            charlm=CharLMConfig(
-                hidden_size=32, embedding_size=16, epochs=1, sequence_length=40, mini_batch_size=8
-            ),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -108,272 +70,6 @@ class TrainResult:
     bundle: ModelBundle
     metrics: dict[str, Any]
     seconds: float
-
-
-def _noop(stage: str, done: int, total: int) -> None:
-    return None
-
-
-def _hash(seed: int, text: str) -> str:
-    return hashlib.sha256(f"{seed}|{text}".encode()).hexdigest()
-
-
-def validation_packages(records: Sequence[CorpusRecord], fraction: float, seed: int) -> set[str]:
-    """Training packages held back for model selection: per class, in hash order, until
-    about ``fraction`` of that class's training functions are covered."""
-    by_pkg: dict[str, Counter[str]] = defaultdict(Counter)
-    for r in records:
-        by_pkg[r.package][r.label] += 1
-    totals: Counter[str] = Counter(r.label for r in records)
-    chosen: set[str] = set()
-    held: Counter[str] = Counter()
-    for label in sorted(totals):
-        pkgs = sorted(
-            (p for p, c in by_pkg.items() if c.most_common(1)[0][0] == label),
-            key=lambda p: _hash(seed, p),
-        )
-        for p in pkgs[:-1]:  # never hold back a class's last package
-            if held[label] >= fraction * totals[label]:
-                break
-            if by_pkg[p][label] > 2 * fraction * totals[label]:
-                continue
-            chosen.add(p)
-            held.update(by_pkg[p])
-        if held[label] == 0 and len(pkgs) > 1:  # only large packages: take the smallest
-            p = min(pkgs, key=lambda q: (by_pkg[q][label], _hash(seed, q)))
-            chosen.add(p)
-            held.update(by_pkg[p])
-    return chosen
-
-
-@dataclass
-class _Data:
-    records: list[CorpusRecord]
-    classes: list[str]
-    y: np.ndarray
-    fit: list[int]
-    valid: list[int]
-    test: list[int]
-    trees: list[BinaryTree]
-
-
-def _prepare(corpus: Path, config: TrainConfig) -> _Data:
-    records = read_corpus(corpus)
-    if config.limit is not None:
-        records = sorted(records, key=lambda r: _hash(config.seed, r.id))[: config.limit]
-    classes = sorted({r.label for r in records})
-    if len(classes) < 2:
-        raise ValueError(f"{corpus}: need at least two classes, found {classes}")
-    train = [r for r in records if r.split == "train"]
-    valid_pkgs = validation_packages(train, config.valid_fraction, config.seed)
-    index = {c: i for i, c in enumerate(classes)}
-    y = np.array([index[r.label] for r in records], dtype=np.int64)
-    fit = [i for i, r in enumerate(records) if r.split == "train" and r.package not in valid_pkgs]
-    valid = [i for i, r in enumerate(records) if r.split == "train" and r.package in valid_pkgs]
-    test = [i for i, r in enumerate(records) if r.split == "test"]
-    if not fit or not valid or not test:
-        raise ValueError(
-            f"{corpus}: empty fit/validation/test set "
-            f"({len(fit)}/{len(valid)}/{len(test)} functions)"
-        )
-    trees = [
-        binarize(json.loads(r.ast), r.language, r.name_tokens, config.max_nodes) for r in records
-    ]
-    return _Data(records, classes, y, fit, valid, test, trees)
-
-
-def _class_weights(y: np.ndarray, n: int) -> torch.Tensor:
-    """Square-root inverse frequency: helps the small classes without over-weighting."""
-    counts = np.bincount(y, minlength=n).astype(np.float64) + 1.0
-    w = np.sqrt(counts.sum() / counts)
-    return torch.tensor(w / w.mean(), dtype=torch.float32)
-
-
-def _predict_code(
-    model: RecursiveAutoencoder, trees: Sequence[EncodedTree], batch: int = 512
-) -> np.ndarray:
-    model.eval()
-    out = []
-    with torch.no_grad():
-        for s in range(0, len(trees), batch):
-            logits = model(collate(trees[s : s + batch]), reconstruct=False).logits
-            out.append(torch.softmax(logits, dim=1).numpy())
-    model.train()
-    return np.concatenate(out) if out else np.zeros((0, model.config.n_classes), np.float32)
-
-
-def _macro_f1(y: np.ndarray, probs: np.ndarray, classes: list[str]) -> float:
-    return score(y.tolist(), probs.argmax(1).tolist(), classes).macro_f1
-
-
-def train_code_model(
-    data: _Data,
-    encoded: list[EncodedTree],
-    name_only: list[EncodedTree],
-    types: Vocab,
-    words: Vocab,
-    config: TrainConfig,
-    progress: Progress,
-    train_idx: list[int],
-    valid_idx: list[int] | None,
-    epochs: int,
-    on_epoch: Callable[[RecursiveAutoencoder], None] | None = None,
-) -> tuple[RecursiveAutoencoder, list[dict[str, float]]]:
-    """Train on ``train_idx`` for ``epochs``; with ``valid_idx``, keep the epoch with the best
-    validation macro-F1 (else the last). Returns the model and a per-epoch log; ``on_epoch``
-    sees the model (in eval mode) after every epoch."""
-    torch.manual_seed(config.seed)
-    rng = random.Random(config.seed)
-    model = RecursiveAutoencoder(
-        CodeModelConfig(
-            len(types),
-            len(words),
-            len(data.classes),
-            config.dim,
-            config.word_dropout,
-            config.mean_pool,
-        )
-    )
-    opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    weights = _class_weights(data.y[train_idx], len(data.classes))
-    best_state, best_f1, log = copy.deepcopy(model.state_dict()), -1.0, []
-    order = list(train_idx)
-    steps = (len(order) + config.batch_size - 1) // config.batch_size
-    phase = "code model" if valid_idx is not None else "code model, refit on all training"
-    for epoch in range(epochs):
-        rng.shuffle(order)
-        total = recon_total = 0.0
-        for step, s in enumerate(range(0, len(order), config.batch_size)):
-            ids = order[s : s + config.batch_size]
-            batch = collate(
-                [name_only[i] if rng.random() < config.name_only_rate else encoded[i] for i in ids]
-            )
-            out = model(batch)
-            cls = F.cross_entropy(out.logits, torch.from_numpy(data.y[ids]), weight=weights)
-            loss = cls + config.recon_weight * out.reconstruction
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-            opt.step()
-            total += cls.item()
-            recon_total += out.reconstruction.item()
-            progress(f"{phase}, epoch {epoch + 1}/{epochs}", step + 1, steps)
-        if on_epoch is not None:
-            model.eval()
-            on_epoch(model)
-            model.train()
-        if valid_idx is None:
-            log.append({"epoch": epoch + 1, "loss": total / steps})
-            continue
-        yv = data.y[valid_idx]
-        f1 = _macro_f1(yv, _predict_code(model, [encoded[i] for i in valid_idx]), data.classes)
-        f1_name = _macro_f1(
-            yv, _predict_code(model, [name_only[i] for i in valid_idx]), data.classes
-        )
-        log.append(
-            {
-                "epoch": epoch + 1,
-                "loss": total / steps,
-                "reconstruction": recon_total / steps,
-                "valid_macro_f1": f1,
-                "valid_name_only_macro_f1": f1_name,
-            }
-        )
-        if f1 > best_f1:
-            best_f1, best_state = f1, copy.deepcopy(model.state_dict())
-    if valid_idx is not None:
-        model.load_state_dict(best_state)
-    model.eval()
-    return model, log
-
-
-def train_doc_model(
-    data: _Data,
-    vectors: list[torch.Tensor | None],
-    config: TrainConfig,
-    progress: Progress,
-    train_idx: list[int],
-    valid_idx: list[int] | None,
-    epochs: int,
-    on_epoch: Callable[[DocGRU], None] | None = None,
-) -> tuple[DocGRU | None, list[dict[str, float]]]:
-    """GRU on precomputed Flair vectors of the functions that have docs; epoch selection on
-    ``valid_idx`` as in :func:`train_code_model`."""
-    fit = [i for i in train_idx if vectors[i] is not None]
-    valid = None if valid_idx is None else [i for i in valid_idx if vectors[i] is not None]
-    if not fit or valid == []:
-        return None, []
-    dim = int(vectors[fit[0]].shape[1])  # type: ignore[union-attr]
-    torch.manual_seed(config.seed + 1)
-    rng = random.Random(config.seed + 1)
-    model = DocGRU(DocModelConfig(dim, len(data.classes), config.doc_hidden))
-    opt = torch.optim.Adam(model.parameters(), lr=config.lr)
-    weights = _class_weights(data.y[fit], len(data.classes))
-    best_state, best_f1, log = copy.deepcopy(model.state_dict()), -1.0, []
-    steps = (len(fit) + config.batch_size - 1) // config.batch_size
-    order = list(fit)
-
-    def predict(idx: list[int]) -> np.ndarray:
-        model.eval()
-        with torch.no_grad():
-            out = [
-                torch.softmax(
-                    model([vectors[i].float() for i in idx[s : s + 256]]),  # type: ignore[union-attr]
-                    dim=1,
-                ).numpy()
-                for s in range(0, len(idx), 256)
-            ]
-        model.train()
-        return np.concatenate(out)
-
-    phase = "doc model" if valid is not None else "doc model, refit on all training"
-    for epoch in range(epochs):
-        rng.shuffle(order)
-        total = 0.0
-        for step, s in enumerate(range(0, len(order), config.batch_size)):
-            ids = order[s : s + config.batch_size]
-            logits = model([vectors[i].float() for i in ids])  # type: ignore[union-attr]
-            loss = F.cross_entropy(logits, torch.from_numpy(data.y[ids]), weight=weights)
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-            opt.step()
-            total += loss.item()
-            progress(f"{phase}, epoch {epoch + 1}/{epochs}", step + 1, steps)
-        if on_epoch is not None:
-            model.eval()
-            on_epoch(model)
-            model.train()
-        if valid is None:
-            log.append({"epoch": epoch + 1, "loss": total / steps})
-            continue
-        f1 = _macro_f1(data.y[valid], predict(valid), data.classes)
-        log.append({"epoch": epoch + 1, "loss": total / steps, "valid_macro_f1": f1})
-        if f1 > best_f1:
-            best_f1, best_state = f1, copy.deepcopy(model.state_dict())
-    if valid is not None:
-        model.load_state_dict(best_state)
-    model.eval()
-    return model, log
-
-
-def _doc_probs(
-    model: DocGRU | None, vectors: list[torch.Tensor | None], idx: list[int], n_classes: int
-) -> list[np.ndarray | None]:
-    out: list[np.ndarray | None] = [None] * len(idx)
-    if model is None:
-        return out
-    have = [k for k, i in enumerate(idx) if vectors[i] is not None]
-    with torch.no_grad():
-        for s in range(0, len(have), 256):
-            ks = have[s : s + 256]
-            probs = torch.softmax(
-                model([vectors[idx[k]].float() for k in ks]),  # type: ignore[union-attr]
-                dim=1,
-            ).numpy()
-            for k, p in zip(ks, probs, strict=True):
-                out[k] = p
-    return out
 
 
 def train(
@@ -384,13 +80,13 @@ def train(
 ) -> TrainResult:
     """Run the whole pipeline (module docstring); saves to ``out_dir`` unless None."""
     config = config or TrainConfig()
-    progress = progress or _noop
+    progress = progress or no_progress
     start = time.monotonic()
     torch.set_num_threads(config.threads)
     timings: dict[str, float] = {}
 
     progress("reading corpus and binarizing ASTs", 0, 1)
-    data = _prepare(corpus, config)
+    data = prepare_data(corpus, config)
     fit_trees = [data.trees[i] for i in data.fit + data.valid]
     types = Vocab.build(t for tr in fit_trees for t in tr.leaf_types)
     words = Vocab.build(
@@ -461,7 +157,7 @@ def train(
     plumbing = [
         encode_tree(binarize(None, "java", name_tokens(f)), types, words) for f in EXECUTOR_PLUMBING
     ]
-    plumbing_probs = _predict_code(code_model, plumbing)
+    plumbing_probs = predict_code(code_model, plumbing)
     metrics["aggregation"] = evaluate_policies(
         [
             (
@@ -507,7 +203,7 @@ def train(
     return TrainResult(bundle, metrics, time.monotonic() - start)
 
 
-def _corpus_info(corpus: Path, data: _Data) -> dict[str, Any]:
+def _corpus_info(corpus: Path, data: TrainData) -> dict[str, Any]:
     build = corpus / "build.json" if corpus.is_dir() else corpus.parent / "build.json"
     info: dict[str, Any] = {"path": str(corpus), "functions": len(data.records)}
     if build.is_file():
@@ -532,26 +228,8 @@ def _corpus_info(corpus: Path, data: _Data) -> dict[str, Any]:
     return info
 
 
-def token_texts(data: _Data, idx: Sequence[int]) -> list[str]:
-    """The identifier tokens of functions ``idx``, as the token head and baseline read them."""
-    return [identifier_text(data.trees[i].leaf_tokens) for i in idx]
-
-
-def fit_token_head(data: _Data, seed: int) -> tuple[TokenModel, float]:
-    """The identifier-token head: the evaluation's TF-IDF baseline fitted on the training
-    packages (C chosen on the validation packages carved out of them); returns it and C."""
-    base = fit_baseline(
-        token_texts(data, data.fit),
-        data.y[data.fit].tolist(),
-        token_texts(data, data.valid),
-        data.y[data.valid].tolist(),
-        seed,
-    )
-    return from_sklearn(base.vectorizer, base.model), base.c
-
-
 def evaluate_all(
-    data: _Data,
+    data: TrainData,
     encoded: list[EncodedTree],
     name_only: list[EncodedTree],
     vectors: list[torch.Tensor | None],
@@ -566,9 +244,9 @@ def evaluate_all(
     holds the heads' weights per language, chosen out of fold on the training packages."""
     test = data.test
     yt = data.y[test]
-    code = _predict_code(code_model, [encoded[i] for i in test])
-    name = _predict_code(code_model, [name_only[i] for i in test])
-    docp = _doc_probs(doc_model, vectors, test, len(data.classes))
+    code = predict_code(code_model, [encoded[i] for i in test])
+    name = predict_code(code_model, [name_only[i] for i in test])
+    docp = doc_probs(doc_model, vectors, test, len(data.classes))
     avg = np.stack([c if d is None else (c + d) / 2 for c, d in zip(code, docp, strict=True)])
     with_doc = [k for k, d in enumerate(docp) if d is not None]
 
