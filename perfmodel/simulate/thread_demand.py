@@ -328,8 +328,8 @@ def measure_stages(
 def waited_note(
     other_cores: Sequence[float], taken_cores: Sequence[float], jvm_cores: Sequence[float]
 ) -> list[str]:
-    """Where tasks waited for cores, what other load asked for beside them, and what load of
-    a higher priority took; per stage, 0 where not measured."""
+    """What other load asked for beside the tasks (and how much of it was the JVM's own
+    threads), and what load of a higher priority took; per stage, 0 where not measured."""
     asked = [c for c in other_cores if c > 0]
     taken = [c for c in taken_cores if c > 0]
     jvm = sum(jvm_cores)
@@ -339,9 +339,9 @@ def waited_note(
         notes.append(
             f"other load beside the tasks of {len(asked)} stage(s) (measured per-thread CPU and "
             f"run-queue delay): {min(asked):.2f}–{max(asked):.2f} cores, {share:.0%} of it the "
-            "JVM's own GC, JIT and other threads, taken as work of a fixed amount that a target "
-            "keeping more cores busy with the tasks does in less time, and one with fewer in "
-            "more; the rest (other processes) is kept as it is"
+            "JVM's own GC, JIT and other threads: work of a fixed amount, which a target keeping "
+            "fewer cores busy with the tasks spreads over their longer run (one keeping more "
+            "keeps its rate); the rest (other processes) is kept as it is"
         )
     if taken:
         notes.append(
