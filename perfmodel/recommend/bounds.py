@@ -48,7 +48,7 @@ import numpy as np
 
 from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
-from perfmodel.simulate.rescale import free_cores, scaled_concurrency, spill_cpu_ms
+from perfmodel.simulate.rescale import contention_factors, scaled_concurrency, spill_cpu_ms
 from perfmodel.simulate.stage_work import (
     CPU,
     CPU_OTHER,
@@ -302,13 +302,9 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
     k0 = b.k0[s]
     k1 = scaled_concurrency(k0, b.total_ms[s], b.longest_ms[s], base, slots, hosts, per_host)
     d = b.demand[s]
-    free0 = free_cores(base.host_cores, b.taken[s])
-    free1 = free_cores(cores, b.taken[s])
-    other1 = laws.other_load_on_target(
-        b.other[s], b.jvm_other[s], min(k0 * d, float(free0)), np.minimum(k1 * d, free1)
+    cf0, cf1 = contention_factors(
+        k0, k1, d, base.host_cores, cores, b.taken[s], b.other[s], b.jvm_other[s]
     )
-    cf0 = float(laws.contention_factor(k0, d, free0, b.other[s]))
-    cf1 = laws.contention_factor(k1, d, free1, other1)
     cpu_f = (
         cpu
         * cf1

@@ -129,6 +129,31 @@ def free_cores(host_cores: FloatArray | float, taken: FloatArray | float) -> Flo
     return np.maximum(cores - np.asarray(taken, dtype=np.float64), 0.1 * cores)
 
 
+def contention_factors(
+    k0: FloatArray | float,
+    k1: FloatArray | float,
+    demand: FloatArray | float,
+    base_cores: FloatArray | float,
+    new_cores: FloatArray | float,
+    taken: FloatArray | float,
+    other: FloatArray | float,
+    jvm_other: FloatArray | float,
+) -> tuple[FloatArray, FloatArray]:
+    """`laws.contention_factor` on the baseline and on the target, the target's other load
+    from `laws.other_load_on_target`: the one place `all_stage_times` and the recommender's
+    bounds (`perfmodel.recommend.bounds`) both take them from."""
+    free0 = free_cores(base_cores, taken)
+    free1 = free_cores(new_cores, taken)
+    d = np.asarray(demand, dtype=np.float64)
+    busy0 = np.minimum(np.multiply(k0, d), free0)
+    busy1 = np.minimum(np.multiply(k1, d), free1)
+    other1 = laws.other_load_on_target(other, jvm_other, busy0, busy1)
+    return (
+        laws.contention_factor(k0, d, free0, other),
+        laws.contention_factor(k1, d, free1, other1),
+    )
+
+
 def all_stage_times(
     works: Sequence[StageWork],
     base: ClusterConfig,
@@ -157,13 +182,9 @@ def all_stage_times(
     other = np.array([w.other_cores for w in works], dtype=np.float64)
     jvm = np.array([w.jvm_other_cores for w in works], dtype=np.float64)
     taken = np.array([w.taken_cores for w in works], dtype=np.float64)
-    free0 = free_cores(base.host_cores, taken)
-    free1 = free_cores(new.host_cores, taken)
-    other1 = laws.other_load_on_target(
-        other, jvm, np.minimum(k0 * demand, free0), np.minimum(k1 * demand, free1)
+    cf0, cf1 = contention_factors(
+        k0, k1, demand, base.host_cores, new.host_cores, taken, other, jvm
     )
-    cf0 = laws.contention_factor(k0, demand, free0, other)
-    cf1 = laws.contention_factor(k1, demand, free1, other1)
     background = np.array([w.executor_background for w in works], dtype=np.float64)
     co_running = np.array([w.co_running for w in works], dtype=np.float64)
     cpu_f = (
