@@ -11,7 +11,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from perfmodel.embed.classifier import average_heads
-from perfmodel.embed.token_model import TokenModel, from_sklearn, function_text
+from perfmodel.embed.token_model import TokenModel, char_wb_grams, from_sklearn, function_text
 
 TEXTS = [
     "socket recv into buffer socket",
@@ -42,6 +42,25 @@ def test_numpy_inference_equals_sklearn() -> None:
     np.testing.assert_allclose(head.probabilities(queries), expected, atol=1e-9)
 
 
+def test_character_ngram_head_equals_sklearn() -> None:
+    """The third head reads each subtoken's character n-grams (char_wb); words shorter
+    than the longest n-gram, one-letter words and unseen words included."""
+    vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True, min_df=1)
+    lr = LogisticRegression(C=3.0, max_iter=2000, class_weight="balanced", random_state=0)
+    lr.fit(vec.fit_transform(TEXTS), LABELS)
+    head = from_sklearn(vec, lr)
+    assert head.char_ngrams == (3, 5)
+    queries = [*TEXTS, "Sock recvall x io", "a b", "zzzz qqq", ""]
+    expected = lr.predict_proba(vec.transform(queries))
+    np.testing.assert_allclose(head.probabilities(queries), expected, atol=1e-9)
+
+
+def test_char_wb_grams_match_sklearns_analyzer() -> None:
+    analyze = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4)).build_analyzer()
+    for text in ["a", "ab cd", "socket", "x yz hello", "abc"]:
+        assert char_wb_grams(text.split(), (2, 4)) == analyze(text)
+
+
 def test_round_trip_through_a_safetensors_file(tmp_path: Path) -> None:
     vec, lr = _fitted()
     head = from_sklearn(vec, lr)
@@ -51,6 +70,8 @@ def test_round_trip_through_a_safetensors_file(tmp_path: Path) -> None:
     save_file(head.tensors(), str(tmp_path / "t.safetensors"))
     again = TokenModel.from_tensors(head.vocab, load_file(str(tmp_path / "t.safetensors")))
     np.testing.assert_allclose(again.probabilities(TEXTS), head.probabilities(TEXTS), atol=1e-5)
+    grams = TokenModel.from_tensors(head.vocab, head.tensors(), [3, 5])
+    assert grams.char_ngrams == (3, 5)
 
 
 def test_function_text_reads_identifiers_and_name() -> None:

@@ -86,7 +86,11 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
             if "average (code + doc + tokens)" in m["test"] and not ensemble
             else []
         ),
-        *(_ensemble_lines(ensemble, m.get("ensemble_selection", {})) if ensemble else []),
+        *(
+            _ensemble_lines(ensemble, m.get("ensemble_selection", {}), m.get("token_c"))
+            if ensemble
+            else []
+        ),
         "",
         "## Data and split",
         "",
@@ -126,15 +130,16 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
         "",
         "Per language (macro-F1):",
         "",
-        "| language | n | shipped | equal weights | code + doc | code | baseline |",
-        "|---|---|---|---|---|---|---|",
+        "| language | n | shipped | equal weights | code + doc | code | token head | baseline |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for lang, r in m["test_by_language"].items():
         shipped = r.get("ensemble", r["average"])
         equal = r.get("equal_weights", shipped)
+        token = f"{r['token']:.3f}" if "token" in r else "-"
         lines.append(
             f"| {lang} | {r['n']} | {shipped:.3f} | {equal:.3f} | {r['average']:.3f} "
-            f"| {r['code']:.3f} | {r['baseline']:.3f} |"
+            f"| {r['code']:.3f} | {token} | {r['baseline']:.3f} |"
         )
     behind = [
         lang
@@ -218,12 +223,23 @@ def render_card(meta: dict[str, Any], command: str, out_dir: str) -> str:
     return "\n".join(lines)
 
 
-def _ensemble_lines(ensemble: dict[str, Any], selection: dict[str, Any]) -> list[str]:
+def _ensemble_lines(
+    ensemble: dict[str, Any], selection: dict[str, Any], m_token_c: float | None
+) -> list[str]:
     """How the heads are combined: weights per language and where they were chosen."""
     lines = [
-        "* **identifier-token head** (`perfmodel/embed/token_model.py`): the evaluation's "
-        "TF-IDF + logistic-regression baseline, fitted on the training packages, as a third "
-        "head.",
+        "* **identifier-token head** (`perfmodel/embed/token_model.py`): TF-IDF over the "
+        "character 3- to 5-grams of the same identifier subtokens the baseline reads, and "
+        "logistic regression"
+        + (f" (class-balanced, C={m_token_c} chosen on validation)" if m_token_c else "")
+        + ", fitted on the training packages, as a third head"
+        + (
+            f" (out-of-fold macro-F1 {ensemble['token_oof_macro_f1']:.3f})"
+            if "token_oof_macro_f1" in ensemble
+            else ""
+        )
+        + ". Character n-grams were chosen over whole subtokens out of fold: an unseen "
+        "package's names share stems and affixes more often than whole words.",
         "",
         "The shipped distribution is a weighted mean of the heads a function has "
         "(`perfmodel/embed/ensemble.py`), with weights per language chosen on "

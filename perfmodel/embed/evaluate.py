@@ -68,9 +68,23 @@ class Baseline:
         return self.model.predict(self.vectorizer.transform(texts))
 
 
-def fit_tfidf_lr(texts: Sequence[str], y: Sequence[int], c: float, seed: int) -> Baseline:
-    """The baseline's pipeline fitted with a given C."""
-    vec = TfidfVectorizer(token_pattern=r"\S+", sublinear_tf=True, min_df=2)
+def fit_tfidf_lr(
+    texts: Sequence[str],
+    y: Sequence[int],
+    c: float,
+    seed: int,
+    char_ngrams: tuple[int, int] | None = None,
+) -> Baseline:
+    """The baseline's pipeline fitted with a given C: TF-IDF over the whitespace-separated
+    subtokens, or over their character n-grams (``char_ngrams``, as the token head reads
+    them)."""
+    vec = (
+        TfidfVectorizer(token_pattern=r"\S+", sublinear_tf=True, min_df=2)
+        if char_ngrams is None
+        else TfidfVectorizer(
+            analyzer="char_wb", ngram_range=char_ngrams, sublinear_tf=True, min_df=2
+        )
+    )
     x = vec.fit_transform(texts)
     lr = LogisticRegression(C=c, max_iter=2000, class_weight="balanced", random_state=seed)
     lr.fit(x, y)
@@ -83,11 +97,12 @@ def fit_baseline(
     valid_texts: Sequence[str],
     valid_y: Sequence[int],
     seed: int,
+    char_ngrams: tuple[int, int] | None = None,
 ) -> Baseline:
     """Pick C on the validation packages, then refit on fit + validation (all of train)."""
 
     def make(c: float, texts: Sequence[str], y: Sequence[int]) -> Baseline:
-        return fit_tfidf_lr(texts, y, c, seed)
+        return fit_tfidf_lr(texts, y, c, seed, char_ngrams)
 
     best_c, best_f1 = 1.0, -1.0
     for c in (0.3, 1.0, 3.0, 10.0):

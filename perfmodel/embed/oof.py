@@ -22,6 +22,7 @@ import torch
 
 from perfmodel.embed.ensemble import choose_language_weights, package_folds
 from perfmodel.embed.evaluate import fit_tfidf_lr, score
+from perfmodel.embed.token_model import HEAD_CHAR_NGRAMS
 from perfmodel.embed.train_data import Progress, TrainConfig, TrainData, token_texts
 from perfmodel.embed.train_heads import doc_probs, predict_code, train_code_model, train_doc_model
 from perfmodel.embed.tree_batch import EncodedTree
@@ -99,7 +100,11 @@ def out_of_fold(
             lambda model, fold=fold: fold.keep(doc_oof, doc_probs(model, vectors, fold.held, c)),
         )
         head = fit_tfidf_lr(
-            token_texts(data, fold.train_idx), data.y[fold.train_idx].tolist(), token_c, config.seed
+            token_texts(data, fold.train_idx),
+            data.y[fold.train_idx].tolist(),
+            token_c,
+            config.seed,
+            HEAD_CHAR_NGRAMS,
         )
         x = head.vectorizer.transform(token_texts(data, fold.held))
         token_oof[fold.rows] = head.model.predict_proba(x)

@@ -123,11 +123,11 @@ def train(
     timings["doc_embedding"] = time.monotonic() - t0
 
     t0 = time.monotonic()
-    token_model, baseline_c = fit_token_head(data, config.seed)
+    token_model, token_c = fit_token_head(data, config.seed)
     # deferred: oof builds on this module's training functions
     from perfmodel.embed.oof import out_of_fold
 
-    oof = out_of_fold(data, encoded, name_only, vectors, types, words, config, progress, baseline_c)
+    oof = out_of_fold(data, encoded, name_only, vectors, types, words, config, progress, token_c)
     timings["out_of_fold"] = time.monotonic() - t0
 
     t0 = time.monotonic()
@@ -151,7 +151,8 @@ def train(
         vectors,
         code_model,
         doc_model,
-        (token_model, baseline_c),
+        token_model,
+        fit_token_head(data, config.seed, None),
         oof.ensemble,
     )
     plumbing = [
@@ -176,6 +177,7 @@ def train(
     )
     timings["evaluation"] = time.monotonic() - t0
     timings["total"] = time.monotonic() - start
+    metrics["token_c"] = token_c
     metrics["training_log"] = oof.log
     metrics["ensemble_selection"] = oof.ensemble["selection"]
     metrics["timings_s"] = {k: round(v, 1) for k, v in timings.items()}
@@ -235,13 +237,15 @@ def evaluate_all(
     vectors: list[torch.Tensor | None],
     code_model: RecursiveAutoencoder,
     doc_model: DocGRU | None,
-    token_head: tuple[TokenModel, float],
+    token_model: TokenModel,
+    baseline: tuple[TokenModel, float],
     ensemble: dict[str, Any],
 ) -> tuple[dict[str, Any], np.ndarray]:
     """Test-set metrics of every model and the baseline, overall and per language, and the
-    shipped ensemble's test probabilities (rows in ``data.test`` order). ``token_head`` is
-    the baseline fitted on the training packages (and its C), the third head; ``ensemble``
-    holds the heads' weights per language, chosen out of fold on the training packages."""
+    shipped ensemble's test probabilities (rows in ``data.test`` order). ``token_model`` is
+    the third head (character n-grams), ``baseline`` the TF-IDF baseline over whole
+    subtokens (and its C), both fitted on the training packages; ``ensemble`` holds the
+    heads' weights per language, chosen out of fold on the training packages."""
     test = data.test
     yt = data.y[test]
     code = predict_code(code_model, [encoded[i] for i in test])
@@ -250,12 +254,13 @@ def evaluate_all(
     avg = np.stack([c if d is None else (c + d) / 2 for c, d in zip(code, docp, strict=True)])
     with_doc = [k for k, d in enumerate(docp) if d is not None]
 
-    token_model, baseline_c = token_head
-    token = token_model.probabilities(token_texts(data, test))
-    base_pred = token.argmax(1)
+    baseline_model, baseline_c = baseline
+    texts = token_texts(data, test)
+    token = token_model.probabilities(texts)
+    base_pred = baseline_model.probabilities(texts).argmax(1)
     name_texts = [" ".join(data.records[i].name_tokens) for i in test]
     name_token = token_model.probabilities(name_texts)
-    base_name_pred = name_token.argmax(1)
+    base_name_pred = baseline_model.probabilities(name_texts).argmax(1)
     langs = [data.records[i].language for i in test]
     ens = np.stack(
         [
@@ -282,6 +287,7 @@ def evaluate_all(
         "average (code + doc + tokens)": m(equal.argmax(1)),
         "average (code + doc)": m(avg.argmax(1)),
         "code model": m(code.argmax(1)),
+        "token head (character n-grams)": m(token.argmax(1)),
         "baseline TF-IDF + LR": m(base_pred),
         "code model, name only": m(name.argmax(1)),
         "baseline, name only": m(base_name_pred),
@@ -303,6 +309,7 @@ def evaluate_all(
             "equal_weights": m(equal.argmax(1), sel).macro_f1,
             "average": m(avg.argmax(1), sel).macro_f1,
             "code": m(code.argmax(1), sel).macro_f1,
+            "token": m(token.argmax(1), sel).macro_f1,
             "baseline": m(base_pred, sel).macro_f1,
         }
     return (

@@ -22,7 +22,7 @@ from perfmodel.embed.ast import BinaryTree, binarize
 from perfmodel.embed.charlm import CharLMConfig
 from perfmodel.embed.corpus.dataset import CorpusRecord, read_corpus
 from perfmodel.embed.evaluate import fit_baseline, identifier_text
-from perfmodel.embed.token_model import TokenModel, from_sklearn
+from perfmodel.embed.token_model import HEAD_CHAR_NGRAMS, TokenModel, from_sklearn
 
 Progress = Callable[[str, int, int], None]
 
@@ -151,14 +151,18 @@ def token_texts(data: TrainData, idx: Sequence[int]) -> list[str]:
     return [identifier_text(data.trees[i].leaf_tokens) for i in idx]
 
 
-def fit_token_head(data: TrainData, seed: int) -> tuple[TokenModel, float]:
-    """The identifier-token head: the evaluation's TF-IDF baseline fitted on the training
-    packages (C chosen on the validation packages carved out of them); returns it and C."""
+def fit_token_head(
+    data: TrainData, seed: int, char_ngrams: tuple[int, int] | None = HEAD_CHAR_NGRAMS
+) -> tuple[TokenModel, float]:
+    """TF-IDF + logistic regression over the training packages' identifier tokens (C chosen
+    on the validation packages carved out of them); returns it and C. With the default
+    ``char_ngrams`` it is the third head; with None, the evaluation's baseline."""
     base = fit_baseline(
         token_texts(data, data.fit),
         data.y[data.fit].tolist(),
         token_texts(data, data.valid),
         data.y[data.valid].tolist(),
         seed,
+        char_ngrams,
     )
     return from_sklearn(base.vectorizer, base.model), base.c

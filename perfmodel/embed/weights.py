@@ -82,6 +82,7 @@ def save_bundle(bundle: ModelBundle, out_dir: Path) -> None:
         config["token_model"] = {
             **bundle.meta.get("token_model", {}),
             "vocab": list(bundle.token_model.vocab),
+            "char_ngrams": bundle.token_model.char_ngrams,
         }
     (out_dir / CONFIG_FILE).write_text(json.dumps(config, indent=1, ensure_ascii=False) + "\n")
 
@@ -123,7 +124,8 @@ def load_bundle(model_dir: Path) -> ModelBundle:
         token: TokenModel | None = None
         if config.get("token_model"):
             tensors = {k: v.numpy() for k, v in load_file(str(model_dir / TOKEN_FILE)).items()}
-            token = TokenModel.from_tensors(config["token_model"]["vocab"], tensors)
+            head = config["token_model"]
+            token = TokenModel.from_tensors(head["vocab"], tensors, head.get("char_ngrams"))
     except (OSError, KeyError, RuntimeError, TypeError) as e:
         raise ModelLoadError(
             f"{model_dir}: incomplete or inconsistent model files ({e}); "
