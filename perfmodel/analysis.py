@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from perfmodel.dag.fallback_samples import fallback_shares
 from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.pyspark_work import workload_class
 from perfmodel.dag.resources import ResourceVector
@@ -97,9 +98,18 @@ class Analysis:
                     f"{self.source}: the log holds no stages, so there is nothing to replay"
                 )
             estimates = self.estimates
+            fallback = (
+                {k: v.share for k, v in fallback_shares(self.samples).items()}
+                if self.samples is not None
+                else None
+            )
             with gc_paused():
                 self._workload = compile_workload(
-                    self.profile, self.baseline, self.vectors or None, estimates.demands()
+                    self.profile,
+                    self.baseline,
+                    self.vectors or None,
+                    estimates.demands(),
+                    fallback,
                 )
             if self.profile.host_usage is None:
                 self._workload.notes.extend(assumption_notes(estimates))

@@ -61,12 +61,15 @@ class CallProfile:
     self_ms: Counter[str] = field(default_factory=Counter)
     total_ms: Counter[str] = field(default_factory=Counter)
     stacks: Counter[tuple[str, ...]] = field(default_factory=Counter)
+    kind_stacks: Counter[tuple[str, tuple[str, ...]]] = field(default_factory=Counter)
+    """Sample counts by (kind, stack): what ran on CPU (``java``) apart from what waited."""
 
     def add(self, frames: tuple[str, ...], kind: str, count: int, weight_ms: float) -> None:
         self.samples += count
         self.weight_ms += weight_ms
         self.by_kind[kind] += count
         self.stacks[frames] += count
+        self.kind_stacks[(kind, frames)] += count
         if frames:
             self.self_samples[frames[-1]] += count
             self.self_ms[frames[-1]] += weight_ms

@@ -266,13 +266,19 @@ def working_set(work: StageWork) -> FloatArray:
     return np.where(work.memory_spill > 0, spilled, np.minimum(work.peak_memory, cap))
 
 
+def spill_cpu_rate(work: StageWork) -> float:
+    """Milliseconds of CPU per byte a task of the stage spills (in memory):
+    `laws.SPILL_CPU_NS_PER_BYTE`, plus what an aggregation's fallback to sorting took where
+    stack samples measured it (`StageWork.fallback_ns_per_byte`)."""
+    return (laws.SPILL_CPU_NS_PER_BYTE + work.fallback_ns_per_byte) / 1e6
+
+
 def spill_cpu_ms(work: StageWork) -> FloatArray:
-    """Per task, the part of its CPU time spent spilling: `laws.SPILL_CPU_NS_PER_BYTE` per
-    byte it spilled (in memory), at most its CPU time, its thread's and the CPU beside it
-    (Spark adds a PySpark worker's own spills to the same metric)."""
-    rate = laws.SPILL_CPU_NS_PER_BYTE / 1e6
+    """Per task, the part of its CPU time spent spilling: `spill_cpu_rate` per byte it
+    spilled (in memory), at most its CPU time, its thread's and the CPU beside it (Spark
+    adds a PySpark worker's own spills to the same metric)."""
     c = work.components
-    return np.minimum(c[CPU] + c[CPU_OTHER], rate * work.memory_spill)
+    return np.minimum(c[CPU] + c[CPU_OTHER], spill_cpu_rate(work) * work.memory_spill)
 
 
 def _spill_ms(
@@ -311,5 +317,5 @@ def _spill_ms(
     ratio = float(work.disk_spill.sum()) / total_mem if total_mem > 0 else 0.5
     ms_per_byte = 2.0 * ratio * 1000.0 * max(1.0, k0) / base.disk_bw
     cpu0 = spill_cpu_ms(work)
-    cpu1 = laws.spill_time(cpu0, overflow0, overflow1, laws.SPILL_CPU_NS_PER_BYTE / 1e6)
+    cpu1 = laws.spill_time(cpu0, overflow0, overflow1, spill_cpu_rate(work))
     return laws.spill_time(base_spill, overflow0, overflow1, ms_per_byte), cpu1 - cpu0

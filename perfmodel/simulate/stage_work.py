@@ -98,6 +98,10 @@ class StageWork:
     executor_background: float = 0.0
     """ρ: CPU each executor JVM spent beside its tasks at its ceiling, per unit of task CPU
     (`perfmodel.simulate.executor_background`); 0 where not measured."""
+    fallback_ns_per_byte: float = 0.0
+    """CPU its tasks spent per byte spilled in an aggregation's fallback to sorting, beyond
+    `laws.SPILL_CPU_NS_PER_BYTE`: measured from stack samples where the bundle has them
+    (`perfmodel.dag.fallback_samples`); 0 elsewhere."""
     co_running: float = 0.0
     """γ of `laws.co_running_factor` where the tasks' demand was measured per thread, which
     sees waits for cores but not CPU time that grows beside other tasks; 0 elsewhere (a bare

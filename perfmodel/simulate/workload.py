@@ -25,7 +25,7 @@ from perfmodel.dag.decomposition import TaskDecompositions, decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.tasks import TaskTable
-from perfmodel.simulate import cpu_floor, executor_background, laws
+from perfmodel.simulate import cpu_floor, executor_background, laws, spill_fallback
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
 from perfmodel.simulate.stage_work import StageWork, stage_works
@@ -83,11 +83,14 @@ def compile_workload(
     baseline: ClusterConfig,
     vectors: Mapping[StageKey, ResourceVector] | None = None,
     demands: Mapping[StageKey, float] | None = None,
+    fallback: Mapping[StageKey, float] | None = None,
 ) -> Workload:
     """Split every task's time into components and lay out the observed timeline.
 
     ``demands``: cores per task estimated from a bare log (`perfmodel.embed.bare_demand`),
-    used for stages whose demand the profile did not measure and no code vector sets."""
+    used for stages whose demand the profile did not measure and no code vector sets.
+    ``fallback``: per stage, the share of its on-CPU samples in an aggregation's fallback
+    to sorting (`perfmodel.dag.fallback_samples`), where a bundle has samples."""
     tasks = AppTasks.of(profile)
     start = _start_ms(profile, tasks)
     end = _end_ms(profile, start, tasks)
@@ -132,6 +135,8 @@ def compile_workload(
             per_job_stages[jid].append(i)
         stage_index[stage.key] = i
     works = stage_works(stage_list, owners, tasks, baseline, concurrency, vectors, measured)
+    if fallback:
+        notes.extend(spill_fallback.measure(works, fallback))
     background = executor_background.estimate(profile, tasks.table)
     if background.ratio > 0:
         notes.append(background.note())
