@@ -3,6 +3,8 @@ and charged per byte spilled in the memory what-if (`simulate.spill_fallback`)."
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from perfmodel.dag.fallback_samples import (
@@ -110,3 +112,19 @@ def test_no_spill_no_fallback() -> None:
     w = compile_workload(p, baseline_config(p), fallback={(0, 0): 0.5})
     assert w.stages[0].fallback_ns_per_byte == 0.0
     assert not any("fell back" in n for n in w.notes)
+
+
+def test_the_cpu_floor_loses_the_cpu_the_target_no_longer_spends() -> None:
+    _, base, w = _spilling_workload(0.3)
+    base = dataclasses.replace(base, local_mode=True)
+    w.app_cpu_ms = 20_000.0  # JIT and GC threads beside the tasks: the floor binds
+    big = apply_what_if(base, WhatIf(memory_bytes=8 << 30))
+    predicted = replay_workload(w, base, big)
+    # Each of the two tasks stops spending 30% of its 1 s plus the sorter's constant.
+    removed_ms = 2 * (300.0 + laws.SPILL_CPU_NS_PER_BYTE * (1 << 29) / 1e6)
+    floor_s = (20_000.0 - removed_ms) / base.host_cores / 1000.0
+    assert predicted.predicted_s == pytest.approx(floor_s)
+    assert any("spends spilling less" in n for n in predicted.notes)
+    # Less memory makes it spill more: the floor rises, never below the baseline's.
+    small = apply_what_if(base, WhatIf(memory_bytes=600 << 20))
+    assert replay_workload(w, base, small).predicted_s > 20.0 / base.host_cores

@@ -6,7 +6,10 @@ driver's gaps and as other load within a stage. Where that work is large, a seco
 finds no free core to run on: the held-out ALS recommender's JIT alone used 22–24 core-s in
 a 28 s run on the 2-core study host, and ``local[2]`` was no faster than ``local[1]``.
 Whatever the schedule, a run on ``C`` cores that needs ``W`` core-seconds takes at least
-``W / C``: the prediction is never below that (docs/predict.md).
+``W / C``: the prediction is never below that (docs/predict.md). ``W`` is what the baseline
+used, moved by the CPU the target spends spilling more or less
+(`perfmodel.simulate.rescale.StageTimes.cpu_work_change_ms`): a what-if that removes an
+aggregation's fallback to sorting removes its CPU from the floor too.
 
 Measured in local mode only, from a bundle's per-thread CPU (`perfmodel.profile.thread_cpu`)
 over the application's run: the task threads, the JVM's other threads, the Python workers,
@@ -45,8 +48,9 @@ def floor_ms(app_cpu_ms: float, base: ClusterConfig, target: ClusterConfig) -> f
 def floor_note(app_cpu_ms: float, target: ClusterConfig, floor: float) -> str:
     """What the prediction was raised to, and why."""
     return (
-        f"the application's processes used {app_cpu_ms / 1000:.0f} core-s of CPU over the run "
-        f"(tasks, the JVM's JIT, GC and other threads, Python; measured per thread): "
+        f"the application's processes need {app_cpu_ms / 1000:.0f} core-s of CPU over the run "
+        f"(tasks, the JVM's JIT, GC and other threads, Python; measured per thread, less what "
+        f"the target spends spilling less): "
         f"{target.host_cores} cores cannot do that in less than {floor / 1000:.1f} s, which "
         "the prediction is raised to"
     )

@@ -232,9 +232,11 @@ def replay_workload(
             )
         )
     notes = list(workload.notes)
-    floor = cpu_floor.floor_ms(workload.app_cpu_ms, base, target)
+    # The floor holds the CPU the target still does: less where it spills less.
+    app_cpu = max(0.0, workload.app_cpu_ms + sum(t.cpu_work_change_ms for t in times))
+    floor = cpu_floor.floor_ms(app_cpu, base, target)
     if floor > line.end_ms:
-        notes.append(cpu_floor.floor_note(workload.app_cpu_ms, target, floor))
+        notes.append(cpu_floor.floor_note(app_cpu, target, floor))
     return Prediction(
         app_id=workload.app_id,
         observed_s=workload.observed_ms / 1000.0,

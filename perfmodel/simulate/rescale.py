@@ -42,6 +42,10 @@ class StageTimes:
     """Task-time per component (summed over tasks), in `COMPONENTS` order."""
     concurrency: float
     """Expected tasks running at once on a host under this configuration."""
+    cpu_work_change_ms: float = 0.0
+    """CPU work (at the baseline's core speed, summed over tasks) the target adds to the
+    baseline's, or takes from it (< 0): the CPU spent spilling, which changes with the
+    spill; the application's CPU floor moves by it (`perfmodel.simulate.cpu_floor`)."""
     key: tuple[object, ...] | None = None
     """What the times were computed from, where a `StageTimesCache` holds them: two
     replays whose stages have equal keys and equal slots have equal timelines."""
@@ -226,6 +230,7 @@ def all_stage_times(
             out_list.append(hit)
             continue
         out = work.components * factors[i][:, None]
+        cpu_change = 0.0
         if cache is not None and cache.spill_free(key):
             out[SPILL] = 0.0  # what `_spill_ms` × the disk factor gives here (`spill_free`)
         else:
@@ -238,8 +243,12 @@ def all_stage_times(
             thread = c[CPU] + spill_cpu_change
             out[CPU] = np.maximum(thread, 0.0) * cpu_fs[i]
             out[CPU_OTHER] = (c[CPU_OTHER] + np.minimum(thread, 0.0)) * cpu_fs[i]
+            cpu_change = float(spill_cpu_change.sum())
         times = StageTimes(
-            durations=out.sum(axis=0), component_ms=out.sum(axis=1), concurrency=k1s[i]
+            durations=out.sum(axis=0),
+            component_ms=out.sum(axis=1),
+            concurrency=k1s[i],
+            cpu_work_change_ms=cpu_change,
         )
         if cache is not None:
             times.key = key
