@@ -7,7 +7,7 @@ says what it does in its names more than in its tree shape). As a third head bes
 and doc models (weights per language chosen out of fold, ``perfmodel.embed.ensemble``) it
 reads the subtokens' character 3- to 5-grams instead (scikit-learn's ``char_wb``): out of
 fold over the training packages that scores 0.880 macro-F1 against 0.857 for whole subtokens
-(Python 0.881 against 0.839), because an unseen package's names share stems and affixes
+at C = 3 (Python 0.881 against 0.839), because an unseen package's names share stems and affixes
 (``recv``/``receive``, ``*Stream``, ``*Writer``) more often than whole subtokens. The
 choice was made on those out-of-fold predictions, not on the test packages. The weights are
 fitted here, by us, on the training packages (nothing is downloaded), and stored as tensors
