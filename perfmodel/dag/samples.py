@@ -60,15 +60,21 @@ class CallProfile:
     total_samples: Counter[str] = field(default_factory=Counter)
     self_ms: Counter[str] = field(default_factory=Counter)
     total_ms: Counter[str] = field(default_factory=Counter)
-    stacks: Counter[tuple[str, ...]] = field(default_factory=Counter)
     kind_stacks: Counter[tuple[str, tuple[str, ...]]] = field(default_factory=Counter)
     """Sample counts by (kind, stack): what ran on CPU (``java``) apart from what waited."""
+
+    @property
+    def stacks(self) -> Counter[tuple[str, ...]]:
+        """Sample counts by stack, of every kind (built on each call from `kind_stacks`)."""
+        out: Counter[tuple[str, ...]] = Counter()
+        for (_, frames), count in self.kind_stacks.items():
+            out[frames] += count
+        return out
 
     def add(self, frames: tuple[str, ...], kind: str, count: int, weight_ms: float) -> None:
         self.samples += count
         self.weight_ms += weight_ms
         self.by_kind[kind] += count
-        self.stacks[frames] += count
         self.kind_stacks[(kind, frames)] += count
         if frames:
             self.self_samples[frames[-1]] += count
