@@ -19,6 +19,7 @@ from perfmodel.simulate import cpu_floor
 from perfmodel.simulate.config import BaselineOverrides, WhatIf, apply_what_if, baseline_config
 from perfmodel.simulate.laws import contention_factor, other_load_on_target
 from perfmodel.simulate.replay import replay_workload
+from perfmodel.simulate.rescale import all_stage_times
 from perfmodel.simulate.workload import compile_workload
 
 EVENTLOGS = Path(__file__).parent / "data" / "eventlogs"
@@ -125,7 +126,13 @@ def test_a_prediction_is_never_faster_than_the_hosts_cores_can_do_its_cpu(
     predicted = replay_workload(workload, base, more)
     floor = cpu_floor.floor_ms(workload.app_cpu_ms, base, more)
     assert floor == pytest.approx(1.9 * (end - start))
-    assert predicted.predicted_s == pytest.approx(floor / 1000.0)
+    # On one core no task runs beside another: the CPU that co-running added leaves the
+    # floor (`laws.co_running_factor`), and nothing else changes it here.
+    change = sum(t.cpu_work_change_ms for t in all_stage_times(workload.stages, base, more))
+    assert change < 0
+    assert predicted.predicted_s == pytest.approx(
+        cpu_floor.floor_ms(workload.app_cpu_ms + change, base, more) / 1000.0
+    )
     assert any("cannot do that in less than" in n for n in predicted.notes)
     # Twice the core speed halves the floor; outside local mode there is none.
     faster = apply_what_if(base, WhatIf(cpu_speed=2.0))

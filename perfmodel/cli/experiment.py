@@ -264,9 +264,10 @@ def experiment_calibrate(
 
     from perfmodel.atomic import write_atomically
     from perfmodel.experiment.calibrate import calibrate
-    from perfmodel.experiment.co_running import fit_runs, measure
+    from perfmodel.experiment.co_running import fit_runs, jit_slope, measure
     from perfmodel.experiment.spill_cpu import measure_spill_cpu
     from perfmodel.experiment.split import load_split
+    from perfmodel.simulate.jit_load import JIT_CO_RUNNING
     from perfmodel.simulate.laws import CO_RUNNING_CPU, SPILL_CPU_NS_PER_BYTE
 
     held_out = load_split(split)
@@ -275,6 +276,7 @@ def experiment_calibrate(
         model = calibrate(dbs, held_out, level, variants)
         runs = [run for db in dbs for run in fit_runs(db, held_out)]
         co = measure(runs)
+        slope, slope_pairs = jit_slope(runs)
         spill = measure_spill_cpu(runs)
     write_atomically(out, json.dumps(model.as_dict(), indent=2, sort_keys=True) + "\n")
     for kind, classes in model.quantiles.items():
@@ -295,6 +297,13 @@ def experiment_calibrate(
         )
     else:
         typer.echo("co-running CPU γ: no fit runs that differ only in cores to measure it")
+    if slope_pairs:
+        typer.echo(
+            f"co-running CPU γ per unit of JIT CPU per task CPU: {slope:.3f} ({slope_pairs} "
+            f"pairs of runs with per-thread CPU); the model uses "
+            f"jit_load.JIT_CO_RUNNING = {JIT_CO_RUNNING:.3f} where a bundle measured it, "
+            f"laws.CO_RUNNING_CPU elsewhere"
+        )
     if spill.stages:
         typer.echo(
             f"spilling CPU on the fit workloads: {spill.ns_per_byte:.2f} ns per byte spilled "

@@ -26,6 +26,7 @@ import numpy as np
 
 from perfmodel.experiment.split import FIT, Split
 from perfmodel.experiment.store import RunRow, RunStore
+from perfmodel.simulate import jit_load
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,9 @@ class RunCpu:
     same_but_memory: tuple[str, ...] = ()
     """What must match for two runs to differ in memory only: parameters, host, cores and
     the config without its name and memory sizes."""
+    jit_ratio: float | None = None
+    """The JIT's CPU per unit of the tasks' CPU over the run (`jit_load.jit_ratio`); None
+    where per-thread CPU was not recorded."""
 
 
 @dataclass(slots=True)
@@ -75,7 +79,14 @@ def run_cpu(run: RunRow) -> RunCpu | None:
         return None
     # Tasks run side by side on at most the host's cores (more slots than cores wait).
     host_cores = profile.extra.get("host_cores") or run.cores
-    k = np.minimum(task_concurrency(table)[ended], float(min(run.cores, host_cores)))
+    co_running = jit_load.mean_co_running(
+        np.asarray(table.cpu_ms, dtype=np.float64)[ended],
+        task_concurrency(table)[ended],
+        float(min(run.cores, host_cores)),
+    )
+    ratio = None
+    if profile.thread_cpu is not None and profile.start_ms is not None and profile.end_ms:
+        ratio = jit_load.jit_ratio(profile.thread_cpu, profile.start_ms, profile.end_ms)
     params = json.dumps(run.params, sort_keys=True)
     same_as = (params, run.host, _settings_without(run, ("name", "master", "cores")))
     but_memory = (
@@ -98,10 +109,11 @@ def run_cpu(run: RunRow) -> RunCpu | None:
         int(run.cores),
         run.memory_bytes,
         float(cpu.sum()) / 1000.0,
-        float((k * cpu).sum() / cpu.sum()),
+        co_running,
         same_as,
         stages,
         but_memory,
+        ratio,
     )
 
 
@@ -141,6 +153,30 @@ def measure(measured: list[RunCpu]) -> CoRunning:
             if gamma is not None:
                 per_workload.setdefault(a.workload, []).append(gamma)
     return CoRunning(*medians(per_workload))
+
+
+def jit_slope(measured: list[RunCpu]) -> tuple[float, int]:
+    """`jit_load.JIT_CO_RUNNING`: ``γ`` per unit of the JIT ratio a run with one task at a
+    time would show, least squares through the origin over the pairs of runs that differ
+    only in cores (each pair's ``γ`` by `pair_gamma`, its ratio from the run with fewer
+    tasks side by side, taken back to tasks alone); (slope, pairs), (0, 0) without any."""
+    xy = xx = 0.0
+    pairs = 0
+    for i, a in enumerate(measured):
+        for b in measured[i + 1 :]:
+            if (a.workload, a.memory_bytes, a.same_as) != (b.workload, b.memory_bytes, b.same_as):
+                continue
+            if a.cores == b.cores:
+                continue
+            lo, hi = (a, b) if a.co_running < b.co_running else (b, a)
+            gamma = pair_gamma(lo, hi)
+            if gamma is None or lo.jit_ratio is None:
+                continue
+            r = lo.jit_ratio * (1.0 + gamma * (lo.co_running - 1.0))
+            xy += r * gamma
+            xx += r * r
+            pairs += 1
+    return (xy / xx if xx > 0 else 0.0), pairs
 
 
 def medians(per_workload: dict[str, list[float]]) -> tuple[float, int, dict[str, float]]:

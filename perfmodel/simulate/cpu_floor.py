@@ -25,16 +25,23 @@ from perfmodel.profile.thread_cpu import HOST, RECORDING, ThreadCpu
 from perfmodel.simulate.config import ClusterConfig
 
 
-def application_cpu_ms(measured: ThreadCpu, start_ms: float, end_ms: float) -> float:
-    """CPU milliseconds the application's own threads used between ``start_ms`` and
-    ``end_ms`` (epoch ms): each series' cumulative CPU, interpolated at both ends."""
-    total = 0.0
+def cpu_by_kind(measured: ThreadCpu, start_ms: float, end_ms: float) -> dict[str, float]:
+    """CPU milliseconds each kind of the application's threads used between ``start_ms`` and
+    ``end_ms`` (epoch ms), summed over executors: each series' cumulative CPU, interpolated
+    at both ends. The host's own rows and the recorders' threads are left out."""
+    totals: dict[str, float] = {}
     for (executor, kind), series in measured.series.items():
         if executor == HOST or kind == RECORDING or series.t_ms.size == 0:
             continue
         at = np.interp([start_ms, end_ms], series.t_ms, series.cpu_ms)
-        total += max(0.0, float(at[1] - at[0]))
-    return total
+        totals[kind] = totals.get(kind, 0.0) + max(0.0, float(at[1] - at[0]))
+    return totals
+
+
+def application_cpu_ms(measured: ThreadCpu, start_ms: float, end_ms: float) -> float:
+    """CPU milliseconds the application's own threads used between ``start_ms`` and
+    ``end_ms`` (epoch ms): `cpu_by_kind`, all kinds together."""
+    return sum(cpu_by_kind(measured, start_ms, end_ms).values())
 
 
 def floor_ms(app_cpu_ms: float, base: ClusterConfig, target: ClusterConfig) -> float:

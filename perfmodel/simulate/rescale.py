@@ -45,7 +45,8 @@ class StageTimes:
     cpu_work_change_ms: float = 0.0
     """CPU work (at the baseline's core speed, summed over tasks) the target adds to the
     baseline's, or takes from it (< 0): the CPU spent spilling, which changes with the
-    spill; the application's CPU floor moves by it (`perfmodel.simulate.cpu_floor`)."""
+    spill, and what tasks running side by side add (`laws.co_running_factor`); the
+    application's CPU floor moves by it (`perfmodel.simulate.cpu_floor`)."""
     key: tuple[object, ...] | None = None
     """What the times were computed from, where a `StageTimesCache` holds them: two
     replays whose stages have equal keys and equal slots have equal timelines."""
@@ -191,13 +192,16 @@ def all_stage_times(
     )
     background = np.array([w.executor_background for w in works], dtype=np.float64)
     co_running = np.array([w.co_running for w in works], dtype=np.float64)
+    co_f = laws.co_running_factor(co_running, k0, k1, base.host_cores, new.host_cores)
     cpu_f = (
         laws.compute_factor(base.cpu_speed, new.cpu_speed)
         * cf1
         / cf0
         * laws.executor_background_factor(background, base.executors, new.executors)
-        * laws.co_running_factor(co_running, k0, k1, base.host_cores, new.host_cores)
+        * co_f
     )
+    # CPU work (not waits for a core) that co-running adds or takes: the floor moves by it.
+    co_added = (co_f - 1.0) / cf0
     gc_f = cpu_f * laws.gc_factor(base.memory_bytes, new.memory_bytes)
     disk_f = laws.bandwidth_factor(
         base.disk_bw,
@@ -244,6 +248,8 @@ def all_stage_times(
             out[CPU] = np.maximum(thread, 0.0) * cpu_fs[i]
             out[CPU_OTHER] = (c[CPU_OTHER] + np.minimum(thread, 0.0)) * cpu_fs[i]
             cpu_change = float(spill_cpu_change.sum())
+        if co_added[i] != 0.0 and cpu_fs[i] > 0:
+            cpu_change += float(out[CPU].sum() + out[CPU_OTHER].sum()) / cpu_fs[i] * co_added[i]
         times = StageTimes(
             durations=out.sum(axis=0),
             component_ms=out.sum(axis=1),

@@ -25,7 +25,7 @@ from perfmodel.dag.decomposition import TaskDecompositions, decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.tasks import TaskTable
-from perfmodel.simulate import cpu_floor, executor_background, laws, spill_fallback
+from perfmodel.simulate import cpu_floor, executor_background, jit_load, spill_fallback
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
 from perfmodel.simulate.stage_work import StageWork, stage_works
@@ -142,11 +142,22 @@ def compile_workload(
         notes.append(background.note())
         for work in works:
             work.executor_background = background.ratio
+    gamma = 0.0
+    if threaded and profile.thread_cpu is not None:
+        ratio = jit_load.jit_ratio(profile.thread_cpu, start, end)
+        ended = tasks.parts.ended
+        gamma = jit_load.co_running_gamma(
+            ratio,
+            jit_load.mean_co_running(
+                tasks.table.col("cpu_ms")[ended], concurrency[ended], baseline.host_cores
+            ),
+        )
+        notes.append(jit_load.gamma_note(ratio, gamma))
     for stage, work in zip(stage_list, works, strict=True):
         thread_measured = threaded.get(stage.key)
         if thread_measured is not None:
             work.cpu_demand = thread_measured.demand
-            work.co_running = laws.CO_RUNNING_CPU
+            work.co_running = gamma
             work.other_cores, work.taken_cores, work.jvm_other_cores = other_load(
                 thread_measured, work.concurrency, baseline.host_cores
             )
