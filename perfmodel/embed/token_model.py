@@ -10,9 +10,10 @@ fold over the training packages that scores 0.880 macro-F1 against 0.857 for who
 at C = 3 (Python 0.881 against 0.839), because an unseen package's names share stems and affixes
 (``recv``/``receive``, ``*Stream``, ``*Writer``) more often than whole subtokens. The
 choice was made on those out-of-fold predictions, not on the test packages. The weights are
-fitted here, by us, on the training packages (nothing is downloaded), and stored as tensors
-like the other heads: the vocabulary and n-gram range in config.json, the IDF weights and
-the linear layer in ``token_model.safetensors``.
+fitted by us on the training packages (`train_data.fit_token_head`, during `perfmodel
+train`; nothing is downloaded), and stored as tensors like the other heads: the vocabulary
+and n-gram range in config.json, the IDF weights and the linear layer in
+``token_model.safetensors``.
 
 Inference re-implements the fitted scikit-learn pipeline in numpy (the analyzer, sublinear
 TF, smoothed IDF, L2 norm, multinomial softmax) so loading needs no pickle;
@@ -21,11 +22,8 @@ TF, smoothed IDF, L2 norm, multinomial softmax) so loading needs no pickle;
 
 from __future__ import annotations
 
-import argparse
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -130,43 +128,3 @@ def from_sklearn(vectorizer: object, model: object) -> TokenModel:
         raise ValueError(f"token head: analyzer {analyzer!r} has no numpy inference")
     grams = tuple(vectorizer.ngram_range) if analyzer == "char_wb" else None  # type: ignore[attr-defined]
     return TokenModel(tuple(vocab), np.asarray(vectorizer.idf_), coef, intercept, grams)  # type: ignore[attr-defined]
-
-
-def fit_token_model(corpus: Path, seed: int = 13) -> tuple[TokenModel, float]:
-    """Fit on the corpus's training packages (C chosen on the validation packages carved out
-    of them, exactly as `train` does for the baseline); returns the model and its C."""
-    from perfmodel.embed.train_data import TrainConfig, fit_token_head, prepare_data
-
-    config = TrainConfig(seed=seed)
-    return fit_token_head(prepare_data(corpus, config), config.seed)
-
-
-def add_token_head(corpus: Path, model_dir: Path, seed: int = 13) -> float:
-    """Fit the head and store it beside the trained models in ``model_dir``; returns C."""
-    from safetensors.numpy import save_file
-
-    from perfmodel.embed.weights import CONFIG_FILE
-
-    model, c = fit_token_model(corpus, seed)
-    cfg_path = model_dir / CONFIG_FILE
-    config = json.loads(cfg_path.read_text())
-    config["token_model"] = {"vocab": list(model.vocab), "c": c, "char_ngrams": model.char_ngrams}
-    save_file(model.tensors(), str(model_dir / TOKEN_FILE))
-    cfg_path.write_text(json.dumps(config, indent=1, ensure_ascii=False) + "\n")
-    return c
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description="Fit the identifier-token head on a corpus and add it to a model directory."
-    )
-    parser.add_argument("corpus", type=Path)
-    parser.add_argument("model_dir", type=Path)
-    parser.add_argument("--seed", type=int, default=13)
-    args = parser.parse_args(argv)
-    c = add_token_head(args.corpus, args.model_dir, args.seed)
-    print(f"token head (C={c}) written to {args.model_dir / TOKEN_FILE}")
-
-
-if __name__ == "__main__":
-    main()
