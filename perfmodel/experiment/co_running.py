@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -139,9 +140,9 @@ def fit_runs(store: RunStore, split: Split) -> list[RunCpu]:
     return [m for m in (run_cpu(r) for r in runs) if m is not None]
 
 
-def measure(measured: list[RunCpu]) -> CoRunning:
-    """``γ`` from runs' `RunCpu` (`fit_runs`: the fit workloads' only)."""
-    per_workload: dict[str, list[float]] = {}
+def core_pairs(measured: list[RunCpu]) -> Iterator[tuple[RunCpu, float]]:
+    """Per pair of runs of one workload that differ in cores and nothing else, with a
+    ``γ`` (`pair_gamma`): the run with fewer tasks side by side and that ``γ``."""
     for i, a in enumerate(measured):
         for b in measured[i + 1 :]:
             if (a.workload, a.memory_bytes, a.same_as) != (b.workload, b.memory_bytes, b.same_as):
@@ -151,31 +152,31 @@ def measure(measured: list[RunCpu]) -> CoRunning:
             lo, hi = (a, b) if a.co_running < b.co_running else (b, a)
             gamma = pair_gamma(lo, hi)
             if gamma is not None:
-                per_workload.setdefault(a.workload, []).append(gamma)
+                yield lo, gamma
+
+
+def measure(measured: list[RunCpu]) -> CoRunning:
+    """``γ`` from runs' `RunCpu` (`fit_runs`: the fit workloads' only)."""
+    per_workload: dict[str, list[float]] = {}
+    for lo, gamma in core_pairs(measured):
+        per_workload.setdefault(lo.workload, []).append(gamma)
     return CoRunning(*medians(per_workload))
 
 
 def jit_slope(measured: list[RunCpu]) -> tuple[float, int]:
     """`jit_load.JIT_CO_RUNNING`: ``γ`` per unit of the JIT ratio a run with one task at a
-    time would show, least squares through the origin over the pairs of runs that differ
-    only in cores (each pair's ``γ`` by `pair_gamma`, its ratio from the run with fewer
-    tasks side by side, taken back to tasks alone); (slope, pairs), (0, 0) without any."""
+    time would show, least squares through the origin over `core_pairs` (each pair's ratio
+    from its run with fewer tasks side by side, taken back to tasks alone); (slope, pairs),
+    (0, 0) without any."""
     xy = xx = 0.0
     pairs = 0
-    for i, a in enumerate(measured):
-        for b in measured[i + 1 :]:
-            if (a.workload, a.memory_bytes, a.same_as) != (b.workload, b.memory_bytes, b.same_as):
-                continue
-            if a.cores == b.cores:
-                continue
-            lo, hi = (a, b) if a.co_running < b.co_running else (b, a)
-            gamma = pair_gamma(lo, hi)
-            if gamma is None or lo.jit_ratio is None:
-                continue
-            r = lo.jit_ratio * (1.0 + gamma * (lo.co_running - 1.0))
-            xy += r * gamma
-            xx += r * r
-            pairs += 1
+    for lo, gamma in core_pairs(measured):
+        if lo.jit_ratio is None:
+            continue
+        r = lo.jit_ratio * (1.0 + gamma * (lo.co_running - 1.0))
+        xy += r * gamma
+        xx += r * r
+        pairs += 1
     return (xy / xx if xx > 0 else 0.0), pairs
 
 

@@ -27,13 +27,13 @@ from perfmodel.simulate import cpu_floor, laws
 
 JIT_CO_RUNNING = 0.211
 """``γ`` per unit of ``r`` (JIT CPU per unit of task CPU, tasks alone): least squares
-through the origin over the fit workloads' pairs of runs that differ only in cores, 20
+through the origin over the fit workloads' pairs of runs that differ only in cores, 40
 pairs of the 2026-11-25 08:12 and 12:58 fit stores (`perfmodel experiment calibrate`
 prints it). A property of the study machine and its JVM: another may differ."""
 
 R_MAX = 3.0
-"""``r`` is held at this, about the largest the fit workloads showed (2.7): the law is not
-known beyond it."""
+"""``r`` is held at this: the fit workloads' ran to 1.3, and the law is not known far beyond
+that (so ``γ`` is at most 0.63)."""
 
 
 def jit_ratio(measured: ThreadCpu, start_ms: float, end_ms: float) -> float | None:
