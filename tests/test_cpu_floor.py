@@ -8,7 +8,6 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -21,6 +20,7 @@ from perfmodel.simulate.laws import contention_factor, other_load_on_target
 from perfmodel.simulate.replay import replay_workload
 from perfmodel.simulate.rescale import all_stage_times
 from perfmodel.simulate.workload import compile_workload
+from tests.thread_cpu_rows import thread_rows
 
 EVENTLOGS = Path(__file__).parent / "data" / "eventlogs"
 
@@ -49,25 +49,9 @@ def test_jvm_work_is_not_hurried_into_a_shorter_stage() -> None:
     assert many.tolist() == pytest.approx([0.5, 1.0])
 
 
-def _rows(rows: list[tuple[float, int, str, str, float]]) -> pa.Table:
-    t, tid, executor, kind, cpu = zip(*rows, strict=True)
-    return pa.table(
-        {
-            "t_ms": pa.array(t, pa.float64()),
-            "pid": pa.array([1] * len(t), pa.int32()),
-            "tid": pa.array(tid, pa.int32()),
-            "kind": pa.array(kind, pa.string()),
-            "executor_id": pa.array(executor, pa.string()),
-            "name": pa.array(["x"] * len(t), pa.string()),
-            "cpu_ms": pa.array(cpu, pa.float64()),
-            "wait_ms": pa.array([0.0] * len(t), pa.float64()),
-        }
-    )
-
-
 def test_application_cpu_is_its_own_threads_over_its_run() -> None:
     measured = thread_cpu.from_table(
-        _rows(
+        thread_rows(
             [
                 # A task thread: 500 ms before the run (start-up), then 1 core for 2 s.
                 (1000.0, 1, "driver", TASK, 500.0),
@@ -116,7 +100,7 @@ def test_a_prediction_is_never_faster_than_the_hosts_cores_can_do_its_cpu(
         for t in times
         for tid, share in ((7, 1.0), (8, 0.9))
     ]
-    pq.write_table(_rows(rows), out / thread_cpu.THREAD_CPU)
+    pq.write_table(thread_rows(rows), out / thread_cpu.THREAD_CPU)
     profile = build_profile(out).profile
     base = baseline_config(profile, BaselineOverrides(host_cores=2))
     assert base.local_mode
@@ -146,6 +130,6 @@ def test_a_prediction_is_never_faster_than_the_hosts_cores_can_do_its_cpu(
     assert predicted.baseline_replay_s > on_base / 1000.0
     assert not any("cannot do that" in n for n in replay_workload(workload, base, base).notes)
     idle = [(t, 7, "driver", PY_DRIVER, 0.0) for t in times]
-    pq.write_table(_rows(idle), out / thread_cpu.THREAD_CPU)
+    pq.write_table(thread_rows(idle), out / thread_cpu.THREAD_CPU)
     calm = compile_workload(build_profile(out).profile, base)
     assert replay_workload(calm, base, more).predicted_s < predicted.predicted_s

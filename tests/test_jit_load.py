@@ -5,7 +5,6 @@ numbers with known answers."""
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 import pytest
 
 from perfmodel.experiment.co_running import RunCpu, jit_slope
@@ -13,24 +12,11 @@ from perfmodel.profile import thread_cpu
 from perfmodel.profile.thread_cpu import GC, HOST, HOST_USER, JIT, PY_WORKER, TASK
 from perfmodel.simulate import jit_load, laws
 from perfmodel.simulate.jit_load import JIT_CO_RUNNING, R_MAX, co_running_gamma, jit_ratio
+from tests.thread_cpu_rows import thread_rows
 
 
 def _measured(rows: list[tuple[float, int, str, str, float]]) -> thread_cpu.ThreadCpu:
-    t, tid, executor, kind, cpu = zip(*rows, strict=True)
-    return thread_cpu.from_table(
-        pa.table(
-            {
-                "t_ms": pa.array(t, pa.float64()),
-                "pid": pa.array([1] * len(t), pa.int32()),
-                "tid": pa.array(tid, pa.int32()),
-                "kind": pa.array(kind, pa.string()),
-                "executor_id": pa.array(executor, pa.string()),
-                "name": pa.array(["x"] * len(t), pa.string()),
-                "cpu_ms": pa.array(cpu, pa.float64()),
-                "wait_ms": pa.array([0.0] * len(t), pa.float64()),
-            }
-        )
-    )
+    return thread_cpu.from_table(thread_rows(rows))
 
 
 def test_the_ratio_is_jit_cpu_over_the_tasks_cpu_within_the_run() -> None:
