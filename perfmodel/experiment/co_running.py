@@ -81,9 +81,7 @@ def run_cpu(run: RunRow) -> RunCpu | None:
     # Tasks run side by side on at most the host's cores (more slots than cores wait).
     host_cores = profile.extra.get("host_cores") or run.cores
     co_running = jit_load.mean_co_running(
-        np.asarray(table.cpu_ms, dtype=np.float64)[ended],
-        task_concurrency(table)[ended],
-        float(min(run.cores, host_cores)),
+        cpu, task_concurrency(table)[ended], float(min(run.cores, host_cores))
     )
     ratio = None
     if profile.thread_cpu is not None and profile.start_ms is not None and profile.end_ms:

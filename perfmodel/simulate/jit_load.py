@@ -77,7 +77,7 @@ def gamma_note(ratio: float | None, gamma: float) -> str:
     if ratio is None:
         return (
             f"a task's CPU is taken to grow by {gamma:.0%} per task running beside it (the "
-            "study machine's constant: the tasks' CPU per thread was not measured)"
+            "study machine's constant: per-thread CPU showed no CPU of the tasks to set it by)"
         )
     return (
         f"a task's CPU is taken to grow by {gamma:.0%} per task running beside it: the JVM's "
