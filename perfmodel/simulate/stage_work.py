@@ -32,6 +32,8 @@ from perfmodel.dag.segments import segment_sums
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu
 from perfmodel.simulate.laws import FloatArray
+from perfmodel.simulate.off_cpu import off_cpu_ms, split_off_cpu
+from perfmodel.simulate.thread_demand import StageThreadCpu
 
 if TYPE_CHECKING:
     from perfmodel.simulate.workload import AppTasks
@@ -140,11 +142,17 @@ def stage_works(
     concurrency: np.ndarray,
     vectors: Mapping[StageKey, ResourceVector] | None,
     measured: Mapping[StageKey, StageCpu],
+    threaded: Mapping[StageKey, StageThreadCpu] | None = None,
 ) -> list[StageWork]:
     """Every replayed stage's `StageWork`, computed as application-wide arrays (one column
     per ended task attempt, stage after stage) and handed to each stage as views of its
     columns: the same figures, to the last bit, as the per-stage loop this replaced, which
-    spent ~30 numpy calls on each of a many-job log's thousands of small stages."""
+    spent ~30 numpy calls on each of a many-job log's thousands of small stages.
+
+    ``threaded``: stages whose CPU was measured per thread. There the unattributed time
+    the measurement leaves off CPU (`off_cpu_share`) is not taken for CPU: bytes say how
+    much of it is I/O, a code vector which resource it waits on, and the rest is ``other``.
+    """
     positions = [tasks.position[s.key] for s in stages]
     f_starts, f_counts = tasks.finished_bounds
     counts = f_counts[positions] if positions else np.zeros(0, dtype=np.int64)
@@ -193,18 +201,42 @@ def stage_works(
     by_bytes = np.repeat(~np.array(split, dtype=bool), counts) if stages else np.ones(0, bool)
     spill = np.minimum(unattributed, disk_spill * 2 * per_row)
     rest = unattributed - spill
-    io = np.minimum(rest, io_bytes * per_row)
+    off = off_cpu_ms([s.key for s in stages], threaded or {}, unattributed, starts, counts)
+    measured_off = np.isfinite(off)
+    # What can be I/O: all the rest, or where the measurement says, only what was off CPU
+    # (beyond the spill); of that, what bytes do not explain is `other`, not CPU.
+    pool = np.where(measured_off, np.clip(off - spill, 0.0, rest), rest)
+    io = np.minimum(pool, io_bytes * per_row)
+    idle = np.where(measured_off, pool - io, 0.0)
     comp[SPILL] = np.where(by_bytes, spill, 0.0)
     comp[DISK] += np.where(by_bytes, io, 0.0)
-    comp[CPU_OTHER] = np.where(by_bytes, rest - io, 0.0)
+    comp[OTHER] = np.where(by_bytes, idle, 0.0)
+    comp[CPU_OTHER] = np.where(by_bytes, rest - io - idle, 0.0)
     bounds = list(zip(starts.tolist(), (starts + counts).tolist(), strict=True))
     for i, vector in enumerate(stage_vectors):
-        if split[i]:
-            lo, hi = bounds[i]
-            # Code says which resource; bytes bound how much of it can be I/O.
-            caps = (disk_spill[lo:hi] * 2 * per_row[lo:hi], io_bytes[lo:hi] * per_row[lo:hi])
-            net_cap = remote[lo:hi] * net_per_row[lo:hi]
-            _split_by_vector(comp[:, lo:hi], unattributed[lo:hi], vector, caps, net_cap)  # type: ignore[arg-type]
+        if not split[i]:
+            continue
+        lo, hi = bounds[i]
+        # Code says which resource; bytes bound how much of it can be I/O.
+        caps = (disk_spill[lo:hi] * 2 * per_row[lo:hi], io_bytes[lo:hi] * per_row[lo:hi])
+        net_cap = remote[lo:hi] * net_per_row[lo:hi]
+        c = comp[:, lo:hi]
+        if threaded and stages[i].key in threaded:
+            # Network first, as without the measurement: receiving shuffle blocks costs the
+            # executor CPU its tasks then wait behind, so a wait for a core can be network.
+            net = _vector_network(c, unattributed[lo:hi], vector, caps, net_cap)
+            net = np.minimum(net, rest[lo:hi])
+            left = rest[lo:hi] - net
+            blocked = np.clip(off[lo:hi] - spill[lo:hi], 0.0, left)
+            disk, memory, other = split_off_cpu(blocked, vector, caps[1])
+            c[NETWORK] += net
+            c[DISK] += disk
+            c[SPILL] = spill[lo:hi] + memory
+            c[OTHER] += other
+            c[CPU_OTHER] = left - blocked
+        else:
+            _split_by_vector(c, unattributed[lo:hi], vector, caps, net_cap)  # type: ignore[arg-type]
+
     sums = {c: segment_sums(comp[c], starts, counts) for c in range(len(COMPONENTS))}
     cpu_like = (sums[CPU] + sums[CPU_OTHER] + sums[GC]).tolist()
     run_total = (wall_sum - sums[SCHEDULING]).tolist()
@@ -246,6 +278,22 @@ def stage_works(
             )
         )
     return works
+
+
+def _vector_network(
+    comp: np.ndarray,
+    unattributed: np.ndarray,
+    vector: ResourceVector,
+    disk_caps: tuple[np.ndarray, np.ndarray],
+    network_cap: np.ndarray,
+) -> np.ndarray:
+    """Per task, the network time `_split_by_vector` would give the stage (none where the
+    vector names no network), without changing ``comp``."""
+    if vector.shares.get("network", 0.0) <= 0:
+        return np.zeros_like(unattributed)
+    trial = comp.copy()
+    _split_by_vector(trial, unattributed, vector, disk_caps, network_cap)
+    return np.minimum(trial[NETWORK] - comp[NETWORK], unattributed)
 
 
 def _split_by_vector(

@@ -35,6 +35,7 @@ class TaskSpec:
     disk_spill: int = 0
     remote_read: int = 0
     """Shuffle bytes fetched from other hosts."""
+    input_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +122,7 @@ def build_synthetic(
                             disk_spill_bytes=t.disk_spill,
                             shuffle_remote_read_bytes=t.remote_read,
                             shuffle_read_bytes=t.remote_read,
+                            input_bytes=t.input_bytes,
                         ),
                     )
                 )

@@ -134,7 +134,9 @@ def compile_workload(
         if jid is not None:
             per_job_stages[jid].append(i)
         stage_index[stage.key] = i
-    works = stage_works(stage_list, owners, tasks, baseline, concurrency, vectors, measured)
+    works = stage_works(
+        stage_list, owners, tasks, baseline, concurrency, vectors, measured, threaded
+    )
     if fallback:
         notes.extend(spill_fallback.measure(works, fallback))
     background = executor_background.estimate(profile, tasks.table)
