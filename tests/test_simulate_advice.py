@@ -57,3 +57,20 @@ def test_sweep_covers_the_grid() -> None:
     # CPU stage halves with cores; the disk stage only responds to bandwidth.
     assert t[("4", "1x")] < t[("2", "1x")] < t[("1", "1x")]
     assert t[("2", "2x")] < t[("2", "1x")]
+
+
+def test_advice_names_time_no_resource_explains() -> None:
+    # A stage whose unattributed time is put to `other` (what per-thread CPU measures off
+    # CPU and bytes do not explain) gets a line saying no resource shortens it.
+    from perfmodel.dag.resources import ResourceVector
+
+    waits = [TaskSpec(1000, cpu_ms=100)] * 8
+    p = build_synthetic([[StageSpec(0, waits)]], 2)
+    lines = advise(p, {(0, 0): ResourceVector({"cpu": 0.1, "lock": 0.9})})
+    stage = next(a for a in lines if a.stage_id == 0)
+    assert stage.resource == "other"
+    assert stage.share == pytest.approx(0.9)
+    assert "stage 0 waits off CPU for 90% of its time" in stage.text
+    # Each task waits as long; twice the slots run twice the tasks at once.
+    assert stage.before_s == pytest.approx(4.0) and stage.after_s == pytest.approx(2.0)
+    assert "only more tasks at once (2× cores → 4.0 s to ~2.0 s)" in stage.text

@@ -188,6 +188,17 @@ def _stage_advice(
             f"{_FIX[resource]} → {before:.1f} s to ~{faster:.1f} s"
         )
         return Advice(stage.stage_id, resource, share, _FIX[resource], before, faster, text)
+    if resource == "other":
+        # Measured off CPU and not I/O its bytes explain (`perfmodel.simulate.off_cpu`): no
+        # law moves it, and saying nothing would leave the stage unexplained.
+        after = predictions["2× cores"].stages[i].predicted_s
+        text = (
+            f"{label} waits off CPU for {share:.0%} of its time (not CPU, not a wait for a "
+            f"core, not I/O its bytes explain): no faster resource shortens a task's wait, "
+            f"only more tasks at once (2× cores → {before:.1f} s to ~{after:.1f} s); look "
+            "for locks, remote calls or waits on another thread"
+        )
+        return Advice(stage.stage_id, resource, share, "2× cores", before, after, text)
     return None
 
 

@@ -15,7 +15,10 @@ The measured/inferred combination documented in docs/predict.md:
   host's per-task disk rate) and input/output I/O (``disk``) are estimated from bytes,
   capped at the unattributed time, and the remainder counts as CPU outside the task
   thread (``cpu_other``: PySpark's Python workers, (de)serialisation), which is what
-  unattributed time mostly is in practice. The estimate is visible as its own component.
+  unattributed time mostly is in practice. The estimate is visible as its own component;
+* where per-thread CPU was measured, what it leaves off CPU is not CPU
+  (`perfmodel.simulate.off_cpu`): bytes bound its I/O part, a vector (after its network
+  part) says which other resource it waited on, and the rest is ``other``.
 """
 
 from __future__ import annotations
