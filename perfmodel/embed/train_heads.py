@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -45,6 +46,34 @@ def _macro_f1(y: np.ndarray, probs: np.ndarray, classes: list[str]) -> float:
     return score(y.tolist(), probs.argmax(1).tolist(), classes).macro_f1
 
 
+class _BestEpoch:
+    """The end-of-epoch bookkeeping both heads share: hand the model (in eval mode) to the
+    caller's hook, and keep the state of the epoch with the best validation macro-F1 (the
+    untrained state until one is scored), to restore when training ends."""
+
+    def __init__(self, model: torch.nn.Module, on_epoch: Callable[[Any], None] | None) -> None:
+        self.model = model
+        self.on_epoch = on_epoch
+        self.state = copy.deepcopy(model.state_dict())
+        self.f1 = -1.0
+
+    def epoch_done(self) -> None:
+        if self.on_epoch is not None:
+            self.model.eval()
+            self.on_epoch(self.model)
+            self.model.train()
+
+    def scored(self, f1: float) -> None:
+        if f1 > self.f1:
+            self.f1, self.state = f1, copy.deepcopy(self.model.state_dict())
+
+    def finish(self, selected: bool) -> None:
+        """Restore the best epoch where epochs were scored (else keep the last); eval mode."""
+        if selected:
+            self.model.load_state_dict(self.state)
+        self.model.eval()
+
+
 def train_code_model(
     data: TrainData,
     encoded: list[EncodedTree],
@@ -75,7 +104,7 @@ def train_code_model(
     )
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     weights = _class_weights(data.y[train_idx], len(data.classes))
-    best_state, best_f1, log = copy.deepcopy(model.state_dict()), -1.0, []
+    best, log = _BestEpoch(model, on_epoch), []
     order = list(train_idx)
     steps = (len(order) + config.batch_size - 1) // config.batch_size
     phase = "code model" if valid_idx is not None else "code model, refit on all training"
@@ -97,10 +126,7 @@ def train_code_model(
             total += cls.item()
             recon_total += out.reconstruction.item()
             progress(f"{phase}, epoch {epoch + 1}/{epochs}", step + 1, steps)
-        if on_epoch is not None:
-            model.eval()
-            on_epoch(model)
-            model.train()
+        best.epoch_done()
         if valid_idx is None:
             log.append({"epoch": epoch + 1, "loss": total / steps})
             continue
@@ -118,11 +144,8 @@ def train_code_model(
                 "valid_name_only_macro_f1": f1_name,
             }
         )
-        if f1 > best_f1:
-            best_f1, best_state = f1, copy.deepcopy(model.state_dict())
-    if valid_idx is not None:
-        model.load_state_dict(best_state)
-    model.eval()
+        best.scored(f1)
+    best.finish(valid_idx is not None)
     return model, log
 
 
@@ -148,22 +171,15 @@ def train_doc_model(
     model = DocGRU(DocModelConfig(dim, len(data.classes), config.doc_hidden))
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     weights = _class_weights(data.y[fit], len(data.classes))
-    best_state, best_f1, log = copy.deepcopy(model.state_dict()), -1.0, []
+    best, log = _BestEpoch(model, on_epoch), []
     steps = (len(fit) + config.batch_size - 1) // config.batch_size
     order = list(fit)
 
     def predict(idx: list[int]) -> np.ndarray:
         model.eval()
-        with torch.no_grad():
-            out = [
-                torch.softmax(
-                    model([vectors[i].float() for i in idx[s : s + 256]]),  # type: ignore[union-attr]
-                    dim=1,
-                ).numpy()
-                for s in range(0, len(idx), 256)
-            ]
+        probs = doc_probs(model, vectors, idx, len(data.classes))
         model.train()
-        return np.concatenate(out)
+        return np.stack(probs)  # type: ignore[arg-type]
 
     phase = "doc model" if valid is not None else "doc model, refit on all training"
     for epoch in range(epochs):
@@ -179,20 +195,14 @@ def train_doc_model(
             opt.step()
             total += loss.item()
             progress(f"{phase}, epoch {epoch + 1}/{epochs}", step + 1, steps)
-        if on_epoch is not None:
-            model.eval()
-            on_epoch(model)
-            model.train()
+        best.epoch_done()
         if valid is None:
             log.append({"epoch": epoch + 1, "loss": total / steps})
             continue
         f1 = _macro_f1(data.y[valid], predict(valid), data.classes)
         log.append({"epoch": epoch + 1, "loss": total / steps, "valid_macro_f1": f1})
-        if f1 > best_f1:
-            best_f1, best_state = f1, copy.deepcopy(model.state_dict())
-    if valid is not None:
-        model.load_state_dict(best_state)
-    model.eval()
+        best.scored(f1)
+    best.finish(valid is not None)
     return model, log
 
 
