@@ -227,7 +227,8 @@ def stage_works(
         if threaded and stages[i].key in threaded:
             # Network first, as without the measurement: receiving shuffle blocks costs the
             # executor CPU its tasks then wait behind, so a wait for a core can be network.
-            net = _vector_network(c, unattributed[lo:hi], vector, caps, net_cap)
+            parts = _vector_parts(c, unattributed[lo:hi], vector)
+            net = _network_time(parts.get("network", np.zeros(hi - lo)), net_cap, c[NETWORK])
             net = np.minimum(net, rest[lo:hi])
             left = rest[lo:hi] - net
             blocked = np.clip(off[lo:hi] - spill[lo:hi], 0.0, left)
@@ -283,22 +284,6 @@ def stage_works(
     return works
 
 
-def _vector_network(
-    comp: np.ndarray,
-    unattributed: np.ndarray,
-    vector: ResourceVector,
-    disk_caps: tuple[np.ndarray, np.ndarray],
-    network_cap: np.ndarray,
-) -> np.ndarray:
-    """Per task, the network time `_split_by_vector` would give the stage (none where the
-    vector names no network), without changing ``comp``."""
-    if vector.shares.get("network", 0.0) <= 0:
-        return np.zeros_like(unattributed)
-    trial = comp.copy()
-    _split_by_vector(trial, unattributed, vector, disk_caps, network_cap)
-    return np.minimum(trial[NETWORK] - comp[NETWORK], unattributed)
-
-
 def _split_by_vector(
     comp: np.ndarray,
     unattributed: np.ndarray,
@@ -321,6 +306,29 @@ def _split_by_vector(
     they spend their time decoding rows, not waiting for bytes: without the cap, a 10×
     slower link multiplied CPU time tenfold.
     """
+    rows = {"cpu": CPU_OTHER, "network": NETWORK, "disk": DISK, "memory": SPILL}
+    for name, part in _vector_parts(comp, unattributed, vector).items():
+        if name == "disk" and disk_caps is not None:
+            spill = np.minimum(part, disk_caps[0])
+            io = np.minimum(part - spill, disk_caps[1])
+            comp[SPILL] += spill
+            comp[DISK] += io
+            comp[CPU_OTHER] += part - spill - io
+            continue
+        if name == "network" and network_cap is not None:
+            net = _network_time(part, network_cap, comp[NETWORK])
+            comp[NETWORK] += net
+            comp[CPU_OTHER] += part - net
+            continue
+        comp[rows.get(name, OTHER)] += part
+
+
+def _vector_parts(
+    comp: np.ndarray, unattributed: np.ndarray, vector: ResourceVector
+) -> dict[str, np.ndarray]:
+    """Per resource the vector names, per task, its part of ``unattributed``: in proportion
+    to the deficits (its share of run time less what is measured for it), or to the shares
+    where nothing lacks."""
     run = comp[[CPU, GC, NETWORK, DISK]].sum(axis=0) + unattributed
     measured = {
         "cpu": comp[CPU],
@@ -328,7 +336,6 @@ def _split_by_vector(
         "disk": comp[DISK],
         "memory": comp[GC],
     }
-    rows = {"cpu": CPU_OTHER, "network": NETWORK, "disk": DISK, "memory": SPILL}
     deficits: dict[str, np.ndarray] = {}
     for name, share in vector.shares.items():
         have = measured.get(name, 0.0)
@@ -340,18 +347,12 @@ def _split_by_vector(
     else:
         weights = deficits
     with np.errstate(divide="ignore", invalid="ignore"):
-        for name, w in weights.items():
-            part = np.where(total > 0, unattributed * w / total, 0.0)
-            if name == "disk" and disk_caps is not None:
-                spill = np.minimum(part, disk_caps[0])
-                io = np.minimum(part - spill, disk_caps[1])
-                comp[SPILL] += spill
-                comp[DISK] += io
-                comp[CPU_OTHER] += part - spill - io
-                continue
-            if name == "network" and network_cap is not None:
-                net = np.minimum(part, np.maximum(0.0, network_cap - comp[NETWORK]))
-                comp[NETWORK] += net
-                comp[CPU_OTHER] += part - net
-                continue
-            comp[rows.get(name, OTHER)] += part
+        return {
+            name: np.where(total > 0, unattributed * w / total, 0.0) for name, w in weights.items()
+        }
+
+
+def _network_time(part: np.ndarray, network_cap: np.ndarray, fetch_wait: np.ndarray) -> np.ndarray:
+    """Of a vector's network ``part``, what the remote bytes explain beyond the fetch wait
+    Spark measured (``network_cap`` less ``fetch_wait``); the rest is not network."""
+    return np.minimum(part, np.maximum(0.0, network_cap - fetch_wait))
