@@ -31,6 +31,7 @@ def main() -> None:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
+    args.out = args.out.resolve()  # Spark needs an absolute URI for its event log dir
     logs = args.out / f"{args.name}.spark-logs"
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)

@@ -42,6 +42,7 @@ def main() -> None:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
+    args.out = args.out.resolve()  # Spark needs an absolute URI for its event log dir
     logs = args.out / f"{args.name}.spark-logs"
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)

@@ -130,6 +130,54 @@ def loop_child(path: str) -> None:
     print(json.dumps({"lines": lines, "raw_bytes": raw}))
 
 
+def floor_child(path: str, buffer_bytes: int = 4 << 20) -> None:
+    """The least any diagnose that reads every event must do: start Python with the modules
+    ingest needs, decompress the log (zstandard into one reused buffer, the fastest way
+    measured here) and decode every event with perfmodel's own msgspec schemas, which skip
+    what the analysis does not read. No profile, no analysis, no output. Its time against
+    the loop is the ceiling of the speed-up this design can reach on a log."""
+    import msgspec
+    import numpy  # noqa: F401  (every analysis step needs it; its import is part of the floor)
+    import zstandard
+
+    from perfmodel.profile import spark_events as ev
+
+    decode_block = ev.BLOCK_DECODER.decode_lines
+    errors = (msgspec.DecodeError, msgspec.ValidationError)
+    events = lines_decoded_one_by_one = 0
+    buf = bytearray(buffer_bytes)
+    view = memoryview(buf)
+    with open(path, "rb") as raw:
+        zstd = raw.read(4) == b"\x28\xb5\x2f\xfd"
+        raw.seek(0)
+        reader = zstandard.ZstdDecompressor().stream_reader(raw) if zstd else raw
+        held = 0
+        while True:
+            if held == len(buf):  # a line longer than the buffer
+                view.release()
+                buf.extend(bytes(len(buf)))
+                view = memoryview(buf)
+            got = reader.readinto(view[held:])
+            end = held + got
+            cut = buf.rfind(b"\n", 0, end) + 1 if got else end
+            if cut:
+                try:
+                    events += len(decode_block(view[:cut]))
+                except errors:  # not every line a standard event: one at a time, as ingest
+                    for line in bytes(view[:cut]).splitlines():
+                        name = ev.event_name(line) if line.strip() else b""
+                        decoder = ev.DECODERS.get(name)
+                        if decoder is not None:
+                            decoder.decode(line)
+                        events += decoder is not None or name.decode() in ev.PASSIVE_EVENTS
+                        lines_decoded_one_by_one += 1
+            if not got:
+                break
+            buf[: end - cut] = view[cut:end]
+            held = end - cut
+    print(json.dumps({"events": events, "lines_decoded_one_by_one": lines_decoded_one_by_one}))
+
+
 def survey(log: Path) -> Survey:
     """Counts events by kind; cached beside the log (keyed by size and mtime) when writable."""
     stat = log.stat()
@@ -169,6 +217,10 @@ def survey(log: Path) -> Survey:
 
 def loop_argv(log: Path) -> list[str]:
     return [sys.executable, str(Path(__file__).resolve()), "_loop", str(log)]
+
+
+def floor_argv(log: Path) -> list[str]:
+    return [sys.executable, str(Path(__file__).resolve()), "_floor", str(log)]
 
 
 def pipe_argv(log: Path) -> list[str]:
@@ -287,6 +339,8 @@ def bench_log(args: argparse.Namespace, name: str, log: Path) -> dict[str, objec
         flush=True,
     )
     commands = {"loop": loop_argv(log), "diagnose": diagnose_argv(args.perfmodel, log)}
+    if not args.no_floor:
+        commands["floor"] = floor_argv(log)
     if args.pipe:
         commands["pipe"] = pipe_argv(log)
     ms = alternate(commands, args.runs, args.timeout, name)
@@ -306,6 +360,17 @@ def bench_log(args: argparse.Namespace, name: str, log: Path) -> dict[str, objec
         result["speedup_vs_loop"] = speed
         result["speedup_vs_loop_cpu"] = cpu
         print(f"  diagnose speed vs loop: {speed:.2f}x wall, {cpu:.2f}x cpu (target >= 3x)")
+    floor = result.get("floor")
+    if isinstance(floor, dict) and floor["ok"] and loop["ok"]:  # type: ignore[index]
+        ceiling = loop["wall_s"] / floor["wall_s"]  # type: ignore[index]
+        left = loop["wall_s"] / 3 - floor["wall_s"]  # type: ignore[index]
+        result["ceiling_vs_loop"] = ceiling
+        result["left_for_analysis_at_3x_s"] = left
+        print(
+            f"  floor (start-up + decompress + decode every event, no analysis): loop / floor "
+            f"= {ceiling:.2f}x, the most any diagnose of this design can reach; at 3x the "
+            f"whole analysis and output would have {left * 1000:.0f} ms"
+        )
     return result
 
 
@@ -479,6 +544,12 @@ def targets(out: dict[str, Any]) -> dict[str, str]:
         check(f"diagnose >= 3x loop on {key}", speed, bool(speed and speed >= 3), shown)
         if out.get(key, {}).get("diagnose", {}).get("timed_out"):
             verdicts[f"diagnose >= 3x loop on {key}"] = "FAIL (diagnose timed out)"
+        ceiling = out.get(key, {}).get("ceiling_vs_loop")
+        if ceiling:
+            left = out[key]["left_for_analysis_at_3x_s"]
+            verdicts[f"  (ceiling on {key}: loop/floor)"] = (
+                f"{ceiling:.2f}x; {left * 1000:.0f} ms left for analysis and output at 3x"
+            )
     rows = out.get("c", {}).get("rows", [])
     per_stage = [r["ms_per_stage"] for r in rows]
     measured = rows and all(v == v for v in per_stage)  # NaN where a log timed out
@@ -514,6 +585,9 @@ def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "_loop":
         loop_child(sys.argv[2])
         return
+    if len(sys.argv) == 3 and sys.argv[1] == "_floor":
+        floor_child(sys.argv[2])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="mode", required=True)
     common = argparse.ArgumentParser(add_help=False)
@@ -541,6 +615,11 @@ def main() -> None:
     )
     s.add_argument("--sweep-runs", type=int, default=1, help="sweep/diagnose rounds on log a")
     s.add_argument("--pipe", action="store_true", help="also time `zstd -dc | json.loads`")
+    s.add_argument(
+        "--no-floor",
+        action="store_true",
+        help="skip the floor process (decompress + decode only: the ceiling of any diagnose)",
+    )
     s.add_argument("--skip", nargs="*", default=[], choices=("a", "b", "c", "sweep"))
     c = sub.add_parser("compare", parents=[common], help="two perfmodel commands on one log")
     c.add_argument("log", type=Path, help="the log both commands diagnose (issue 20: log a)")

@@ -172,6 +172,30 @@ def test_survey_counts(scale: ModuleType, tripled, source_events):
     assert scale.survey(out) == found  # from the cache beside the log
 
 
+@pytest.mark.parametrize("buffer_bytes", [4 << 20, 100])
+def test_floor_decodes_every_event(
+    scale: ModuleType,
+    tripled,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    buffer_bytes: int,
+):
+    """The floor process reads as many events as the log holds, compressed or plain, and
+    whatever its buffer (100 bytes: shorter than every line, so it must grow)."""
+    from perfmodel.profile.spark_events import EVENT_TYPES, PASSIVE_EVENTS
+
+    out, events = tripled
+    plain = tmp_path / "x3.json"
+    plain.write_text("".join(json.dumps(e) + "\n" for e in events))
+    known = sum(e["Event"] in EVENT_TYPES or e["Event"] in PASSIVE_EVENTS for e in events)
+    for log in (out, plain):
+        scale.floor_child(str(log), buffer_bytes)
+        found = json.loads(capsys.readouterr().out)
+        # All but one (a fully-qualified SparkListenerMiscellaneousProcessAdded, read line by
+        # line as ingest does with an event it does not decode).
+        assert found["events"] == known == len(events) - 1
+
+
 def test_measure_a_process(scale: ModuleType):
     grow = "b = bytearray(80 * 2**20); print('{}')"
     m = scale.measure([sys.executable, "-c", grow], timeout_s=60)

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from perfmodel.cli.collector import without_cycle_collector
 from perfmodel.profile.codecs import DEFAULT_MAX_DECOMPRESSED
 
 
@@ -43,26 +44,34 @@ def register(app: typer.Typer) -> None:
         Everything shown is measured by Spark itself (task metrics); the remainder that
         Spark does not break down is shown as "unattributed", never hidden.
         """
-        # Imported here: the facade pulls in the whole analysis stack, which every other
-        # command (`record` before it starts the job) would otherwise wait for.
-        from perfmodel.analysis import load
-        from perfmodel.jsonout import dump
-        from perfmodel.report.render import render_diagnosis
-        from perfmodel.state import remember_profile
+        without_cycle_collector(
+            lambda: _diagnose(eventlog, attempt, as_json, all_stages, max_decompressed)
+        )
 
-        status = Console(stderr=True)
-        # Bundles take a while (locating sources, running the code models): show it.
-        with status.status(f"Analysing {eventlog} …", spinner="dots"):
-            analysis = load(eventlog, attempt, max_decompressed_bytes=max_decompressed)
-            result = analysis.diagnose()
-        try:
-            remember_profile(eventlog, attempt)
-        except OSError:
-            pass  # remembering is a convenience; never fail a diagnosis over it
-        if as_json:
-            dump(result, sys.stdout)  # streamed member by member, not one dict tree
-            return
-        console = Console()
-        if not console.is_terminal:
-            console = Console(width=120)  # piped output: don't wrap tables at 80 columns
-        render_diagnosis(result, console, all_stages=all_stages)
+
+def _diagnose(
+    eventlog: Path, attempt: str | None, as_json: bool, all_stages: bool, max_decompressed: int
+) -> None:
+    # Imported here: the facade pulls in the whole analysis stack, which every other
+    # command (`record` before it starts the job) would otherwise wait for.
+    from perfmodel.analysis import load
+    from perfmodel.jsonout import dump
+    from perfmodel.report.render import render_diagnosis
+    from perfmodel.state import remember_profile
+
+    status = Console(stderr=True)
+    # Bundles take a while (locating sources, running the code models): show it.
+    with status.status(f"Analysing {eventlog} …", spinner="dots"):
+        analysis = load(eventlog, attempt, max_decompressed_bytes=max_decompressed)
+        result = analysis.diagnose()
+    try:
+        remember_profile(eventlog, attempt)
+    except OSError:
+        pass  # remembering is a convenience; never fail a diagnosis over it
+    if as_json:
+        dump(result, sys.stdout)  # streamed member by member, not one dict tree
+        return
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=120)  # piped output: don't wrap tables at 80 columns
+    render_diagnosis(result, console, all_stages=all_stages)

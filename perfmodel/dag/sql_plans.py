@@ -8,11 +8,12 @@ in, so they live apart from the event fold that calls them (`perfmodel.dag.profi
 
 from __future__ import annotations
 
+from itertools import chain
 from sys import intern
 
 import numpy as np
 
-from perfmodel.dag.model import ApplicationProfile, PlanNode
+from perfmodel.dag.model import ApplicationProfile, PlanNode, StageKey
 from perfmodel.profile import spark_events as ev
 
 
@@ -47,17 +48,31 @@ def link_plans_to_stages(profile: ApplicationProfile) -> None:
     nodes = [n for q in profile.queries.values() if q.plan is not None for n in q.plan.walk()]
     if not nodes:
         return
+    if not keys:
+        for node in nodes:
+            node.stage_keys = []
+        return
     all_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
     owner = np.repeat(np.arange(len(keys)), [len(i) for i in ids])
     order = np.argsort(all_ids, kind="stable")
     all_ids, owner = all_ids[order], owner[order]
-    metric = np.fromiter((acc for n in nodes for acc in n.metric_ids), np.int64)
-    node_of = np.repeat(np.arange(len(nodes)), [len(n.metric_ids) for n in nodes])
+    counts = [len(n.metric_ids) for n in nodes]
+    metric = np.fromiter(chain.from_iterable(n.metric_ids for n in nodes), np.int64, sum(counts))
+    node_of = np.repeat(np.arange(len(nodes)), counts)
     lo = np.searchsorted(all_ids, metric, side="left")
-    hi = np.searchsorted(all_ids, metric, side="right")
-    found: dict[int, set[int]] = {}
-    for k in np.flatnonzero(hi > lo).tolist():
-        found.setdefault(int(node_of[k]), set()).update(owner[lo[k] : hi[k]].tolist())
+    hits = np.searchsorted(all_ids, metric, side="right") - lo
+    # Every (operator, stage attempt) pair a metric id links, once: a metric's id may be
+    # listed by several stage attempts (hits > 1), and an operator has many metrics.
+    found = hits > 0
+    per_metric = hits[found]
+    first = np.cumsum(per_metric) - per_metric
+    at = np.repeat(lo[found] - first, per_metric) + np.arange(int(per_metric.sum()))
+    pairs = np.unique(np.repeat(node_of[found], per_metric) * len(keys) + owner[at])
+    linked: dict[int, list[StageKey]] = {}
+    for node_index, stage_index in zip(
+        (pairs // len(keys)).tolist(), (pairs % len(keys)).tolist(), strict=True
+    ):
+        linked.setdefault(node_index, []).append(keys[stage_index])
     for i, node in enumerate(nodes):
-        owners = found.get(i)
-        node.stage_keys = sorted(keys[o] for o in owners) if owners else []
+        stage_keys = linked.get(i)
+        node.stage_keys = sorted(stage_keys) if stage_keys else []

@@ -23,11 +23,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-import cramjam
-import lz4.block
-import lz4.frame
-import lzf
 import zstandard
+
+# cramjam, lz4 and lzf are imported by their readers: most logs are zstd (Spark 3's default)
+# or plain, and every command's start-up would otherwise pay for all of them.
 
 __all__ = [
     "DECODERS",
@@ -118,7 +117,16 @@ class _ZstdFrameTracker:
     decoded before it. The decoding itself stays in C.
     """
 
-    __slots__ = ("_state", "_skip", "_buf", "_checksum", "_unit_tail", "offset", "error")
+    __slots__ = (
+        "_state",
+        "_skip",
+        "_buf",
+        "_checksum",
+        "_unit_tail",
+        "offset",
+        "error",
+        "whole_runs",
+    )
 
     _MAGIC, _SKIPPABLE_SIZE, _FRAME_HEADER, _BLOCK = 0, 1, 2, 3
     _NEED = (4, 4, 1, 3)
@@ -131,14 +139,22 @@ class _ZstdFrameTracker:
         self._unit_tail = False  # the bytes being skipped end a block or a skippable frame
         self.offset = 0  # compressed bytes seen so far
         self.error: str | None = None
+        self.whole_runs: set[int] = set()
+        """Ends (in the data last fed) of the runs of whole frames `feed` found."""
 
     @property
     def at_boundary(self) -> bool:
         return self._state == self._MAGIC and not self._skip and not self._buf
 
-    def feed(self, data: bytes) -> list[int]:
-        """Offsets in ``data`` just after each block (or skippable frame) that ends in it."""
+    def feed(self, data: bytes, batch_blocks: int = 0) -> list[int]:
+        """Offsets in ``data`` just after each block (or skippable frame) that ends in it.
+
+        With ``batch_blocks``, a run of whole frames that lie entirely in ``data`` (up to that
+        many blocks together) counts as one unit: its end is in ``whole_runs``, and its
+        frames' own block ends are not listed.
+        """
         ends: list[int] = []
+        self.whole_runs = set()
         if self.error is not None:
             return ends
         pos, end = 0, len(data)
@@ -152,6 +168,12 @@ class _ZstdFrameTracker:
             if self._unit_tail:
                 ends.append(pos)
                 self._unit_tail = False
+            if batch_blocks and self._state == self._MAGIC and not self._buf:
+                runs = _whole_frame_runs(data, pos, end, batch_blocks)
+                if runs:
+                    ends.extend(runs)
+                    self.whole_runs.update(runs)
+                    pos = runs[-1]
             if pos >= end:
                 break
             need = self._NEED[self._state] - len(self._buf)
@@ -207,16 +229,111 @@ class _ZstdFrameTracker:
                 self._state = self._MAGIC
 
 
+_ZSTD_FRAME_MAGIC = 0xFD2FB528
+ZSTD_MAX_BLOCK = 128 * 1024
+"""No zstd block regenerates more than this (Block_Maximum_Size), whatever its type."""
+_DICT_ID_SIZE = (0, 1, 2, 4)
+_CONTENT_SIZE_SIZE = (0, 2, 4, 8)
+
+
+def _whole_frame_runs(data: bytes, pos: int, end: int, max_blocks: int) -> list[int]:
+    """Ends of runs of whole, ordinary zstd frames from ``pos`` on, each run at most
+    ``max_blocks`` blocks; empty where no whole frame starts at ``pos``.
+
+    Spark's zstd-jni writes a small frame per flush (tens of thousands in a large log), so
+    walking their headers one state at a time and decoding them one block a call cost more
+    than the decoding itself. A frame that lies entirely in ``data`` can be walked in one
+    go, and a run of them decoded in one call: its output is still bounded (no block
+    regenerates more than 128 KiB), and since frames decode independently, damage inside a
+    run is re-read block by block with a fresh decoder (`_redo_blocks`), so nothing decoded
+    before it is lost. Anything else (a skippable frame, a frame cut by the end of ``data``,
+    a reserved bit, a frame of more than ``max_blocks`` blocks) ends the walk and is left to
+    the tracker's careful path.
+    """
+    runs: list[int] = []
+    blocks = 0
+    from_bytes = int.from_bytes
+    while pos + 8 <= end and from_bytes(data[pos : pos + 4], "little") == _ZSTD_FRAME_MAGIC:
+        fhd = data[pos + 4]
+        if fhd & 0x08:
+            break
+        single_segment = (fhd >> 5) & 1
+        size_flag = fhd >> 6
+        p = (
+            pos
+            + 5
+            + (0 if single_segment else 1)
+            + _DICT_ID_SIZE[fhd & 0x03]
+            + (_CONTENT_SIZE_SIZE[size_flag] if size_flag else single_segment)
+        )
+        checksum = 4 if fhd & 0x04 else 0
+        n = 0
+        while p + 3 <= end and n <= max_blocks:
+            block = from_bytes(data[p : p + 3], "little")
+            block_type = (block >> 1) & 0x03
+            if block_type == 3:
+                n = max_blocks + 1  # reserved: the careful path reports it
+                break
+            p += 3 + (1 if block_type == 1 else block >> 3)
+            n += 1
+            if block & 1:
+                p += checksum
+                break
+        else:
+            break  # cut by the end of the data, or too many blocks for one call
+        if n > max_blocks or p > end:
+            break
+        if blocks and blocks + n > max_blocks:
+            runs.append(pos)
+            blocks = 0
+        blocks += n
+        pos = p
+    if blocks:
+        runs.append(pos)
+    return runs
+
+
+def _redo_blocks(run: memoryview, decoded: int) -> Iterator[bytes]:
+    """A run of whole frames whose batched decoding failed, decoded again block by block
+    with a fresh decoder: yields what decodes before the damage, then raises."""
+    tracker = _ZstdFrameTracker()
+    dobj = zstandard.ZstdDecompressor().decompressobj(read_across_frames=True)
+    data = bytes(run)
+    start = 0
+    for end in [*tracker.feed(data), len(data)]:
+        if end == start:
+            continue
+        try:
+            out = dobj.decompress(run[start:end])
+        except zstandard.ZstdError as e:
+            raise _corrupt(decoded, f" ({e})") from None
+        start = end
+        if out:
+            decoded += len(out)
+            yield out
+    raise _corrupt(decoded, " (a run of frames failed to decode as a whole)")
+
+
+def _corrupt(decoded: int, detail: str) -> StreamProblem:
+    return StreamProblem(
+        f"zstd data is corrupt after {decoded:,} decompressed bytes{detail}; "
+        "the events before it were read"
+    )
+
+
 def _zstd(f: BinaryIO, ctx: StreamContext) -> Iterator[bytes]:
     tracker = _ZstdFrameTracker()
     dobj = zstandard.ZstdDecompressor().decompressobj(read_across_frames=True)
     decoded = 0
+    batch_blocks = max(1, ctx.chunk_size // ZSTD_MAX_BLOCK)  # pieces stay within chunk_size
     while data := f.read(READ_SIZE):
         view = memoryview(data)
         start = 0
         # Each call gets input that completes at most one block (the rest of the block begun in
-        # the previous call, or a whole block), then the partial start of the next one.
-        ends = tracker.feed(data)
+        # the previous call, or a whole block), or a run of whole frames, then the partial
+        # start of the next one.
+        ends = tracker.feed(data, batch_blocks)
+        whole = tracker.whole_runs
         if tracker.error is None:
             ends.append(len(data))
         for end in ends:
@@ -225,19 +342,15 @@ def _zstd(f: BinaryIO, ctx: StreamContext) -> Iterator[bytes]:
             try:
                 out = dobj.decompress(view[start:end])
             except zstandard.ZstdError as e:
-                raise StreamProblem(
-                    f"zstd data is corrupt after {decoded:,} decompressed bytes ({e}); "
-                    "the events before it were read"
-                ) from None
+                if end not in whole:
+                    raise _corrupt(decoded, f" ({e})") from None
+                yield from _redo_blocks(view[start:end], decoded)  # raises after the damage
             start = end
             if out:
                 decoded += len(out)
                 yield out
         if tracker.error is not None:
-            raise StreamProblem(
-                f"zstd data is corrupt after {decoded:,} decompressed bytes: {tracker.error}; "
-                "the events before it were read"
-            )
+            raise _corrupt(decoded, f": {tracker.error}")
     if not tracker.at_boundary:
         raise _truncated(ctx, f"zstd stream is cut off inside a frame after {decoded:,} bytes")
 
@@ -258,6 +371,8 @@ def _lz4_block(f: BinaryIO, ctx: StreamContext) -> Iterator[bytes]:
     verified: no xxhash implementation is among the dependencies, and lz4's own decoder already
     rejects most damage.
     """
+    import lz4.block
+
     offset = 0
     ended = False
     size = _LZ4_HEADER.size
@@ -324,6 +439,8 @@ def _snappy(f: BinaryIO, ctx: StreamContext) -> Iterator[bytes]:
     A header in place of a chunk length starts a concatenated stream (snappy-java's reader
     accepts that, so Spark may produce it when appending).
     """
+    import cramjam
+
     header = f.read(_SNAPPY_HEADER_SIZE)
     if len(header) < _SNAPPY_HEADER_SIZE:
         raise _truncated(ctx, "snappy stream is cut off inside its header")
@@ -368,6 +485,8 @@ _LZF_COMPRESSED = 1
 
 def _lzf(f: BinaryIO, ctx: StreamContext) -> Iterator[bytes]:
     """compress-lzf chunks: ``ZV 0 len16 data`` (stored) or ``ZV 1 clen16 olen16 data``."""
+    import lzf
+
     offset = 0
     while header := f.read(5):
         start = offset
@@ -430,6 +549,8 @@ def _gzip(f: BinaryIO, ctx: StreamContext) -> Iterator[bytes]:
 
 
 def _lz4_frame(f: BinaryIO, ctx: StreamContext) -> Iterator[bytes]:
+    import lz4.frame
+
     d = lz4.frame.LZ4FrameDecompressor()
     in_frame = False
     while data := f.read(READ_SIZE):

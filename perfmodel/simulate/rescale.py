@@ -97,9 +97,9 @@ def base_totals(work: StageWork) -> tuple[float, float]:
 
 
 def scaled_concurrency(
-    k0: float,
-    total_ms: float,
-    longest_ms: float,
+    k0: FloatArray | float,
+    total_ms: FloatArray | float,
+    longest_ms: FloatArray | float,
     base: ClusterConfig,
     slots: FloatArray | float,
     hosts: FloatArray | float,
@@ -107,17 +107,39 @@ def scaled_concurrency(
 ) -> FloatArray:
     """`expected_concurrency` from a stage's total and longest task time, for one or many
     targets at once (arrays of slots, hosts and slots per host; the search's lower bounds
-    ask it of thousands of configurations)."""
+    ask it of thousands of configurations), or for many stages at once (arrays of ``k0``,
+    totals and longest times; a replay asks it of every stage)."""
     slots = np.asarray(slots, dtype=np.float64)
     hosts = np.asarray(hosts, dtype=np.float64)
-    if total_ms <= 0:
-        return np.full(slots.shape, k0)
-    p0 = _parallelism(total_ms, longest_ms, float(base.slots)) / max(base.hosts, 1)
-    p1 = _parallelism(total_ms, longest_ms, slots) / np.maximum(hosts, 1.0)
-    p0, p1 = max(float(p0), 1.0), np.maximum(p1, 1.0)
+    k0 = np.asarray(k0, dtype=np.float64)
+    total = np.asarray(total_ms, dtype=np.float64)
+    positive = total > 0
+    total = np.where(positive, total, 1.0)  # a stage without task time keeps k0 (below)
+    p0 = _parallelism(total, longest_ms, float(base.slots)) / max(base.hosts, 1)
+    p1 = _parallelism(total, longest_ms, slots) / np.maximum(hosts, 1.0)
+    p0, p1 = np.maximum(p0, 1.0), np.maximum(p1, 1.0)
     scaled = np.minimum(np.maximum(1.0, k0 * p1 / p0), np.maximum(slots_per_host, 1.0))
     same = (slots == base.slots) & (hosts == base.hosts)
-    return np.where(same | (p1 == p0), k0, scaled)
+    return np.where(same | (p1 == p0) | ~positive, k0, scaled)
+
+
+def stages_concurrency(
+    works: Sequence[StageWork],
+    base: ClusterConfig,
+    new: ClusterConfig,
+    totals: Sequence[tuple[float, float] | None],
+) -> FloatArray:
+    """`expected_concurrency` of every stage in one array pass (``totals``: each stage's
+    `base_totals` where the caller keeps them, else None)."""
+    k0 = np.array([w.concurrency for w in works], dtype=np.float64)
+    if new.slots == base.slots and new.hosts == base.hosts:
+        return k0
+    pairs = [t if t is not None else base_totals(w) for w, t in zip(works, totals, strict=True)]
+    total = np.array([t for t, _ in pairs], dtype=np.float64)
+    longest = np.array([m for _, m in pairs], dtype=np.float64)
+    return scaled_concurrency(
+        k0, total, longest, base, new.slots, new.hosts, new.slots_per_host
+    ).astype(np.float64, copy=False)
 
 
 def _parallelism(total_ms: float, longest_ms: float, slots: FloatArray | float) -> FloatArray:
@@ -177,10 +199,7 @@ def all_stage_times(
     else:
         totals = [None] * len(works)
     k0 = np.array([w.concurrency for w in works], dtype=np.float64)
-    k1 = np.array(
-        [expected_concurrency(w, base, new, t) for w, t in zip(works, totals, strict=True)],
-        dtype=np.float64,
-    )
+    k1 = stages_concurrency(works, base, new, totals)
     demand = np.array([w.cpu_demand for w in works], dtype=np.float64)
     disk_share = np.array([w.disk_share for w in works], dtype=np.float64)
     net_share = np.array([w.network_share for w in works], dtype=np.float64)

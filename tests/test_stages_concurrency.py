@@ -1,0 +1,63 @@
+"""`rescale.stages_concurrency`: every stage's expected concurrency in one array pass must be,
+to the bit, what `expected_concurrency` gives one stage at a time, on real logs and
+what-ifs that change slots, hosts or neither."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import perfmodel
+from perfmodel.simulate.config import ConfigError, WhatIf, apply_what_if
+from perfmodel.simulate.rescale import base_totals, expected_concurrency, stages_concurrency
+from tests.conftest import SHARED_EVENTLOGS
+
+DATA = Path(__file__).resolve().parent / "data" / "eventlogs"
+LOGS = [
+    DATA / "wordcount.zstd",
+    SHARED_EVENTLOGS / "eventlog_4nodes_8cores_dynamic_alloc.zstd",
+    SHARED_EVENTLOGS / "application_1538416563558_0014",
+]
+CHANGES = [
+    WhatIf(),
+    WhatIf(cores=1),
+    WhatIf(cores=16),
+    WhatIf(executors=1),
+    WhatIf(executors=7, executor_cores=3),
+    WhatIf(memory_bytes=512 * 1024**2),
+]
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_one_pass_equals_stage_by_stage(log: Path) -> None:
+    if not log.exists():
+        pytest.skip(f"{log} not found (shared event logs absent)")
+    analysis = perfmodel.load(log)
+    works = analysis.workload.stages
+    base = analysis.baseline
+    assert works
+    tried = 0
+    for change in CHANGES:
+        try:
+            new = apply_what_if(base, change)
+        except ConfigError:  # executors in local mode
+            continue
+        tried += 1
+        one_by_one = np.array([expected_concurrency(w, base, new) for w in works])
+        kept = [base_totals(w) if i % 2 else None for i, w in enumerate(works)]
+        at_once = stages_concurrency(works, base, new, kept)
+        assert at_once.dtype == np.float64 and at_once.shape == (len(works),)
+        assert at_once.tobytes() == one_by_one.tobytes(), change
+    assert tried >= 4
+
+
+def test_a_stage_without_task_time_keeps_its_concurrency() -> None:
+    log = DATA / "wordcount.zstd"
+    analysis = perfmodel.load(log)
+    base = analysis.baseline
+    new = apply_what_if(base, WhatIf(cores=8))
+    works = analysis.workload.stages
+    at_once = stages_concurrency(works, base, new, [(0.0, 0.0)] * len(works))
+    assert at_once.tolist() == [w.concurrency for w in works]
