@@ -16,7 +16,7 @@ differently, and compiling the workload again for every replay behind the advice
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -218,14 +218,25 @@ class Analysis:
         self, axes: Sequence[SweepAxis] | Sequence[str], fixed: WhatIf | None = None
     ) -> list[SweepPoint]:
         """Every point of a grid (``["cores=1,2,4", "mem=2g,4g"]`` or parsed axes)."""
+        return list(self.iter_sweep(axes, fixed))
+
+    def iter_sweep(
+        self, axes: Sequence[SweepAxis] | Sequence[str], fixed: WhatIf | None = None
+    ) -> Iterator[SweepPoint]:
+        """`sweep`, one point at a time: each prediction holds every stage, so a caller that
+        writes them out as they come (``predict --sweep --json``) holds one, not the grid.
+        The axes and every point's configuration are checked before the first replay."""
         parsed = [a for a in axes if isinstance(a, SweepAxis)]
         specs = [a for a in axes if isinstance(a, str)]
         if specs:
             parsed += parse_axes(specs)
         if not parsed:
             raise ConfigError("a sweep needs at least one axis, e.g. cores=1,2,4,8")
-        points = sweep_points(parsed, fixed)
-        return [SweepPoint(settings, self.predict(change)) for settings, change in points]
+        # Every point's configuration first: a bad one is refused before anything is written.
+        targets = [
+            (settings, self.target(change)) for settings, change in sweep_points(parsed, fixed)
+        ]
+        return (SweepPoint(settings, self.predict(target)) for settings, target in targets)
 
     def advice(self, max_stages: int = 3) -> list[Advice]:
         """Advice for the application and its most expensive stages, each line a replay."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 import msgspec
@@ -52,21 +52,41 @@ def dump(value: Any, out: TextIO, indent: int | None = 2) -> None:
     members, and each item of its lists, are encoded one at a time, so the whole document
     never sits in memory at once (a 95,000-stage diagnosis is ~220 MB of JSON). A
     dataclass is written as `dataclasses.asdict` would make it, without making it."""
-    buffer = getattr(out, "buffer", None)
-    if buffer is not None:
-        out.flush()
-        write = buffer.write
-    else:
-
-        def write(data: bytes) -> None:
-            out.write(data.decode())
-
+    write, flush = _bytes_writer(out)
     if not indent or not (isinstance(value, dict) or _is_dataclass_instance(value)):
         write(encode(value, indent) + b"\n")
     else:
         _dump_members(value, write, indent)
+    flush()
+
+
+def dump_items(items: Iterable[Any], out: TextIO, indent: int = 2) -> None:
+    """A JSON array on ``out``, each item written as soon as ``items`` yields it (a sweep's
+    points, each a whole prediction): neither the items nor the document are ever all in
+    memory. The layout is `dumps`' for the same list."""
+    write, flush = _bytes_writer(out)
+    pad = b" " * indent
+    first = True
+    for item in items:
+        text = encode(item, indent).replace(b"\n", b"\n" + pad)
+        write((b"[\n" if first else b",\n") + pad + text)
+        first = False
+    write(b"[]\n" if first else b"\n]\n")
+    flush()
+
+
+def _bytes_writer(out: TextIO) -> tuple[Callable[[bytes], object], Callable[[], None]]:
+    """Write bytes to ``out``: straight to its binary buffer where it has one (stdout),
+    after what was already written to it as text."""
+    buffer = getattr(out, "buffer", None)
     if buffer is not None:
-        buffer.flush()
+        out.flush()
+        return buffer.write, buffer.flush
+
+    def write(data: bytes) -> None:
+        out.write(data.decode())
+
+    return write, lambda: None
 
 
 def _is_dataclass_instance(value: Any) -> bool:

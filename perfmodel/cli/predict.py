@@ -8,10 +8,13 @@ printed with the option that would replace it. Bad input ends with one message, 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from perfmodel.cli.collector import without_cycle_collector
 
 # The simulator and the Spark front end are imported by the command, not here: every
 # `perfmodel` invocation (`record` included) imports this module to build the CLI.
@@ -80,7 +83,7 @@ def predict(
 ) -> None:
     """Predict the runtime and bottleneck under other resources (what-if replay)."""
     from perfmodel.analysis import load
-    from perfmodel.jsonout import dumps
+    from perfmodel.jsonout import dump, dump_items
     from perfmodel.report.prediction_text import render_prediction, render_sweep
     from perfmodel.simulate.config import BaselineOverrides, ConfigError, WhatIf
     from perfmodel.simulate.sweep import is_axis_spec, parse_axes
@@ -116,20 +119,24 @@ def predict(
     source, remembered, attempt = _resolve_path(path, attempt)
     if not Path(source).exists():
         raise ConfigError(f"{source}: no such file or directory")
-    analysis = load(source, attempt, code_vectors=code_vectors, overrides=overrides)
-    if axes is not None:
-        points = analysis.sweep(axes, change)
+
+    def run() -> None:
+        analysis = load(source, attempt, code_vectors=code_vectors, overrides=overrides)
+        if axes is not None:
+            points = analysis.iter_sweep(axes, change)
+            if as_json:  # written point by point: one prediction in memory, not the grid
+                items = ({"settings": p.settings, **p.prediction.as_dict()} for p in points)
+                dump_items(items, sys.stdout)
+            else:  # the table needs no stage: a point keeps its summary only
+                typer.echo(render_sweep([p.summary() for p in points], source, remembered))
+            return
+        prediction = analysis.predict(change)
         if as_json:
-            payload = [{"settings": pt.settings, **pt.prediction.as_dict()} for pt in points]
-            typer.echo(dumps(payload))
+            dump(prediction.as_dict(), sys.stdout)
         else:
-            typer.echo(render_sweep(points, source, remembered))
-        return
-    prediction = analysis.predict(change)
-    if as_json:
-        typer.echo(dumps(prediction.as_dict()))
-    else:
-        typer.echo(render_prediction(prediction, source, remembered, change))
+            typer.echo(render_prediction(prediction, source, remembered, change))
+
+    without_cycle_collector(run)
 
 
 def _resolve_path(path: str | None, attempt: str | None) -> tuple[str, bool, str | None]:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from perfmodel.cli.collector import without_cycle_collector
+
 if TYPE_CHECKING:
     from perfmodel.recommend.api import Recommendation
     from perfmodel.recommend.search import Point
@@ -107,19 +109,21 @@ def recommend(
     )
     progress = None if as_json else _progress()
     try:
-        answer = run_recommend(
-            path,
-            catalog,
-            request,
-            baseline_machine=baseline_machine,
-            baseline_cpu_speed=baseline_cpu_speed,
-            baseline_disk_bw=parse_bandwidth(baseline_disk_bw) if baseline_disk_bw else None,
-            baseline_net_bw=parse_bandwidth(baseline_net_bw) if baseline_net_bw else None,
-            history=history,
-            store=store,
-            attempt=attempt,
-            code_vectors=code_vectors,
-            progress=progress,
+        answer = without_cycle_collector(
+            lambda: run_recommend(
+                path,
+                catalog,
+                request,
+                baseline_machine=baseline_machine,
+                baseline_cpu_speed=baseline_cpu_speed,
+                baseline_disk_bw=parse_bandwidth(baseline_disk_bw) if baseline_disk_bw else None,
+                baseline_net_bw=parse_bandwidth(baseline_net_bw) if baseline_net_bw else None,
+                history=history,
+                store=store,
+                attempt=attempt,
+                code_vectors=code_vectors,
+                progress=progress,
+            )
         )
     finally:
         if progress is not None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from perfmodel.cli.collector import without_cycle_collector
 from perfmodel.profile.codecs import DEFAULT_MAX_DECOMPRESSED
 
 
@@ -41,12 +42,15 @@ def register(app: typer.Typer) -> None:
         from perfmodel.analysis import load
         from perfmodel.report.html import application_page, write_html
 
-        status = Console(stderr=True)
-        with status.status(f"Analysing {eventlog} …", spinner="dots") as spinner:
-            analysis = load(eventlog, attempt, max_decompressed_bytes=max_decompressed)
-            spinner.update("Building the report …")
-            page = application_page(analysis)
-            written = write_html(page, out)
+        def run() -> Path:
+            status = Console(stderr=True)
+            with status.status(f"Analysing {eventlog} …", spinner="dots") as spinner:
+                analysis = load(eventlog, attempt, max_decompressed_bytes=max_decompressed)
+                spinner.update("Building the report …")
+                page = application_page(analysis)
+                return write_html(page, out)
+
+        written = without_cycle_collector(run)
         typer.echo(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB)", err=True)
         if open_page:
             webbrowser.open(written.resolve().as_uri())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from perfmodel.simulate.config import ClusterConfig, ConfigError, WhatIf, apply_what_if
 from perfmodel.simulate.replay import Prediction, replay_baseline, replay_workload
@@ -48,6 +48,11 @@ class SweepPoint:
 
     settings: dict[str, str]
     prediction: Prediction
+
+    def summary(self) -> SweepPoint:
+        """The point without its per-stage predictions (what a table of the grid shows):
+        on a log of thousands of stages they are most of a point's memory."""
+        return SweepPoint(self.settings, replace(self.prediction, stages=[]))
 
 
 def is_axis_spec(text: str) -> bool:
