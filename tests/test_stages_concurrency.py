@@ -4,6 +4,7 @@ what-ifs that change slots, hosts or neither."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,12 @@ import pytest
 
 import perfmodel
 from perfmodel.simulate.config import ConfigError, WhatIf, apply_what_if
-from perfmodel.simulate.rescale import base_totals, expected_concurrency, stages_concurrency
+from perfmodel.simulate.rescale import (
+    all_stage_times,
+    base_totals,
+    expected_concurrency,
+    stages_concurrency,
+)
 from tests.conftest import SHARED_EVENTLOGS
 
 DATA = Path(__file__).resolve().parent / "data" / "eventlogs"
@@ -61,3 +67,16 @@ def test_a_stage_without_task_time_keeps_its_concurrency() -> None:
     works = analysis.workload.stages
     at_once = stages_concurrency(works, base, new, [(0.0, 0.0)] * len(works))
     assert at_once.tolist() == [w.concurrency for w in works]
+
+
+def test_co_running_cpu_change_is_a_plain_float() -> None:
+    """A stage whose co-running moves its CPU work gave a numpy float, which made the
+    prediction's runtime (through the CPU floor) and the recommender's bounds numpy floats
+    that `json.dumps` refuses (a flaky end-to-end test, whichever point was cheapest)."""
+    analysis = perfmodel.load(DATA / "wordcount.zstd")
+    base = analysis.baseline
+    works = [replace(w, co_running=0.5) for w in analysis.workload.stages]
+    times = all_stage_times(works, base, apply_what_if(base, WhatIf(cores=1)))
+    changes = [t.cpu_work_change_ms for t in times]
+    assert any(c != 0.0 for c in changes)
+    assert all(type(c) is float for c in changes)

@@ -243,6 +243,7 @@ def all_stage_times(
     out_list: list[StageTimes] = []
     k0s, k1s, disk_fs = k0.tolist(), k1.tolist(), disk_f.tolist()
     cpu_fs, gc_fs, net_fs = cpu_f.tolist(), gc_f.tolist(), net_f.tolist()
+    co_addeds = co_added.tolist()  # Python floats: a prediction's figures are plain floats
     for i, work in enumerate(works):
         key = None
         if cache is not None:
@@ -267,8 +268,8 @@ def all_stage_times(
             out[CPU] = np.maximum(thread, 0.0) * cpu_fs[i]
             out[CPU_OTHER] = (c[CPU_OTHER] + np.minimum(thread, 0.0)) * cpu_fs[i]
             cpu_change = float(spill_cpu_change.sum())
-        if co_added[i] != 0.0 and cpu_fs[i] > 0:
-            cpu_change += float(out[CPU].sum() + out[CPU_OTHER].sum()) / cpu_fs[i] * co_added[i]
+        if co_addeds[i] != 0.0 and cpu_fs[i] > 0:
+            cpu_change += float(out[CPU].sum() + out[CPU_OTHER].sum()) / cpu_fs[i] * co_addeds[i]
         times = StageTimes(
             durations=out.sum(axis=0),
             component_ms=out.sum(axis=1),
