@@ -16,6 +16,12 @@ with and without damage accounting) reports the paired ratio with a 95% confiden
 so two checkouts can be compared. Targets (issue 19): diagnose ≥ 3× the loop on a and b; time
 per stage flat within 1.5× over the series; peak RSS ≤ 300 MB on a; a 50-point sweep on a
 ≤ 5× one diagnose. Issue 20: accounting ≤ 3% of diagnose on a.
+
+Two baselines are timed: the issue's ``zstd -dc | json.loads`` pipe (two processes, so two
+cores), on which the verdict is given, and the stricter in-process loop (zstandard and
+json.loads in one process). A third process, the floor, starts Python with the modules
+ingest needs, decompresses and decodes every event with perfmodel's schemas and stops: the
+most any diagnose of this design can reach, and what is left for the analysis at 3×.
 """
 
 from __future__ import annotations
@@ -341,7 +347,7 @@ def bench_log(args: argparse.Namespace, name: str, log: Path) -> dict[str, objec
     commands = {"loop": loop_argv(log), "diagnose": diagnose_argv(args.perfmodel, log)}
     if not args.no_floor:
         commands["floor"] = floor_argv(log)
-    if args.pipe:
+    if not args.no_pipe:
         commands["pipe"] = pipe_argv(log)
     ms = alternate(commands, args.runs, args.timeout, name)
     result: dict[str, object] = {
@@ -353,24 +359,27 @@ def bench_log(args: argparse.Namespace, name: str, log: Path) -> dict[str, objec
         result[kind] = summary(runs, found.raw_bytes)
         result[kind + "_runs"] = [asdict(m) for m in runs]
         print(f"  {kind:9s} {_fmt(result[kind], args.timeout)}")  # type: ignore[arg-type]
-    loop, diag = result["loop"], result["diagnose"]
-    if loop["ok"] and diag["ok"]:  # type: ignore[index]
-        speed = loop["wall_s"] / diag["wall_s"]  # type: ignore[index]
-        cpu = loop["cpu_s"] / diag["cpu_s"]  # type: ignore[index]
-        result["speedup_vs_loop"] = speed
-        result["speedup_vs_loop_cpu"] = cpu
-        print(f"  diagnose speed vs loop: {speed:.2f}x wall, {cpu:.2f}x cpu (target >= 3x)")
-    floor = result.get("floor")
-    if isinstance(floor, dict) and floor["ok"] and loop["ok"]:  # type: ignore[index]
-        ceiling = loop["wall_s"] / floor["wall_s"]  # type: ignore[index]
-        left = loop["wall_s"] / 3 - floor["wall_s"]  # type: ignore[index]
-        result["ceiling_vs_loop"] = ceiling
-        result["left_for_analysis_at_3x_s"] = left
-        print(
-            f"  floor (start-up + decompress + decode every event, no analysis): loop / floor "
-            f"= {ceiling:.2f}x, the most any diagnose of this design can reach; at 3x the "
-            f"whole analysis and output would have {left * 1000:.0f} ms"
-        )
+    diag, floor = result["diagnose"], result.get("floor")
+    for base in ("loop", "pipe"):  # the in-process loop, and the issue's own form of it
+        ref = result.get(base)
+        if not isinstance(ref, dict) or not ref["ok"]:
+            continue
+        if diag["ok"]:  # type: ignore[index]
+            speed = ref["wall_s"] / diag["wall_s"]  # type: ignore[index]
+            cpu = ref["cpu_s"] / diag["cpu_s"]  # type: ignore[index]
+            result[f"speedup_vs_{base}"] = speed
+            result[f"speedup_vs_{base}_cpu"] = cpu
+            print(f"  diagnose vs {base}: {speed:.2f}x wall, {cpu:.2f}x cpu (target >= 3x)")
+        if isinstance(floor, dict) and floor["ok"]:
+            ceiling = ref["wall_s"] / floor["wall_s"]
+            left = ref["wall_s"] / 3 - floor["wall_s"]
+            result[f"ceiling_vs_{base}"] = ceiling
+            result[f"left_for_analysis_at_3x_{base}_s"] = left
+            print(
+                f"  floor (start-up + decompress + decode every event, no analysis) vs {base}: "
+                f"{ceiling:.2f}x, the most any diagnose of this design can reach; at 3x the "
+                f"whole analysis and output would have {left * 1000:.0f} ms"
+            )
     return result
 
 
@@ -538,18 +547,27 @@ def targets(out: dict[str, Any]) -> dict[str, str]:
         verdicts[name] = "not measured" if value is None else f"{'PASS' if ok else 'FAIL'} {shown}"
 
     for key in ("a", "b"):
-        speed = out.get(key, {}).get("speedup_vs_loop")
-        cpu = out.get(key, {}).get("speedup_vs_loop_cpu")
-        shown = f"{speed:.2f}x wall, {cpu:.2f}x cpu" if speed else ""
+        got = out.get(key, {})
+        # The issue's baseline is `zstd -dc | json.loads` (the pipe); the in-process loop is
+        # the stricter one. The verdict is on the issue's where it was measured.
+        base = "pipe" if got.get("speedup_vs_pipe") else "loop"
+        speed = got.get(f"speedup_vs_{base}")
+        shown = ", ".join(
+            f"{got[f'speedup_vs_{b}']:.2f}x {b} wall ({got[f'speedup_vs_{b}_cpu']:.2f}x cpu)"
+            for b in ("pipe", "loop")
+            if got.get(f"speedup_vs_{b}")
+        )
         check(f"diagnose >= 3x loop on {key}", speed, bool(speed and speed >= 3), shown)
-        if out.get(key, {}).get("diagnose", {}).get("timed_out"):
+        if got.get("diagnose", {}).get("timed_out"):
             verdicts[f"diagnose >= 3x loop on {key}"] = "FAIL (diagnose timed out)"
-        ceiling = out.get(key, {}).get("ceiling_vs_loop")
-        if ceiling:
-            left = out[key]["left_for_analysis_at_3x_s"]
-            verdicts[f"  (ceiling on {key}: loop/floor)"] = (
-                f"{ceiling:.2f}x; {left * 1000:.0f} ms left for analysis and output at 3x"
-            )
+        ceilings = [
+            f"{got[f'ceiling_vs_{b}']:.2f}x {b} "
+            f"({got[f'left_for_analysis_at_3x_{b}_s'] * 1000:.0f} ms for the analysis at 3x)"
+            for b in ("pipe", "loop")
+            if got.get(f"ceiling_vs_{b}")
+        ]
+        if ceilings:
+            verdicts[f"  (ceiling on {key}: floor)"] = ", ".join(ceilings)
     rows = out.get("c", {}).get("rows", [])
     per_stage = [r["ms_per_stage"] for r in rows]
     measured = rows and all(v == v for v in per_stage)  # NaN where a log timed out
@@ -614,7 +632,11 @@ def main() -> None:
         help="run every log of the series even after a smaller one timed out",
     )
     s.add_argument("--sweep-runs", type=int, default=1, help="sweep/diagnose rounds on log a")
-    s.add_argument("--pipe", action="store_true", help="also time `zstd -dc | json.loads`")
+    s.add_argument(
+        "--no-pipe",
+        action="store_true",
+        help="skip `zstd -dc | json.loads` (the issue's baseline; the verdict then uses the loop)",
+    )
     s.add_argument(
         "--no-floor",
         action="store_true",
