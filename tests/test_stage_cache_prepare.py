@@ -1,6 +1,7 @@
 """`stage_cache._working_sets_and_idle_rows`: every stage's working set and idle rows from
 all stages' tasks at once must equal, value for value, the per-stage `working_set` and
-`_idle_rows` it replaced, including stages without tasks, -0.0, NaN and infinities."""
+idle rows it replaced (`idle_rows` below), including stages without tasks, -0.0, NaN and
+infinities."""
 
 from __future__ import annotations
 
@@ -14,8 +15,17 @@ from hypothesis import strategies as st
 
 import perfmodel
 from perfmodel.simulate.rescale import working_set
-from perfmodel.simulate.stage_cache import _idle_rows, _working_sets_and_idle_rows
-from perfmodel.simulate.stage_work import COMPONENTS, StageWork
+from perfmodel.simulate.stage_cache import _working_sets_and_idle_rows
+from perfmodel.simulate.stage_work import (
+    COMPONENTS,
+    CPU,
+    CPU_OTHER,
+    DISK,
+    GC,
+    NETWORK,
+    SPILL,
+    StageWork,
+)
 from tests.conftest import SHARED_EVENTLOGS
 
 DATA = Path(__file__).resolve().parent / "data" / "eventlogs"
@@ -26,9 +36,22 @@ LOGS = [
 ]
 
 
+def idle_rows(work: StageWork, ws: np.ndarray) -> tuple[bool, bool, bool, bool, bool]:
+    """One stage at a time, as the replay cache computed it before."""
+    c = work.components
+    return (
+        not (c[CPU].any() or c[CPU_OTHER].any()),
+        not c[GC].any(),
+        not c[NETWORK].any(),
+        not c[DISK].any(),
+        not (c[SPILL].any() or work.memory_spill.any() or np.signbit(c[SPILL]).any())
+        and bool(np.isfinite(ws).all()),
+    )
+
+
 def reference(works: list[StageWork]) -> tuple[list[np.ndarray], list[tuple[bool, ...]]]:
     sets = [working_set(w) for w in works]
-    return sets, [_idle_rows(w, ws) for w, ws in zip(works, sets, strict=True)]
+    return sets, [idle_rows(w, ws) for w, ws in zip(works, sets, strict=True)]
 
 
 def assert_same(works: list[StageWork]) -> None:
@@ -91,3 +114,4 @@ def test_no_tasks_at_all(template: StageWork) -> None:
         read_bytes=empty,
     )
     assert_same([stage, stage])
+    assert _working_sets_and_idle_rows([]) == ([], [])

@@ -1,6 +1,6 @@
 """`rescale.stages_concurrency`: every stage's expected concurrency in one array pass must be,
-to the bit, what `expected_concurrency` gives one stage at a time, on real logs and
-what-ifs that change slots, hosts or neither."""
+to the bit, what the replay computed one stage at a time before (`one_stage` below), on
+real logs and what-ifs that change slots, hosts or neither."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel.simulate.config import ConfigError, WhatIf, apply_what_if
+from perfmodel.simulate.config import ClusterConfig, ConfigError, WhatIf, apply_what_if
 from perfmodel.simulate.rescale import (
     all_stage_times,
     base_totals,
-    expected_concurrency,
+    scaled_concurrency,
     stages_concurrency,
 )
+from perfmodel.simulate.stage_work import StageWork
 from tests.conftest import SHARED_EVENTLOGS
 
 DATA = Path(__file__).resolve().parent / "data" / "eventlogs"
@@ -36,6 +37,21 @@ CHANGES = [
 ]
 
 
+def one_stage(work: StageWork, base: ClusterConfig, new: ClusterConfig) -> float:
+    """One stage at a time, as the replay computed it before."""
+    if new.slots == base.slots and new.hosts == base.hosts:
+        return work.concurrency
+    total, longest = base_totals(work)
+    k1 = scaled_concurrency(
+        work.concurrency, total, longest, base, new.slots, new.hosts, new.slots_per_host
+    )
+    return float(k1)
+
+
+def k0_of(works: list[StageWork]) -> np.ndarray:
+    return np.array([w.concurrency for w in works], dtype=np.float64)
+
+
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
 def test_one_pass_equals_stage_by_stage(log: Path) -> None:
     if not log.exists():
@@ -51,9 +67,9 @@ def test_one_pass_equals_stage_by_stage(log: Path) -> None:
         except ConfigError:  # executors in local mode
             continue
         tried += 1
-        one_by_one = np.array([expected_concurrency(w, base, new) for w in works])
+        one_by_one = np.array([one_stage(w, base, new) for w in works])
         kept = [base_totals(w) if i % 2 else None for i, w in enumerate(works)]
-        at_once = stages_concurrency(works, base, new, kept)
+        at_once = stages_concurrency(works, k0_of(works), base, new, kept)
         assert at_once.dtype == np.float64 and at_once.shape == (len(works),)
         assert at_once.tobytes() == one_by_one.tobytes(), change
     assert tried >= 4
@@ -65,7 +81,7 @@ def test_a_stage_without_task_time_keeps_its_concurrency() -> None:
     base = analysis.baseline
     new = apply_what_if(base, WhatIf(cores=8))
     works = analysis.workload.stages
-    at_once = stages_concurrency(works, base, new, [(0.0, 0.0)] * len(works))
+    at_once = stages_concurrency(works, k0_of(works), base, new, [(0.0, 0.0)] * len(works))
     assert at_once.tolist() == [w.concurrency for w in works]
 
 

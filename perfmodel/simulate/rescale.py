@@ -66,28 +66,6 @@ def mean_parallelism(durations: FloatArray, slots: int) -> float:
     return max(1.0, total / makespan)
 
 
-def expected_concurrency(
-    work: StageWork,
-    base: ClusterConfig,
-    new: ClusterConfig,
-    totals: tuple[float, float] | None = None,
-) -> float:
-    """Tasks running at once on one host under ``new``, scaled from the observed baseline.
-
-    The observed mean concurrency (which includes overlapping stages) is scaled by how
-    much more (or less) of its own parallelism the stage can use on the new slots, given
-    its task durations: per host, mean_parallelism(slots) / hosts. ``totals``: the stage's
-    `base_totals`, where the caller keeps them.
-    """
-    if new.slots == base.slots and new.hosts == base.hosts:
-        return work.concurrency
-    total, longest = totals if totals is not None else base_totals(work)
-    k1 = scaled_concurrency(
-        work.concurrency, total, longest, base, new.slots, new.hosts, new.slots_per_host
-    )
-    return float(k1)
-
-
 def base_totals(work: StageWork) -> tuple[float, float]:
     """The stage's total and longest baseline task time (ms)."""
     durations = work.components.sum(axis=0)
@@ -105,7 +83,7 @@ def scaled_concurrency(
     hosts: FloatArray | float,
     slots_per_host: FloatArray | float,
 ) -> FloatArray:
-    """`expected_concurrency` from a stage's total and longest task time, for one or many
+    """`stages_concurrency` from a stage's total and longest task time, for one or many
     targets at once (arrays of slots, hosts and slots per host; the search's lower bounds
     ask it of thousands of configurations), or for many stages at once (arrays of ``k0``,
     totals and longest times; a replay asks it of every stage)."""
@@ -125,13 +103,20 @@ def scaled_concurrency(
 
 def stages_concurrency(
     works: Sequence[StageWork],
+    k0: FloatArray,
     base: ClusterConfig,
     new: ClusterConfig,
     totals: Sequence[tuple[float, float] | None],
 ) -> FloatArray:
-    """`expected_concurrency` of every stage in one array pass (``totals``: each stage's
-    `base_totals` where the caller keeps them, else None)."""
-    k0 = np.array([w.concurrency for w in works], dtype=np.float64)
+    """Tasks of each stage running at once on one host under ``new``, scaled from the
+    observed baseline ``k0`` (each stage's `StageWork.concurrency`), all stages in one
+    array pass.
+
+    The observed mean concurrency (which includes overlapping stages) is scaled by how
+    much more (or less) of its own parallelism the stage can use on the new slots, given
+    its task durations: per host, mean_parallelism(slots) / hosts. ``totals``: each stage's
+    `base_totals` where the caller keeps them, else None.
+    """
     if new.slots == base.slots and new.hosts == base.hosts:
         return k0
     pairs = [t if t is not None else base_totals(w) for w, t in zip(works, totals, strict=True)]
@@ -199,7 +184,7 @@ def all_stage_times(
     else:
         totals = [None] * len(works)
     k0 = np.array([w.concurrency for w in works], dtype=np.float64)
-    k1 = stages_concurrency(works, base, new, totals)
+    k1 = stages_concurrency(works, k0, base, new, totals)
     demand = np.array([w.cpu_demand for w in works], dtype=np.float64)
     disk_share = np.array([w.disk_share for w in works], dtype=np.float64)
     net_share = np.array([w.network_share for w in works], dtype=np.float64)
@@ -296,9 +281,16 @@ def working_set(work: StageWork) -> FloatArray:
     memory it is given, so with ample memory the peak overstates the need; the data it
     read, deserialised (`READ_EXPANSION`), bounds it too (where the task read anything).
     """
-    spilled = work.peak_memory + work.memory_spill
-    cap = np.where(work.read_bytes > 0, work.read_bytes * READ_EXPANSION, np.inf)
-    return np.where(work.memory_spill > 0, spilled, np.minimum(work.peak_memory, cap))
+    return working_set_of(work.peak_memory, work.memory_spill, work.read_bytes)
+
+
+def working_set_of(
+    peak_memory: FloatArray, memory_spill: FloatArray, read_bytes: FloatArray
+) -> FloatArray:
+    """`working_set` from per-task arrays: one stage's, or many stages' laid end to end."""
+    spilled = peak_memory + memory_spill
+    cap = np.where(read_bytes > 0, read_bytes * READ_EXPANSION, np.inf)
+    return np.where(memory_spill > 0, spilled, np.minimum(peak_memory, cap))
 
 
 def spill_cpu_rate(work: StageWork) -> float:

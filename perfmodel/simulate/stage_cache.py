@@ -17,7 +17,7 @@ import numpy as np
 
 from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
-from perfmodel.simulate.rescale import READ_EXPANSION, StageTimes, base_totals, working_set
+from perfmodel.simulate.rescale import StageTimes, base_totals, working_set_of
 from perfmodel.simulate.stage_work import CPU, CPU_OTHER, DISK, GC, NETWORK, SPILL, StageWork
 
 CACHE_REPLAYS = 16
@@ -109,38 +109,27 @@ class StageTimesCache:
             self.held -= old.durations.size
 
 
-def _idle_rows(work: StageWork, ws: np.ndarray) -> tuple[bool, bool, bool, bool, bool]:
-    """One stage's `StageTimesCache.idle` (the reference `_working_sets_and_idle_rows`
-    is tested against)."""
-    c = work.components
-    return (
-        not (c[CPU].any() or c[CPU_OTHER].any()),
-        not c[GC].any(),
-        not c[NETWORK].any(),
-        not c[DISK].any(),
-        not (c[SPILL].any() or work.memory_spill.any() or np.signbit(c[SPILL]).any())
-        and bool(np.isfinite(ws).all()),
-    )
-
-
 def _working_sets_and_idle_rows(
     works: Sequence[StageWork],
 ) -> tuple[list[np.ndarray], list[tuple[bool, bool, bool, bool, bool]]]:
-    """Every stage's `working_set` and `_idle_rows` from the tasks of all stages at once.
+    """Every stage's `working_set`, and whether its CPU, GC, network and disk rows are all
+    zero and whether it never spilled (its working set finite), from the tasks of all
+    stages at once.
 
     A log of many small stages (thousands of stages of two tasks) paid a dozen numpy calls
     per stage here, most of a what-if replay's preparation; the same element-wise values
     and per-stage "any" come from one pass over the stages' tasks laid end to end.
     """
+    if not works:
+        return [], []
     sizes = np.fromiter((w.components.shape[1] for w in works), np.int64, len(works))
-    if not sizes.sum():
-        return [working_set(w) for w in works], [_idle_rows(w, working_set(w)) for w in works]
     c = np.concatenate([w.components for w in works], axis=1)
     spilled = np.concatenate([w.memory_spill for w in works])
-    peak = np.concatenate([w.peak_memory for w in works])
-    read = np.concatenate([w.read_bytes for w in works])
-    cap = np.where(read > 0, read * READ_EXPANSION, np.inf)
-    ws = np.where(spilled > 0, peak + spilled, np.minimum(peak, cap))
+    ws = working_set_of(
+        np.concatenate([w.peak_memory for w in works]),
+        spilled,
+        np.concatenate([w.read_bytes for w in works]),
+    )
     ends = np.cumsum(sizes)
     sets = np.split(ws, ends[:-1])
 
