@@ -1,4 +1,4 @@
-"""Runs of whole zstd frames decoded in one call (`codec_streams._whole_frame_runs`).
+"""Runs of whole zstd frames decoded in one call (`zstd_frames.whole_frame_runs`).
 
 Spark's zstd-jni writes one small frame per flush, tens of thousands in a big log; decoding
 them a run at a time must give the same bytes, the same bounded pieces and the same damage
@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfmodel.profile import codec_streams
-from perfmodel.profile.codec_streams import ZSTD_MAX_BLOCK, _whole_frame_runs, _ZstdFrameTracker
 from perfmodel.profile.codecs import DEFAULT_CHUNK_SIZE, StreamProblem, iter_decompressed
+from perfmodel.profile.zstd_frames import ZSTD_MAX_BLOCK, ZstdFrameTracker, whole_frame_runs
 
 BATCH = DEFAULT_CHUNK_SIZE // ZSTD_MAX_BLOCK
 """Blocks in a run when pieces are the default size."""
@@ -50,7 +50,7 @@ def read(path: Path) -> tuple[bytes, str | None]:
 def test_many_small_frames_decode_in_few_calls(tmp_path: Path) -> None:
     texts = [events(20, 20 * i) for i in range(300)]
     raw = b"".join(frames(texts))
-    runs = _whole_frame_runs(raw, 0, len(raw), BATCH)
+    runs = whole_frame_runs(raw, 0, len(raw), BATCH)
     assert runs and runs[-1] == len(raw)
     assert len(runs) <= 300 // BATCH + 1  # one block per small frame
     p = tmp_path / "many.zstd"
@@ -61,8 +61,8 @@ def test_many_small_frames_decode_in_few_calls(tmp_path: Path) -> None:
 def test_a_run_never_holds_more_blocks_than_allowed() -> None:
     text = os.urandom(400_000)  # incompressible: raw blocks of 128 KiB, four per frame
     raw = b"".join(frames([text] * 5))
-    assert _whole_frame_runs(raw, 0, len(raw), 3) == []  # a frame of 4 blocks is never batched
-    runs = _whole_frame_runs(raw, 0, len(raw), 8)
+    assert whole_frame_runs(raw, 0, len(raw), 3) == []  # a frame of 4 blocks is never batched
+    runs = whole_frame_runs(raw, 0, len(raw), 8)
     assert runs == [2 * len(raw) // 5, 4 * len(raw) // 5, len(raw)]
 
 
@@ -94,7 +94,7 @@ def test_damage_inside_a_run_keeps_every_frame_before_it(
     bad[12:30] = bytes(b ^ 0x5A for b in bad[12:30])
     parts[25] = bytes(bad)
     raw = b"".join(parts)
-    runs = _whole_frame_runs(raw, 0, len(raw), BATCH)
+    runs = whole_frame_runs(raw, 0, len(raw), BATCH)
     assert runs[-1] == len(raw) and 25 % BATCH  # the damaged frame is inside a run
     p = tmp_path / "bad.zstd"
     p.write_bytes(raw)
@@ -113,7 +113,7 @@ def test_skippable_frames_and_reserved_bits_leave_the_run(tmp_path: Path) -> Non
     p = tmp_path / "skip.zstd"
     p.write_bytes(raw)
     assert read(p) == (b"".join(texts), None)
-    runs = _whole_frame_runs(raw, 0, len(raw), BATCH)
+    runs = whole_frame_runs(raw, 0, len(raw), BATCH)
     assert runs[-1] == len(b"".join(parts[:10]))  # the walk stops at the skippable frame
 
     reserved = bytearray(parts[5])
@@ -148,7 +148,7 @@ def test_runs_and_the_careful_path_agree(sizes: list[int], cut: int, max_blocks:
     raw = b"".join(frames(texts))[:cut]
     outputs = []
     for batch in (0, max_blocks):
-        tracker = _ZstdFrameTracker()
+        tracker = ZstdFrameTracker()
         ends = tracker.feed(raw, batch)
         if tracker.error is None:
             ends.append(len(raw))
