@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perfmodel.profile.recording_cost import RECORDING_THREAD_PREFIXES, stat_cpu_s
+from perfmodel.profile.record.cost import RECORDING_THREAD_PREFIXES, stat_cpu_s
 
 THREAD_GROUPS: tuple[tuple[str, str], ...] = (
     ("C2 CompilerThre", "jit"),

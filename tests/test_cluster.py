@@ -132,10 +132,10 @@ def test_failed_up_leaves_nothing(clean_name: str, monkeypatch: pytest.MonkeyPat
 @needs_cluster
 @pytest.mark.parametrize("jvm_sampler", ["jfr", "plugin"])
 def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path, jvm_sampler: str) -> None:
-    from perfmodel.dag.spark import build_profile
     from perfmodel.profile import bundle
-    from perfmodel.profile.record import record
-    from perfmodel.profile.record_setup import RecordOptions
+    from perfmodel.profile.record.run import record
+    from perfmodel.profile.record.setup import RecordOptions
+    from perfmodel.spark.load import build_profile
 
     spec = cluster.ClusterSpec(name=clean_name, subnet=TEST_SUBNET, rate_mbit=RATE_MBIT)
     state = cluster.up(spec)

@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 
 import perfmodel
 from perfmodel.cli import build_app
-from perfmodel.dag.spark import build_profile
 from perfmodel.errors import DecompressionLimitError, NotAnEventLogError
 from perfmodel.profile.quality import DAMAGE_KINDS
 from perfmodel.report.render import render_diagnosis
+from perfmodel.spark.load import build_profile
 from tests.fuzz_support import PLAIN_LOG, ROLLING_LOG, ZSTD_LOG, shared_log
 
 UNKNOWN = b'{"Event":"com.example.MyListenerEvent","Payload":[1,2,3]}'

@@ -12,7 +12,7 @@ import pytest
 from perfmodel.experiment.accuracy import PairResult, interval_coverage
 from perfmodel.experiment.calibrate import calibrate, residuals_of
 from perfmodel.experiment.split import load_split
-from perfmodel.experiment.store import RunOutcome, RunStore
+from perfmodel.runs.store import RunOutcome, RunStore
 from perfmodel.simulate.intervals import (
     BARE_LOG,
     BUNDLE,

@@ -116,7 +116,7 @@ def test_evaluate_pairs_link_rates_and_labels_every_pair(tmp_path: Path) -> None
     "run" read from a real event log: every pair is predicted, labelled by what it changes,
     and summarised per kind; the faster link is given to the replay as its bandwidth."""
     from perfmodel.experiment.accuracy import evaluate
-    from perfmodel.experiment.store import RunOutcome, RunStore
+    from perfmodel.runs.store import RunOutcome, RunStore
 
     if not WORDCOUNT.exists():
         pytest.skip(f"{WORDCOUNT} not found")

@@ -167,8 +167,8 @@ def record_command(
 
     Example: perfmodel cluster record -o run1 -- spark-submit app.py
     """
-    from perfmodel.profile.record import record
-    from perfmodel.profile.record_setup import RecordOptions
+    from perfmodel.profile.record.run import record
+    from perfmodel.profile.record.setup import RecordOptions
 
     state = _state(name)
     options = RecordOptions(

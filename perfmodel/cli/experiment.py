@@ -16,8 +16,8 @@ from typing import Annotated, Any
 
 import typer
 
-from perfmodel.experiment.store import RunRow, RunStore, default_store_path
 from perfmodel.jsonout import dumps
+from perfmodel.runs.store import RunRow, RunStore, default_store_path
 
 StoreOption = Annotated[
     Path | None,
@@ -85,7 +85,7 @@ def experiment_run(
     """Run every configuration of SPEC, recording each run into the store."""
     from perfmodel.experiment.runner import RunReport, run_experiment
     from perfmodel.experiment.spec import load_spec
-    from perfmodel.profile.children import find_orphans
+    from perfmodel.profile.record.children import find_orphans
 
     spec = load_spec(spec_path).with_overrides(
         _params(param), repetitions=repetitions, warmups=warmups, only=only

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import typer
 
-from perfmodel.profile import bundle, bundle_write
+from perfmodel.profile import bundle
+from perfmodel.profile.record import bundle_write
 
 
 class JvmSampler(StrEnum):
@@ -87,8 +88,8 @@ def register(app: typer.Typer) -> None:
         """
         # Imported here: the recorder pulls in the JFR reader and pyarrow (~0.25 s), which
         # every other command would otherwise wait for at start-up.
-        from perfmodel.profile.record import record
-        from perfmodel.profile.record_setup import RecordOptions
+        from perfmodel.profile.record.run import record
+        from perfmodel.profile.record.setup import RecordOptions
 
         target = out or _default_out()
         options = RecordOptions(
@@ -123,7 +124,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create."),
     ) -> None:
         """Build a bundle from recordings collected elsewhere (e.g. on a cluster)."""
-        from perfmodel.dag.spark import build_profile
+        from perfmodel.spark.load import build_profile
 
         for path in [eventlog, *jfr_files, *pyspy_files]:
             if not path.exists():
@@ -158,7 +159,7 @@ def register(app: typer.Typer) -> None:
             stem = "all"
         else:
             from perfmodel.dag.samples import attribute_samples
-            from perfmodel.dag.spark import build_profile
+            from perfmodel.spark.load import build_profile
 
             loaded = build_profile(bundle.find_event_log(bundle_dir))
             attributed = attribute_samples(loaded.profile, samples)

@@ -34,7 +34,6 @@ from perfmodel import __version__
 from perfmodel.errors import PerfmodelError
 from perfmodel.experiment.slot_only import slot_only_seconds
 from perfmodel.experiment.split import Split
-from perfmodel.experiment.store import RunRow, RunStore
 from perfmodel.experiment.variants import BARE_LOG, VARIANTS, load_variants, record_variant
 from perfmodel.experiment.what_if_kind import (
     KindAccuracy,
@@ -43,6 +42,7 @@ from perfmodel.experiment.what_if_kind import (
     summarise_kinds,
     target_link_bandwidth,
 )
+from perfmodel.runs.store import RunRow, RunStore
 from perfmodel.simulate.config import (
     DEFAULT_MEMORY_BYTES,
     BaselineOverrides,
@@ -97,7 +97,7 @@ class PairResult:
     kind: str = ""
     """Which what-if the pair tests (`perfmodel.experiment.what_if_kind`)."""
     workload_class: str = ""
-    """The baseline profile's class (`perfmodel.dag.pyspark_work.workload_class`)."""
+    """The baseline profile's class (`perfmodel.spark.pyspark_work.workload_class`)."""
     widening: float = math.nan
     """The interval's widening for this prediction (what calibration takes out again)."""
     bare_log_low_s: float = math.nan

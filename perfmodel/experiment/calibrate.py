@@ -18,7 +18,7 @@ from pathlib import Path
 
 from perfmodel.experiment.accuracy import PairResult, evaluate
 from perfmodel.experiment.split import FIT, Split
-from perfmodel.experiment.store import RunStore
+from perfmodel.runs.store import RunStore
 from perfmodel.simulate.intervals import (
     BARE_LOG,
     BUNDLE,

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from perfmodel.experiment.split import FIT, Split
-from perfmodel.experiment.store import RunRow, RunStore
+from perfmodel.runs.store import RunRow, RunStore
 from perfmodel.simulate import jit_load
 
 
@@ -68,7 +68,7 @@ class CoRunning:
 def run_cpu(run: RunRow) -> RunCpu | None:
     """A run's `RunCpu` from its bundle (None where it has none or no task CPU)."""
     from perfmodel.dag.concurrency import task_concurrency
-    from perfmodel.dag.spark import build_profile
+    from perfmodel.spark.load import build_profile
 
     if not run.bundle_path or not run.cores:
         return None

@@ -30,7 +30,7 @@ from perfmodel.experiment.accuracy import (  # noqa: E402
     predict,
     slot_only,
 )
-from perfmodel.experiment.store import RunRow  # noqa: E402
+from perfmodel.runs.store import RunRow  # noqa: E402
 from perfmodel.simulate.stage_work import COMPONENTS  # noqa: E402
 
 GIB = float(1 << 30)

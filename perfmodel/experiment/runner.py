@@ -1,6 +1,6 @@
 """Running a spec: every configuration × (warm-ups + repetitions), each run recorded and stored.
 
-Each run goes through `perfmodel.profile.record.record` (a profile bundle per run, so any
+Each run goes through `perfmodel.profile.record.run.record` (a profile bundle per run, so any
 run can later serve as the baseline of a prediction); `record` also monitors the run's
 process tree (CPU, memory, I/O), and the runner stores what it measured. The run's row is
 written before the command starts and completed after; any exception — including Ctrl-C
@@ -28,10 +28,10 @@ from perfmodel.errors import PerfmodelError
 from perfmodel.experiment.cluster import ClusterState
 from perfmodel.experiment.cluster_runs import ClusterSession
 from perfmodel.experiment.spec import ExperimentSpec, RunConfig, substitute
-from perfmodel.experiment.store import RunOutcome, RunStore, Sample, StageRow
-from perfmodel.profile.monitor import IGNORED_NAMES, ResourceSummary
-from perfmodel.profile.record import record
-from perfmodel.profile.record_setup import RecordOptions
+from perfmodel.profile.record.monitor import IGNORED_NAMES, ResourceSummary
+from perfmodel.profile.record.run import record
+from perfmodel.profile.record.setup import RecordOptions
+from perfmodel.runs.store import RunOutcome, RunStore, Sample, StageRow
 
 QUIET_CONF = (
     ("spark.ui.enabled", "false"),
@@ -331,7 +331,7 @@ class _Watchdog:
 
 def profile_summary(bundle: Path) -> tuple[float, list[StageRow]]:
     """The application's runtime by its event log, and a per-stage summary."""
-    from perfmodel.dag.spark import build_profile  # heavy import, only after a run
+    from perfmodel.spark.load import build_profile  # heavy import, only after a run
 
     profile = build_profile(bundle).profile
     rows = []

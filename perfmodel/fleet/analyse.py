@@ -35,7 +35,7 @@ from perfmodel.fleet.scenarios import Scenario
 
 if TYPE_CHECKING:
     from perfmodel.analysis import Analysis
-    from perfmodel.report.diagnosis import Diagnosis
+    from perfmodel.analysis.diagnosis import Diagnosis
 
 SKEW_FACTOR = 3.0
 SKEW_MIN_TASK_S = 1.0

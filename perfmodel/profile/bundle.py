@@ -18,7 +18,7 @@ import msgspec
 
 from perfmodel import __version__
 from perfmodel.errors import PerfmodelError
-from perfmodel.profile.monitor import ResourceSample
+from perfmodel.profile.record.monitor import ResourceSample
 
 if TYPE_CHECKING:
     import pyarrow as pa

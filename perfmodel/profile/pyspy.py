@@ -6,7 +6,7 @@ py-spy's start-up, a few milliseconds). Chrometrace records *changes* of a threa
 samples are rebuilt from the time each stack lasted. ``--idle`` is on so that a thread's stack is
 refreshed at every sample; without it a thread that went idle would keep its last busy stack until
 it woke up, smearing busy time over idle time. Recording (one py-spy per Python process, started
-and stopped as processes come, go busy and go idle): `perfmodel.profile.pyspy_recorder`.
+and stopped as processes come, go busy and go idle): `perfmodel.profile.record.pyspy_recorder`.
 """
 
 from __future__ import annotations

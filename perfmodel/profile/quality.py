@@ -108,7 +108,7 @@ class DataQuality:
             where = f"{problem.file}:{problem.line}" if problem.line else problem.file
             self.add(kind, where)
         if event_counts:
-            from perfmodel.profile.spark_events import is_known_event
+            from perfmodel.spark.events import is_known_event
 
             for name, n in event_counts.items():
                 if n and not is_known_event(name):

@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from perfmodel.analysis.diagnosis import Diagnosis, StageDiagnosis, short_function, short_name
 from perfmodel.dag.decomposition import COMPONENTS
-from perfmodel.report.diagnosis import Diagnosis, StageDiagnosis, short_function, short_name
 
 MAX_STAGE_ROWS = 25
 MAX_NAME_CHARS = 120

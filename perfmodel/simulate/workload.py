@@ -87,7 +87,7 @@ def compile_workload(
 ) -> Workload:
     """Split every task's time into components and lay out the observed timeline.
 
-    ``demands``: cores per task estimated from a bare log (`perfmodel.embed.bare_demand`),
+    ``demands``: cores per task estimated from a bare log (`perfmodel.spark.bare_demand`),
     used for stages whose demand the profile did not measure and no code vector sets.
     ``fallback``: per stage, the share of its on-CPU samples in an aggregation's fallback
     to sorting (`perfmodel.dag.fallback_samples`), where a bundle has samples."""

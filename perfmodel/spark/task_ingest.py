@@ -31,8 +31,8 @@ from perfmodel.dag.tasks import (
     TaskColumns,
     TaskTable,
 )
-from perfmodel.profile import spark_events as ev
 from perfmodel.profile.quality import DataQuality
+from perfmodel.spark import events as ev
 
 MAX_VALUE = float(1 << 53)
 """Largest count, size or time kept (exact in float64: 9 PB, 285 years of ms); larger

@@ -3,7 +3,7 @@
 Events are folded into the profile one line at a time, so memory grows with the DAG
 (jobs, stages, task attempts) and never with the log. Bad lines are reported with file
 and line number and skipped; the rest is still analysed. This module reads: files,
-blocks of lines and damaged text; `perfmodel.dag.profile_builder` folds the decoded events.
+blocks of lines and damaged text; `perfmodel.spark.builder` folds the decoded events.
 """
 
 from __future__ import annotations
@@ -20,10 +20,8 @@ from typing import Any
 import msgspec
 
 from perfmodel.dag.model import ApplicationProfile, HostUsage
-from perfmodel.dag.profile_builder import ProfileBuilder
 from perfmodel.errors import NotAnEventLogError
 from perfmodel.profile import jvm_cpu, thread_cpu
-from perfmodel.profile import spark_events as ev
 from perfmodel.profile.bundle import find_event_log, is_bundle, load_resources, read_manifest
 from perfmodel.profile.eventlog import (
     DEFAULT_MAX_DECOMPRESSED,
@@ -34,6 +32,8 @@ from perfmodel.profile.eventlog import (
     resolve_event_log,
 )
 from perfmodel.profile.quality import DataQuality
+from perfmodel.spark import events as ev
+from perfmodel.spark.builder import ProfileBuilder
 
 SNIFF_LINES = 200
 """Lines read before a file with no Spark event in them is declared not an event log."""

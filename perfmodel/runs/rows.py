@@ -1,6 +1,6 @@
 """The run store's row types: what a run, its stages, samples and outcome look like in Python.
 
-Split from `perfmodel.experiment.store` so that module holds only the database (connection,
+Split from `perfmodel.runs.store` so that module holds only the database (connection,
 migration, crash recovery, the SQL of each read and write) while these plain dataclasses,
 which the runner, accuracy, plots and recommend code pass around, stand on their own.
 """

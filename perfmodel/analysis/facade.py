@@ -20,24 +20,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from perfmodel.analysis.diagnosis import Diagnosis, diagnose
+from perfmodel.analysis.sample_views import add_code_vectors, add_sample_views
 from perfmodel.dag.fallback_samples import fallback_shares
 from perfmodel.dag.model import ApplicationProfile, StageKey
-from perfmodel.dag.pyspark_work import workload_class
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile, attribute_samples
-from perfmodel.dag.spark import LoadedProfile, build_profile, gc_paused
-from perfmodel.embed.bare_demand import (
-    BareLogEstimates,
-    advice_assumptions,
-    application_assumption,
-    assumption_notes,
-    estimate_bare_log,
-)
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import load_samples
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
-from perfmodel.report.diagnosis import Diagnosis, diagnose
-from perfmodel.report.pipeline import add_code_vectors, add_sample_views
 from perfmodel.simulate.advice import Advice, advise_workload
 from perfmodel.simulate.config import (
     BaselineOverrides,
@@ -52,6 +43,15 @@ from perfmodel.simulate.replay import BaselineReplay, Prediction, replay_baselin
 from perfmodel.simulate.sweep import SweepAxis, SweepPoint, parse_axes, sweep_points
 from perfmodel.simulate.thread_demand import application_basis, stage_basis
 from perfmodel.simulate.workload import Workload, compile_workload
+from perfmodel.spark.bare_demand import (
+    BareLogEstimates,
+    advice_assumptions,
+    application_assumption,
+    assumption_notes,
+    estimate_bare_log,
+)
+from perfmodel.spark.load import LoadedProfile, build_profile, gc_paused
+from perfmodel.spark.pyspark_work import workload_class
 
 
 class NoStagesError(PerfmodelError):
@@ -133,7 +133,7 @@ class Analysis:
     @property
     def estimates(self) -> BareLogEstimates:
         """Per stage, the core demand and the nature of unattributed time as the event log
-        alone suggests (`perfmodel.embed.bare_demand`); used where nothing measured it."""
+        alone suggests (`perfmodel.spark.bare_demand`); used where nothing measured it."""
         if self._estimates is None:
             self._estimates = estimate_bare_log(self.profile, self.baseline.host_cores)
         return self._estimates
@@ -179,7 +179,7 @@ class Analysis:
 
     @property
     def workload_class(self) -> str:
-        """``python-rdd``, ``python-udf`` or ``jvm-sql`` (`perfmodel.dag.pyspark_work`)."""
+        """``python-rdd``, ``python-udf`` or ``jvm-sql`` (`perfmodel.spark.pyspark_work`)."""
         if self._workload_class is None:
             self._workload_class = workload_class(self.profile)
         return self._workload_class

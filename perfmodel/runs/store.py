@@ -26,8 +26,8 @@ import platformdirs
 import psutil
 
 from perfmodel.errors import PerfmodelError
-from perfmodel.experiment.store_rows import RunOutcome, RunRow, Sample, StageRow, run_row
-from perfmodel.experiment.store_schema import MIGRATIONS, SCHEMA_VERSION, statements
+from perfmodel.runs.rows import RunOutcome, RunRow, Sample, StageRow, run_row
+from perfmodel.runs.schema import MIGRATIONS, SCHEMA_VERSION, statements
 
 STORE_ENV = "PERFMODEL_STORE"
 BUSY_TIMEOUT_MS = 60_000

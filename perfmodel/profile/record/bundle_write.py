@@ -37,7 +37,7 @@ from perfmodel.profile.bundle import (
     RecordingEntry,
     event_logs_in,
 )
-from perfmodel.profile.monitor import ResourceSummary
+from perfmodel.profile.record.monitor import ResourceSummary
 
 if TYPE_CHECKING:
     import pyarrow as pa

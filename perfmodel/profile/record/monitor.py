@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from perfmodel.profile.proctree import ProcessTree
+from perfmodel.profile.record.proctree import ProcessTree
 
 IGNORED_NAMES = frozenset({"py-spy"})
 """Recording helpers that may appear in the tree but are not part of the workload."""

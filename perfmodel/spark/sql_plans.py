@@ -3,7 +3,7 @@
 A plan comes in whole with one event, but which stages ran its operators is only known
 once every stage has listed the accumulators it updated, at the end of the log. Both steps
 are plain tree and array work on finished data, independent of the order events arrive
-in, so they live apart from the event fold that calls them (`perfmodel.dag.profile_builder`).
+in, so they live apart from the event fold that calls them (`perfmodel.spark.builder`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from sys import intern
 import numpy as np
 
 from perfmodel.dag.model import ApplicationProfile, PlanNode, StageKey
-from perfmodel.profile import spark_events as ev
+from perfmodel.spark import events as ev
 
 
 def plan_tree(info: ev.SparkPlanInfoJson) -> PlanNode:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from perfmodel.analysis.diagnosis import Diagnosis
 from perfmodel.dag.model import StageKey
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile
-from perfmodel.report.diagnosis import Diagnosis
 
 TOP_FUNCTIONS = 5
 MEASURED_TO_RESOURCE = {"cpu": "cpu", "network": "network", "disk": "disk"}

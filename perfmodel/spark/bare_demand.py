@@ -6,11 +6,11 @@ it matters: a PySpark task keeps its thread *and* its Python worker busy, so at 
 two tasks and two workers share two cores, and at local[1] the lone task has both. This
 module combines the estimators that read the log, each with its evidence:
 
-* `perfmodel.dag.pyspark_work` — which stages run Python code (RDD names, plan operators);
+* `perfmodel.spark.pyspark_work` — which stages run Python code (RDD names, plan operators);
   their unattributed time is taken to be the Python worker's, which runs beside the task
   thread: as two lanes side by side, a task alone keeps ``(jvm + python) / longest lane``
   cores busy (the lower bound without further evidence);
-* `perfmodel.embed.contention` — how much the tasks slowed down when more of them ran at
+* `perfmodel.spark.contention` — how much the tasks slowed down when more of them ran at
   once, per record: the demand that explains the slowdown (pooled separately over Python
   and JVM stages, which differ);
 * the host's cores (`host_cores`, from the environment and executor events via the
@@ -29,8 +29,8 @@ import numpy as np
 from perfmodel.dag.concurrency import task_concurrency
 from perfmodel.dag.decomposition import decompose_table
 from perfmodel.dag.model import ApplicationProfile, StageKey
-from perfmodel.dag.pyspark_work import PythonWork, python_work, stage_sums
-from perfmodel.embed.contention import ContentionFit, estimate_contention
+from perfmodel.spark.contention import ContentionFit, estimate_contention
+from perfmodel.spark.pyspark_work import PythonWork, python_work, stage_sums
 
 PYTHON_GROUP = "python"
 JVM_GROUP = "jvm"

@@ -1,7 +1,7 @@
 """The fold of decoded Spark listener events into an `ApplicationProfile`.
 
 Reading a log and understanding its events fail in different ways and change for
-different reasons: `perfmodel.dag.spark` deals with files, lines and damaged text, and
+different reasons: `perfmodel.spark.load` deals with files, lines and damaged text, and
 hands each decoded event here. A handler sees one typed event and the profile built so
 far, never a line or a file, so the DAG's rules (which jobs declared a stage, when a
 stage was skipped, which query ran a job) read and change without the decoding around them.
@@ -25,12 +25,12 @@ from perfmodel.dag.model import (
     QueryNode,
     StageNode,
 )
-from perfmodel.dag.spark_config import resolve_resources
-from perfmodel.dag.sql_plans import link_plans_to_stages, plan_tree
-from perfmodel.dag.task_ingest import MAX_VALUE, TaskAccumulator, as_float
-from perfmodel.profile import spark_events as ev
 from perfmodel.profile.eventlog import EventLogSource
 from perfmodel.profile.quality import DataQuality
+from perfmodel.spark import events as ev
+from perfmodel.spark.config import resolve_resources
+from perfmodel.spark.sql_plans import link_plans_to_stages, plan_tree
+from perfmodel.spark.task_ingest import MAX_VALUE, TaskAccumulator, as_float
 
 
 def _reason_text(reason: ev.TaskEndReasonJson) -> str:

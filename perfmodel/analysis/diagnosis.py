@@ -16,13 +16,13 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from perfmodel.analysis.critical_path import CriticalPath, critical_path
+from perfmodel.analysis.task_figures import BYTE_FIELDS, TaskFigures, median_of_sorted
 from perfmodel.dag.decomposition import COMPONENTS
 from perfmodel.dag.model import ApplicationProfile, StageNode
-from perfmodel.dag.spark import LoadedProfile, gc_paused
 from perfmodel.jsonout import builtin
-from perfmodel.report.critical_path import CriticalPath, critical_path
-from perfmodel.report.task_figures import BYTE_FIELDS, TaskFigures, median_of_sorted
 from perfmodel.simulate.replay import Prediction
+from perfmodel.spark.load import LoadedProfile, gc_paused
 
 SCHEMA_VERSION = 1
 IMPORTANT_SHARE = 0.05
@@ -84,7 +84,7 @@ class StageDiagnosis:
     """Where the measured decomposition and the code-inferred vector disagree."""
     spark_metrics: dict[str, int] = field(default_factory=dict)
     """Spark's raw task-metric sums for the stage attempt, as its REST API names them
-    (`perfmodel.dag.spark_metrics`; docs/diagnose-json.md)."""
+    (`perfmodel.spark.metrics`; docs/diagnose-json.md)."""
 
 
 @dataclass(slots=True)

@@ -1,7 +1,7 @@
 """``perfmodel record``: run a user's unmodified Spark command with recording switched on.
 
 Everything is switched on by configuration, never by changing the command
-(`perfmodel.profile.record_setup`). The event log goes into the bundle unless the user's
+(`perfmodel.profile.record.setup`). The event log goes into the bundle unless the user's
 configuration sends it elsewhere; then the plugin reports where, and it is copied. The
 command's output and exit code pass through untouched, and the bundle is written even when the
 command fails.
@@ -24,19 +24,18 @@ from typing import Any
 
 import psutil
 
-from perfmodel.profile import (
-    bundle,
-    bundle_write,
-    children,
-    jfr,
-    pyspy,
-    pyspy_recorder,
-    thread_sampler,
-)
+from perfmodel.profile import bundle, jfr, pyspy
 from perfmodel.profile.bundle import BundleManifest
-from perfmodel.profile.monitor import ProcessTreeMonitor, ResourceSummary
-from perfmodel.profile.proctree import ProcessTree
-from perfmodel.profile.record_setup import (
+from perfmodel.profile.record.cost import (
+    JvmRecordingThreads,
+    RecordingCost,
+    own_cpu_s,
+    usable_cores,
+)
+from perfmodel.profile.record.monitor import ProcessTreeMonitor, ResourceSummary
+from perfmodel.profile.record.proctree import ProcessTree
+from perfmodel.profile.record import bundle_write, children, pyspy_recorder, thread_sampler
+from perfmodel.profile.record.setup import (
     JFR_REPOSITORY,
     PLUGIN_SAMPLES_DIR,
     RecordOptions,
@@ -45,12 +44,6 @@ from perfmodel.profile.record_setup import (
     python_interval,
     uses_jfr,
     write_conf_dir,
-)
-from perfmodel.profile.recording_cost import (
-    JvmRecordingThreads,
-    RecordingCost,
-    own_cpu_s,
-    usable_cores,
 )
 
 

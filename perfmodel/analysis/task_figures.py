@@ -14,8 +14,8 @@ import numpy as np
 from perfmodel.dag import segments
 from perfmodel.dag.decomposition import COMPONENTS, TimeDecomposition, decompose_table
 from perfmodel.dag.model import ApplicationProfile
-from perfmodel.dag.spark_metrics import SparkMetricColumns
 from perfmodel.dag.tasks import SUCCESS
+from perfmodel.spark.metrics import SparkMetricColumns
 
 BYTE_FIELDS = (
     "input_bytes",

@@ -1,4 +1,4 @@
-"""The run store's schema, as the forward migrations that build it (`perfmodel.experiment.store`).
+"""The run store's schema, as the forward migrations that build it (`perfmodel.runs.store`).
 
 Step ``n`` takes a store from ``PRAGMA user_version`` ``n`` to ``n + 1``, in one
 transaction; a step is never edited once released (stores in the field were built by it),
