@@ -15,10 +15,8 @@ from perfmodel.dag.model import (
     QueryNode,
     ResourceConfig,
     StageNode,
-    TaskMetrics,
-    TaskRun,
 )
-from perfmodel.dag.tasks import TaskTable
+from perfmodel.dag.tasks import TaskMetrics, TaskRun, TaskTable
 from perfmodel.spark.bare_demand import (
     JVM_OTHER_THREADS,
     PYTHON_MIN_DEMAND,

@@ -6,8 +6,9 @@ import pytest
 
 from perfmodel.analysis.diagnosis import critical_path
 from perfmodel.dag.decomposition import decompose_task, decompose_tasks
-from perfmodel.dag.model import ApplicationProfile, StageNode, TaskMetrics, TaskRun
+from perfmodel.dag.model import ApplicationProfile, StageNode
 from perfmodel.dag.resources import ResourceVector
+from perfmodel.dag.tasks import TaskMetrics, TaskRun
 from perfmodel.spark.config import parse_jvm_memory, resolve_resources, sustained_concurrency
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel.experiment.accuracy import PairResult, _summarise
+from perfmodel.experiment.accuracy import _summarise
 from perfmodel.experiment.held_out import apply_split
 from perfmodel.experiment.report import render_markdown, to_json
+from perfmodel.experiment.results import PairResult
 from perfmodel.experiment.split import (
     DEFAULT_SPLIT,
     FIT,

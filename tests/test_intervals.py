@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel.experiment.accuracy import PairResult, interval_coverage
 from perfmodel.experiment.calibrate import calibrate, residuals_of
+from perfmodel.experiment.results import PairResult, interval_coverage
 from perfmodel.experiment.split import load_split
 from perfmodel.runs.store import RunOutcome, RunStore
 from perfmodel.simulate.intervals import (

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from perfmodel.profile import bundle
-from perfmodel.profile.record.monitor import ProcessTreeMonitor, ResourceSummary
 from perfmodel.profile.record import bundle_write
+from perfmodel.profile.record.monitor import ProcessTreeMonitor, ResourceSummary
 
 BURN = (
     "import subprocess, sys, time\n"

@@ -127,8 +127,8 @@ def test_twenty_thousand_stage_replay_reproduces_the_run(many_jobs: ApplicationP
 def test_twenty_thousand_stage_diagnosis(many_jobs: ApplicationProfile) -> None:
     from pathlib import Path
 
+    from perfmodel.dag.loaded import LoadedProfile
     from perfmodel.profile.eventlog import EventLogSource
-    from perfmodel.spark.load import LoadedProfile
 
     loaded = LoadedProfile(
         profile=many_jobs,

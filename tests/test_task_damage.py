@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from perfmodel.analysis.diagnosis import diagnose
-from perfmodel.spark.load import LoadedProfile, build_profile
+from perfmodel.dag.loaded import LoadedProfile
+from perfmodel.spark.load import build_profile
 from tests.conftest import shared_eventlogs
 
 LOG = "example_spark_event_log.txt"

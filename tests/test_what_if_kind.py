@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from perfmodel.experiment import what_if_kind as wk
-from perfmodel.experiment.accuracy import PairResult, _comparable
+from perfmodel.experiment.accuracy import _comparable
+from perfmodel.experiment.results import PairResult
 from perfmodel.simulate.config import DEFAULT_NET_BW
 
 BASE = {"master": "cluster", "workers": 2, "rate_mbit": 100.0, "executor_memory": "512m"}

@@ -6,6 +6,6 @@
 which only turn its results into text, JSON, HTML or flame graphs.
 """
 
-from perfmodel.analysis.facade import Analysis, NoStagesError, load
+from perfmodel.analysis.facade import Analysis, NoStagesError, SweepPoint, analyse_profile, load
 
-__all__ = ["Analysis", "NoStagesError", "load"]
+__all__ = ["Analysis", "NoStagesError", "SweepPoint", "analyse_profile", "load"]

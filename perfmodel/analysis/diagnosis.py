@@ -19,10 +19,11 @@ import numpy as np
 from perfmodel.analysis.critical_path import CriticalPath, critical_path
 from perfmodel.analysis.task_figures import BYTE_FIELDS, TaskFigures, median_of_sorted
 from perfmodel.dag.decomposition import COMPONENTS
+from perfmodel.dag.loaded import LoadedProfile
 from perfmodel.dag.model import ApplicationProfile, StageNode
 from perfmodel.jsonout import builtin
 from perfmodel.simulate.replay import Prediction
-from perfmodel.spark.load import LoadedProfile, gc_paused
+from perfmodel.spark.load import gc_paused
 
 SCHEMA_VERSION = 1
 IMPORTANT_SHARE = 0.05

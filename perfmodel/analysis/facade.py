@@ -23,12 +23,13 @@ from pathlib import Path
 from perfmodel.analysis.diagnosis import Diagnosis, diagnose
 from perfmodel.analysis.sample_views import add_code_vectors, add_sample_views
 from perfmodel.dag.fallback_samples import fallback_shares
+from perfmodel.dag.loaded import LoadedProfile
 from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile, attribute_samples
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import load_samples
-from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
+from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED, EventLogSource
 from perfmodel.simulate.advice import Advice, advise_workload
 from perfmodel.simulate.config import (
     BaselineOverrides,
@@ -40,8 +41,8 @@ from perfmodel.simulate.config import (
 )
 from perfmodel.simulate.intervals import BARE_LOG, BUNDLE, interval, shipped_intervals, widening
 from perfmodel.simulate.replay import BaselineReplay, Prediction, replay_baseline, replay_workload
-from perfmodel.simulate.sweep import SweepAxis, SweepPoint, parse_axes, sweep_points
 from perfmodel.simulate.thread_demand import application_basis, stage_basis
+from perfmodel.simulate.whatif import Change, SweepAxis, parse_axes, parse_change, sweep_points
 from perfmodel.simulate.workload import Workload, compile_workload
 from perfmodel.spark.bare_demand import (
     BareLogEstimates,
@@ -50,8 +51,21 @@ from perfmodel.spark.bare_demand import (
     assumption_notes,
     estimate_bare_log,
 )
-from perfmodel.spark.load import LoadedProfile, build_profile, gc_paused
+from perfmodel.spark.load import build_profile, gc_paused
 from perfmodel.spark.pyspark_work import workload_class
+
+
+@dataclass(slots=True)
+class SweepPoint:
+    """One grid point: the axes' values as the user wrote them, and the prediction."""
+
+    settings: dict[str, str]
+    prediction: Prediction
+
+    def summary(self) -> SweepPoint:
+        """The point without its per-stage predictions (what a table of the grid shows):
+        on a log of thousands of stages they are most of a point's memory."""
+        return SweepPoint(self.settings, replace(self.prediction, stages=[]))
 
 
 class NoStagesError(PerfmodelError):
@@ -154,15 +168,18 @@ class Analysis:
                 )
         return self._observed
 
-    def target(self, change: WhatIf | ClusterConfig | None) -> ClusterConfig:
-        """The configuration a change describes (None: the baseline itself)."""
+    def target(self, change: Change | WhatIf | ClusterConfig | None) -> ClusterConfig:
+        """The configuration a change describes (None: the baseline itself); a `Change`'s
+        factors (``cores=2x``) are of this profile's baseline."""
         if change is None:
             return self.baseline
+        if isinstance(change, Change):
+            change = change.resolve(self.baseline)
         if isinstance(change, WhatIf):
             return apply_what_if(self.baseline, change)
         return change
 
-    def predict(self, change: WhatIf | ClusterConfig | None = None) -> Prediction:
+    def predict(self, change: Change | WhatIf | ClusterConfig | None = None) -> Prediction:
         """The runtime and bottleneck on another configuration, with the model's self-check."""
         with gc_paused():
             prediction = replay_workload(
@@ -215,17 +232,20 @@ class Analysis:
         prediction.interval_source = source
 
     def sweep(
-        self, axes: Sequence[SweepAxis] | Sequence[str], fixed: WhatIf | None = None
+        self, axes: Sequence[SweepAxis] | Sequence[str], fixed: Change | str | None = None
     ) -> list[SweepPoint]:
         """Every point of a grid (``["cores=1,2,4", "mem=2g,4g"]`` or parsed axes)."""
         return list(self.iter_sweep(axes, fixed))
 
     def iter_sweep(
-        self, axes: Sequence[SweepAxis] | Sequence[str], fixed: WhatIf | None = None
+        self, axes: Sequence[SweepAxis] | Sequence[str], fixed: Change | str | None = None
     ) -> Iterator[SweepPoint]:
         """`sweep`, one point at a time: each prediction holds every stage, so a caller that
         writes them out as they come (``predict --sweep --json``) holds one, not the grid.
-        The axes and every point's configuration are checked before the first replay."""
+        ``fixed`` (``"mem=2g"``) applies at every point unless an axis sets it. The axes and
+        every point's configuration are checked before the first replay."""
+        if isinstance(fixed, str):
+            fixed = parse_change(fixed)
         parsed = [a for a in axes if isinstance(a, SweepAxis)]
         specs = [a for a in axes if isinstance(a, str)]
         if specs:
@@ -295,6 +315,24 @@ class Analysis:
             add_code_vectors(result, self.vectors)
         self._diagnosis = result
         return result
+
+
+def analyse_profile(
+    profile: ApplicationProfile,
+    *,
+    overrides: BaselineOverrides | None = None,
+    source: str = "",
+) -> Analysis:
+    """An `Analysis` of a profile already in memory: one a notebook or a test built, or a
+    front end produced without a file (no samples, so no code vectors)."""
+    where = source or profile.source or f"<{profile.app_id}>"
+    loaded = LoadedProfile(
+        profile=profile,
+        source=EventLogSource(path=Path(where), app_key=profile.app_id, parts=[], attempt=None),
+    )
+    analysis = Analysis(loaded=loaded, baseline=baseline_config(profile, overrides))
+    analysis._fit_assumed_host(analysis.estimates)
+    return analysis
 
 
 def load(

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from perfmodel import __version__
+from perfmodel._version import __version__
 from perfmodel.cli import (
     diagnose,
     experiment,

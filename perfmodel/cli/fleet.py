@@ -93,13 +93,13 @@ def fleet(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     from perfmodel.fleet.run import FleetOptions, run_fleet
-    from perfmodel.fleet.scenarios import is_scenario_spec, parse_scenarios
     from perfmodel.fleet.summary import render_summary
     from perfmodel.jsonout import dump
     from perfmodel.simulate.config import ConfigError
     from perfmodel.simulate.units import parse_size
+    from perfmodel.simulate.whatif import is_change_spec, parse_changes
 
-    paths = [i for i in inputs if not (is_scenario_spec(i) and not Path(i).exists())]
+    paths = [i for i in inputs if not (is_change_spec(i) and not Path(i).exists())]
     specs = list(what_if or []) + [i for i in inputs if i not in paths]
     if not paths:
         raise ConfigError("no logs given: name a directory, glob, listing file or log")
@@ -114,7 +114,7 @@ def fleet(
         out=out,
         engine=engine,
         since=_date(since),
-        scenarios=parse_scenarios(specs),
+        scenarios=parse_changes(specs),
         jobs=jobs,
         memory_cap_bytes=parse_size(memory_cap) if memory_cap else None,
         fresh=fresh,

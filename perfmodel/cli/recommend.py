@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from perfmodel.cli import options
 from perfmodel.cli.collector import without_cycle_collector
 
 if TYPE_CHECKING:
@@ -52,12 +53,8 @@ def recommend(
     baseline_cpu_speed: Annotated[
         float | None, typer.Option(help="The profiled machine's cpu_speed on the catalog's scale.")
     ] = None,
-    baseline_disk_bw: Annotated[
-        str | None, typer.Option(help="Disk bandwidth the profiled run had (500MB/s).")
-    ] = None,
-    baseline_net_bw: Annotated[
-        str | None, typer.Option(help="Network bandwidth the profiled run had (10Gbit/s).")
-    ] = None,
+    baseline_disk_bw: options.BaselineDiskBw = None,
+    baseline_net_bw: options.BaselineNetBw = None,
     history: Annotated[
         str | None,
         typer.Option(help="Experiment in the run store whose runs calibrate the predictions."),
@@ -76,16 +73,8 @@ def recommend(
             "at most 2% more than the cheapest)."
         ),
     ] = 0.0,
-    attempt: Annotated[
-        str | None, typer.Option(help="Application attempt, when the log holds several.")
-    ] = None,
-    code_vectors: Annotated[
-        bool,
-        typer.Option(
-            "--code-vectors/--no-code-vectors",
-            help="With a bundle: use the code-inferred resource vectors (see predict).",
-        ),
-    ] = True,
+    attempt: options.Attempt = None,
+    code_vectors: options.CodeVectors = True,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print JSON (docs/recommend.md).")
     ] = False,
@@ -95,7 +84,7 @@ def recommend(
     from perfmodel.recommend.api import parse_duration, parse_money
     from perfmodel.recommend.api import recommend as run_recommend
     from perfmodel.recommend.search import Request
-    from perfmodel.simulate.units import parse_bandwidth
+    from perfmodel.simulate.whatif import baseline_overrides
 
     request = Request(
         max_nodes=max_nodes,
@@ -107,6 +96,7 @@ def recommend(
         exhaustive=exhaustive,
         tolerance=tolerance,
     )
+    given = baseline_overrides(disk_bw=baseline_disk_bw, net_bw=baseline_net_bw)
     progress = None if as_json else _progress()
     try:
         answer = without_cycle_collector(
@@ -116,8 +106,8 @@ def recommend(
                 request,
                 baseline_machine=baseline_machine,
                 baseline_cpu_speed=baseline_cpu_speed,
-                baseline_disk_bw=parse_bandwidth(baseline_disk_bw) if baseline_disk_bw else None,
-                baseline_net_bw=parse_bandwidth(baseline_net_bw) if baseline_net_bw else None,
+                baseline_disk_bw=given.disk_bw,
+                baseline_net_bw=given.net_bw,
                 history=history,
                 store=store,
                 attempt=attempt,

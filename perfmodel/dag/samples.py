@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
+from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode
+from perfmodel.dag.tasks import TaskRun
 
 if TYPE_CHECKING:
     import pyarrow as pa  # imported where used: plain event logs never need it (~0.1 s)

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perfmodel.atomic import write_atomically
-from perfmodel.experiment.accuracy import AccuracyReport
 from perfmodel.experiment.held_out import describe_pair
+from perfmodel.experiment.results import AccuracyReport
 from perfmodel.experiment.samplers import render_sampler_comparison
 from perfmodel.experiment.what_if_kind import render_kinds
 from perfmodel.simulate.units import format_share as pct

@@ -12,7 +12,7 @@ import math
 import statistics
 from collections import defaultdict
 
-from perfmodel.experiment.accuracy import AccuracyReport, PairResult
+from perfmodel.experiment.results import AccuracyReport, PairResult
 from perfmodel.simulate.units import format_share as pct
 
 

@@ -17,7 +17,7 @@ from perfmodel.runs.store import RunStore
 
 if TYPE_CHECKING:
     from perfmodel.analysis import Analysis
-    from perfmodel.experiment.accuracy import PairResult
+    from perfmodel.experiment.results import PairResult
     from perfmodel.simulate.replay import Prediction
 
 BARE_LOG = "bare-log"

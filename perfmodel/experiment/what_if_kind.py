@@ -9,19 +9,14 @@ single kind's figure.
 
 from __future__ import annotations
 
-import math
 import re
-import statistics
 from collections import defaultdict
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from perfmodel.experiment.results import KindAccuracy, PairResult, nanmean
 from perfmodel.simulate.config import DEFAULT_NET_BW
 from perfmodel.simulate.units import UnitError, parse_size
 from perfmodel.simulate.units import format_share as pct
-
-if TYPE_CHECKING:
-    from perfmodel.experiment.accuracy import PairResult
 
 NETWORK = "network bandwidth"
 MEMORY = "memory"
@@ -33,25 +28,6 @@ COMBINED = "combined"
 OTHER = "other"
 """None of these resources changed (the configurations differ in name only)."""
 KIND_ORDER = (NETWORK, MEMORY, WORKERS, CORES, COMBINED, OTHER)
-
-
-@dataclass(slots=True)
-class KindAccuracy:
-    """All pairs of one what-if kind, over every workload."""
-
-    kind: str
-    pairs: int
-    workloads: list[str]
-    mean_error: float
-    """From the bundles (the default reading)."""
-    worst_error: float
-    worst_pair: str
-    slot_only_mean_error: float
-    bare_log_mean_error: float
-    no_code_vectors_mean_error: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _memory(settings: dict[str, Any]) -> int | None:
@@ -93,11 +69,6 @@ def pair_kind(base: dict[str, Any], target: dict[str, Any]) -> str:
     return kinds[0] if len(kinds) == 1 else COMBINED
 
 
-def _nanmean(values: list[float]) -> float:
-    present = [v for v in values if not math.isnan(v)]
-    return statistics.fmean(present) if present else math.nan
-
-
 def summarise_kinds(pairs: list[PairResult]) -> list[KindAccuracy]:
     """One summary per kind present among ``pairs``, in `KIND_ORDER`."""
     by_kind: dict[str, list[PairResult]] = defaultdict(list)
@@ -114,15 +85,15 @@ def summarise_kinds(pairs: list[PairResult]) -> list[KindAccuracy]:
                 kind=kind,
                 pairs=len(ps),
                 workloads=sorted({p.workload for p in ps}),
-                mean_error=_nanmean([p.error for p in ps]),
+                mean_error=nanmean([p.error for p in ps]),
                 worst_error=worst.error,
                 worst_pair=(
                     f"{worst.workload}: {worst.baseline_config} (run {worst.baseline_run}) → "
                     f"{worst.target_config}, {100 * signed:+.1f}%"
                 ),
-                slot_only_mean_error=_nanmean([p.slot_only_error for p in ps]),
-                bare_log_mean_error=_nanmean([p.bare_log_error for p in ps]),
-                no_code_vectors_mean_error=_nanmean([p.no_code_vectors_error for p in ps]),
+                slot_only_mean_error=nanmean([p.slot_only_error for p in ps]),
+                bare_log_mean_error=nanmean([p.bare_log_error for p in ps]),
+                no_code_vectors_mean_error=nanmean([p.no_code_vectors_error for p in ps]),
             )
         )
     return out

@@ -31,7 +31,7 @@ from perfmodel.dag.decomposition import COMPONENTS
 from perfmodel.errors import PerfmodelError
 from perfmodel.fleet.discover import LogRef
 from perfmodel.fleet.limits import memory_cap
-from perfmodel.fleet.scenarios import Scenario
+from perfmodel.simulate.whatif import Change
 
 if TYPE_CHECKING:
     from perfmodel.analysis import Analysis
@@ -62,7 +62,7 @@ def error_rows(ref: LogRef, kind: str, reason: str) -> Rows:
 
 def analyse_log(
     ref: LogRef,
-    scenarios: Sequence[Scenario] = (),
+    scenarios: Sequence[Change] = (),
     *,
     memory_cap_bytes: int | None = None,
     read_path: str | None = None,
@@ -90,7 +90,7 @@ def analyse_log(
 
 
 def _analyse(
-    ref: LogRef, scenarios: Sequence[Scenario], read_path: str, max_decompressed: int | None
+    ref: LogRef, scenarios: Sequence[Change], read_path: str, max_decompressed: int | None
 ) -> Rows:
     from perfmodel.analysis import load
 
@@ -257,7 +257,7 @@ def _app_row(ref: LogRef, analysis: Analysis, d: Diagnosis) -> dict[str, Any]:
 
 
 def _prediction_row(
-    ref: LogRef, analysis: Analysis, d: Diagnosis, scenario: Scenario
+    ref: LogRef, analysis: Analysis, d: Diagnosis, scenario: Change
 ) -> dict[str, Any]:
     row: dict[str, Any] = {
         "log_path": ref.path,
@@ -266,7 +266,7 @@ def _prediction_row(
         "what_if": scenario.label,
     }
     try:
-        prediction = analysis.predict(scenario.what_if(analysis.baseline))
+        prediction = analysis.predict(scenario)
     except PerfmodelError as exc:
         row["error"] = str(exc)
         return row

@@ -22,7 +22,6 @@ from perfmodel.fleet.analyse import Rows
 from perfmodel.fleet.discover import LogRef, discover
 from perfmodel.fleet.htmlpage import render_html
 from perfmodel.fleet.regress import find_regressions
-from perfmodel.fleet.scenarios import Scenario, signature
 from perfmodel.fleet.schema import MANIFEST, RESULT_TABLES, table_from_rows
 from perfmodel.fleet.store import (
     manifest_entries,
@@ -33,6 +32,7 @@ from perfmodel.fleet.store import (
     write_table,
 )
 from perfmodel.fleet.summary import FleetSummary, summarise
+from perfmodel.simulate.whatif import Change
 
 ENGINES = ("local", "spark")
 
@@ -47,7 +47,7 @@ class FleetOptions:
     out: Path
     engine: str = "local"
     since: datetime | None = None
-    scenarios: list[Scenario] = field(default_factory=list)
+    scenarios: list[Change] = field(default_factory=list)
     jobs: int | None = None
     memory_cap_bytes: int | None = None
     fresh: bool = False
@@ -94,7 +94,7 @@ def run_fleet(
             since_ns = int(opts.since.timestamp() * 1e9) if opts.since else None
             refs = sorted(refs + list_remote(spark, remote, since_ns))
     try:
-        what_if = signature(opts.scenarios)
+        what_if = ";".join(s.label for s in opts.scenarios)
         manifest = MANIFEST.empty_table() if opts.fresh else read_table(out, "manifest", MANIFEST)
         entries = manifest_entries(manifest)
         todo = [r for r in refs if not unchanged(r, entries, what_if)]

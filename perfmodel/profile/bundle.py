@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
-from perfmodel import __version__
+from perfmodel._version import __version__
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.record.monitor import ResourceSample
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from perfmodel import __version__
+from perfmodel._version import __version__
 from perfmodel.atomic import write_atomically
 
 Stacks = Mapping[tuple[str, ...], int]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 
-from perfmodel.simulate.config import ClusterConfig, WhatIf
+from perfmodel.analysis import SweepPoint
+from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.intervals import LEVEL
 from perfmodel.simulate.replay import Prediction
-from perfmodel.simulate.sweep import SweepPoint
 from perfmodel.simulate.units import format_bandwidth, format_size
+from perfmodel.simulate.whatif import Change
 
 MAX_STAGE_ROWS = 10
 
@@ -26,7 +27,7 @@ def describe_config(c: ClusterConfig) -> str:
     )
 
 
-def render_prediction(p: Prediction, source: str, remembered: bool, change: WhatIf) -> str:
+def render_prediction(p: Prediction, source: str, remembered: bool, change: Change) -> str:
     """The prediction with its self-check first, so the number is read with its error, and
     every value assumed about the baseline spelled out."""
     lines = [f"perfmodel predict — {p.app_id}"]

@@ -25,9 +25,8 @@ from perfmodel.simulate.config import (
     baseline_config,
 )
 from perfmodel.simulate.laws import FloatArray
-from perfmodel.simulate.rescale import StageTimes, all_stage_times
+from perfmodel.simulate.rescale import StageTimes, StageTimesCache, all_stage_times
 from perfmodel.simulate.scheduler import Timeline, run_schedule
-from perfmodel.simulate.stage_cache import StageTimesCache
 from perfmodel.simulate.stage_work import COMPONENTS
 from perfmodel.simulate.workload import Workload, compile_workload
 

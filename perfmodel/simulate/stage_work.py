@@ -39,7 +39,7 @@ from perfmodel.simulate.off_cpu import off_cpu_ms, split_off_cpu
 from perfmodel.simulate.thread_demand import StageThreadCpu
 
 if TYPE_CHECKING:
-    from perfmodel.simulate.workload import AppTasks
+    from perfmodel.simulate.app_tasks import AppTasks
 
 COMPONENTS: tuple[str, ...] = (
     "cpu",

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from perfmodel.dag.model import ApplicationProfile, ResourceConfig, TaskRun
-from perfmodel.dag.tasks import TaskTable
+from perfmodel.dag.model import ApplicationProfile, ResourceConfig
+from perfmodel.dag.tasks import TaskRun, TaskTable
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:\s*,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\]$")

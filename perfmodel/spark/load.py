@@ -13,13 +13,13 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from perfmodel.dag.model import ApplicationProfile, HostUsage
+from perfmodel.dag.loaded import LoadedProfile
+from perfmodel.dag.model import HostUsage
 from perfmodel.errors import NotAnEventLogError
 from perfmodel.profile import jvm_cpu, thread_cpu
 from perfmodel.profile.bundle import find_event_log, is_bundle, load_resources, read_manifest
@@ -31,28 +31,11 @@ from perfmodel.profile.eventlog import (
     iter_blocks,
     resolve_event_log,
 )
-from perfmodel.profile.quality import DataQuality
 from perfmodel.spark import events as ev
 from perfmodel.spark.builder import ProfileBuilder
 
 SNIFF_LINES = 200
 """Lines read before a file with no Spark event in them is declared not an event log."""
-
-
-@dataclass(slots=True)
-class LoadedProfile:
-    """A profile plus everything said about reading it."""
-
-    profile: ApplicationProfile
-    source: EventLogSource
-    problems: list[LogProblem] = field(default_factory=list)
-    bundle: Path | None = None
-    """The profile bundle the event log came from (stack samples live there), if any."""
-    task_end_events: int = 0
-    task_end_reasons: dict[str, int] = field(default_factory=dict)
-    header_lines_skipped: int = 0
-    quality: DataQuality = field(default_factory=DataQuality)
-    """Damage met while reading, counted by kind (see `perfmodel.profile.quality`)."""
 
 
 def build_profile(
@@ -73,7 +56,9 @@ def build_profile(
         builder.profile.event_count = reader.valid_events
         loaded = _loaded(builder, reader.header_lines, problems)
         builder.release()
-    loaded.quality.count_reading(problems, loaded.profile.event_counts)
+    counts = loaded.profile.event_counts
+    unknown = {name: n for name, n in counts.items() if not ev.is_known_event(name)}
+    loaded.quality.count_reading(problems, unknown)
     if bundle is not None:
         loaded.bundle = bundle
         host_cores = read_manifest(bundle).host_cores

@@ -26,6 +26,7 @@ import psutil
 
 from perfmodel.profile import bundle, jfr, pyspy
 from perfmodel.profile.bundle import BundleManifest
+from perfmodel.profile.record import bundle_write, children, pyspy_recorder, thread_sampler
 from perfmodel.profile.record.cost import (
     JvmRecordingThreads,
     RecordingCost,
@@ -34,7 +35,6 @@ from perfmodel.profile.record.cost import (
 )
 from perfmodel.profile.record.monitor import ProcessTreeMonitor, ResourceSummary
 from perfmodel.profile.record.proctree import ProcessTree
-from perfmodel.profile.record import bundle_write, children, pyspy_recorder, thread_sampler
 from perfmodel.profile.record.setup import (
     JFR_REPOSITORY,
     PLUGIN_SAMPLES_DIR,

