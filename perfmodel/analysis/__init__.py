@@ -6,6 +6,29 @@
 which only turn its results into text, JSON, HTML or flame graphs.
 """
 
-from perfmodel.analysis.facade import Analysis, NoStagesError, SweepPoint, analyse_profile, load
+from perfmodel.analysis.facade import (
+    Analysis,
+    Engine,
+    NoSamplesError,
+    NoStagesError,
+    SweepPoint,
+    analyse_profile,
+    load,
+    read,
+)
+from perfmodel.simulate.replay import Prediction, StagePrediction
+from perfmodel.simulate.stage_work import COMPONENTS
 
-__all__ = ["Analysis", "NoStagesError", "SweepPoint", "analyse_profile", "load"]
+__all__ = [
+    "COMPONENTS",
+    "Analysis",
+    "Engine",
+    "NoSamplesError",
+    "NoStagesError",
+    "Prediction",
+    "StagePrediction",
+    "SweepPoint",
+    "analyse_profile",
+    "load",
+    "read",
+]

@@ -19,6 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
+
+import numpy as np
 
 from perfmodel.analysis.diagnosis import Diagnosis, diagnose
 from perfmodel.analysis.sample_views import add_code_vectors, add_sample_views
@@ -30,7 +33,10 @@ from perfmodel.dag.samples import SampleProfile, attribute_samples
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import load_samples
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED, EventLogSource
+from perfmodel.profile.sampletable import stacks_by
 from perfmodel.simulate.advice import Advice, advise_workload
+from perfmodel.simulate.bounds import WorkloadBounds, lower_bounds_s, refined_bound_s
+from perfmodel.simulate.bounds import prepare as prepare_bounds
 from perfmodel.simulate.config import (
     BaselineOverrides,
     ClusterConfig,
@@ -40,7 +46,14 @@ from perfmodel.simulate.config import (
     baseline_config,
 )
 from perfmodel.simulate.intervals import BARE_LOG, BUNDLE, interval, shipped_intervals, widening
-from perfmodel.simulate.replay import BaselineReplay, Prediction, replay_baseline, replay_workload
+from perfmodel.simulate.replay import (
+    BaselineReplay,
+    Prediction,
+    replay_baseline,
+    replay_workload,
+    slot_only_seconds,
+)
+from perfmodel.simulate.scheduler import native_placement
 from perfmodel.simulate.thread_demand import application_basis, stage_basis
 from perfmodel.simulate.whatif import Change, SweepAxis, parse_axes, parse_change, sweep_points
 from perfmodel.simulate.workload import Workload, compile_workload
@@ -68,8 +81,35 @@ class SweepPoint:
         return SweepPoint(self.settings, replace(self.prediction, stages=[]))
 
 
+class Engine(Protocol):
+    """The facade's engine interface: what a search or a study asks of one profile.
+
+    `Analysis` implements it; ``recommend`` and the experiment reports depend on this and
+    on the what-if language (`perfmodel.simulate.config`, `perfmodel.simulate.whatif`)
+    only, never on the replay's internals, so tests can hand them any profile.
+    """
+
+    @property
+    def baseline(self) -> ClusterConfig: ...
+
+    def predict(self, change: Change | WhatIf | ClusterConfig | None = None) -> Prediction: ...
+
+    def slot_only_s(self, change: Change | WhatIf | ClusterConfig | None = None) -> float: ...
+
+    def lower_bounds_s(self, targets: Sequence[ClusterConfig]) -> np.ndarray: ...
+
+    def refined_bound_s(self, target: ClusterConfig) -> float: ...
+
+    @property
+    def fast_replays(self) -> bool: ...
+
+
 class NoStagesError(PerfmodelError):
     """The log holds no stage, so there is nothing to replay."""
+
+
+class NoSamplesError(PerfmodelError):
+    """What was asked needs stack samples the profile does not have."""
 
 
 @dataclass(slots=True)
@@ -94,6 +134,7 @@ class Analysis:
     _advice: dict[int, list[Advice]] = field(default_factory=dict)
     _estimates: BareLogEstimates | None = None
     _workload_class: str | None = None
+    _bounds: WorkloadBounds | None = None
 
     @property
     def profile(self) -> ApplicationProfile:
@@ -258,6 +299,54 @@ class Analysis:
         ]
         return (SweepPoint(settings, self.predict(target)) for settings, target in targets)
 
+    def stack_profiles(self, stage: int | None = None) -> dict[str, dict[tuple[str, ...], int]]:
+        """Sampled call stacks for flame graphs: one set per process, or with ``stage`` one
+        per attempt of that stage (the samples attributed to its tasks)."""
+        if self.loaded.bundle is None:
+            raise NoSamplesError(f"{self.source} is an event log: flame graphs need a bundle")
+        if stage is None:
+            return stacks_by(load_samples(self.loaded.bundle), "process")
+        assert self.samples is not None
+        profiles = {
+            f"stage {sid}.{att}": dict(cp.stacks)
+            for (sid, att), cp in sorted(self.samples.stages.items())
+            if sid == stage
+        }
+        if not profiles:
+            known = sorted({sid for sid, _ in self.samples.stages})
+            raise NoSamplesError(
+                f"no samples attributed to stage {stage}; stages with samples: {known}"
+            )
+        return profiles
+
+    # -- The engine interface (`Engine`): what recommend, fleet and experiments ask of the
+    # model beyond predictions, so none of them reaches into `perfmodel.simulate`.
+
+    def slot_only_s(self, change: Change | WhatIf | ClusterConfig | None = None) -> float:
+        """Slot-only replay's runtime (s) on another configuration: every task as long as
+        observed, only the slots change (Sparklens' what-if; the baseline to beat)."""
+        with gc_paused():
+            return slot_only_seconds(self.workload, self.baseline, self.target(change))
+
+    def lower_bounds_s(self, targets: Sequence[ClusterConfig]) -> np.ndarray:
+        """A lower bound of the predicted runtime (s) on each target, far cheaper than a
+        replay (`perfmodel.simulate.bounds`): a search skips what cannot win."""
+        return lower_bounds_s(self._workload_bounds(), targets)
+
+    def refined_bound_s(self, target: ClusterConfig) -> float:
+        """A tighter lower bound for one target (still a bound; about 1/15 of a replay)."""
+        return refined_bound_s(self._workload_bounds(), target)
+
+    @property
+    def fast_replays(self) -> bool:
+        """Whether replays run the compiled placement loop (about 25× the Python one)."""
+        return native_placement()
+
+    def _workload_bounds(self) -> WorkloadBounds:
+        if self._bounds is None:
+            self._bounds = prepare_bounds(self.workload, self.baseline)
+        return self._bounds
+
     def advice(self, max_stages: int = 3) -> list[Advice]:
         """Advice for the application and its most expensive stages, each line a replay."""
         if max_stages not in self._advice:
@@ -317,6 +406,17 @@ class Analysis:
         return result
 
 
+def read(
+    path: str | Path,
+    attempt: str | None = None,
+    *,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+) -> LoadedProfile:
+    """Read an event log or a bundle through its front end into a profile, without the
+    analysis (`load` does both)."""
+    return build_profile(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
+
+
 def analyse_profile(
     profile: ApplicationProfile,
     *,
@@ -352,7 +452,7 @@ def load(
     replace what the log cannot tell about the profiled machine (host cores, bandwidths).
     ``models_dir`` holds the trained code models (default: the shipped ones).
     """
-    loaded = build_profile(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
+    loaded = read(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
     analysis = Analysis(loaded=loaded, baseline=baseline_config(loaded.profile, overrides))
     analysis._fit_assumed_host(analysis.estimates)
     if loaded.bundle is None:

@@ -124,14 +124,14 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create."),
     ) -> None:
         """Build a bundle from recordings collected elsewhere (e.g. on a cluster)."""
-        from perfmodel.spark.load import build_profile
+        from perfmodel.analysis import read
 
         for path in [eventlog, *jfr_files, *pyspy_files]:
             if not path.exists():
                 raise bundle.BundleError(f"{path} does not exist")
         # A bundle is only as good as its event log: refuse one that cannot be read now,
         # not when the bundle is first analysed.
-        build_profile(eventlog)
+        read(eventlog)
         with bundle_write.staged_directory(out) as stage:
             manifest = bundle_write.assemble(
                 stage, event_logs=[eventlog], jfr_files=jfr_files, pyspy_files=pyspy_files
@@ -149,30 +149,13 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Export collapsed stacks and speedscope JSON (per process, or of one stage)."""
-        from perfmodel.report.flame import stacks_by, write_flame
+        from perfmodel.analysis import load
+        from perfmodel.report.flame import write_flame
 
         bundle.read_manifest(bundle_dir)
-        samples = bundle.load_samples(bundle_dir)
+        analysis = load(bundle_dir, code_vectors=False)
+        profiles = analysis.stack_profiles(stage)
+        stem = "all" if stage is None else f"stage-{stage}"
         target = out or bundle_dir / "flame"
-        if stage is None:
-            profiles = stacks_by(samples, "process")
-            stem = "all"
-        else:
-            from perfmodel.dag.samples import attribute_samples
-            from perfmodel.spark.load import build_profile
-
-            loaded = build_profile(bundle.find_event_log(bundle_dir))
-            attributed = attribute_samples(loaded.profile, samples)
-            profiles = {
-                f"stage {sid}.{att}": dict(cp.stacks)
-                for (sid, att), cp in sorted(attributed.stages.items())
-                if sid == stage
-            }
-            if not profiles:
-                known = sorted({sid for sid, _ in attributed.stages})
-                raise bundle.BundleError(
-                    f"no samples attributed to stage {stage}; stages with samples: {known}"
-                )
-            stem = f"stage-{stage}"
         folded, scope = write_flame(profiles, target, stem)
         typer.echo(f"{folded}\n{scope}")

@@ -40,7 +40,6 @@ from perfmodel.experiment.results import (
     mean,
     nanmean,
 )
-from perfmodel.experiment.slot_only import slot_only_seconds
 from perfmodel.experiment.split import Split
 from perfmodel.experiment.variants import BARE_LOG, VARIANTS, load_variants, record_variant
 from perfmodel.experiment.what_if_kind import (
@@ -57,10 +56,9 @@ from perfmodel.simulate.config import (
     WhatIf,
     apply_what_if,
 )
-from perfmodel.simulate.replay import Prediction
 
 if TYPE_CHECKING:
-    from perfmodel.analysis import Analysis
+    from perfmodel.analysis import Analysis, Prediction
 
 REPLAY = "replay"
 SLOT_ONLY = "slot-only"
@@ -105,9 +103,7 @@ def predict(
 def slot_only(
     loaded: Analysis, cores: int | None, memory: int | None, net_bw: float | None = None
 ) -> float:
-    return slot_only_seconds(
-        loaded.workload, loaded.baseline, target_config(loaded, cores, memory, net_bw)
-    )
+    return loaded.slot_only_s(target_config(loaded, cores, memory, net_bw))
 
 
 def group_key(run: RunRow) -> tuple[str, str]:

@@ -67,12 +67,12 @@ class CoRunning:
 
 def run_cpu(run: RunRow) -> RunCpu | None:
     """A run's `RunCpu` from its bundle (None where it has none or no task CPU)."""
+    from perfmodel.analysis import read
     from perfmodel.dag.concurrency import task_concurrency
-    from perfmodel.spark.load import build_profile
 
     if not run.bundle_path or not run.cores:
         return None
-    profile = build_profile(run.bundle_path).profile
+    profile = read(run.bundle_path).profile
     table = profile.task_table()
     ended = np.asarray(table.ended, dtype=bool)
     cpu = np.nan_to_num(np.asarray(table.cpu_ms, dtype=np.float64))[ended]

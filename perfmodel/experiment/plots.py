@@ -21,7 +21,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from perfmodel.analysis import Analysis  # noqa: E402
+from perfmodel.analysis import COMPONENTS, Analysis  # noqa: E402
 from perfmodel.atomic import replacing  # noqa: E402
 from perfmodel.errors import PerfmodelError  # noqa: E402
 from perfmodel.experiment.accuracy import (  # noqa: E402
@@ -31,7 +31,6 @@ from perfmodel.experiment.accuracy import (  # noqa: E402
     slot_only,
 )
 from perfmodel.runs.store import RunRow  # noqa: E402
-from perfmodel.simulate.stage_work import COMPONENTS  # noqa: E402
 
 GIB = float(1 << 30)
 MEMORY_SWEEP = [512 << 20, 768 << 20, 1 << 30, 3 << 29, 2 << 30, 3 << 30, 4 << 30]

@@ -331,9 +331,9 @@ class _Watchdog:
 
 def profile_summary(bundle: Path) -> tuple[float, list[StageRow]]:
     """The application's runtime by its event log, and a per-stage summary."""
-    from perfmodel.spark.load import build_profile  # heavy import, only after a run
+    from perfmodel.analysis import read  # heavy import, only after a run
 
-    profile = build_profile(bundle).profile
+    profile = read(bundle).profile
     rows = []
     for stage in sorted(profile.stages.values(), key=lambda s: s.key):
         tasks = [t for t in stage.tasks if t.finish_ms is not None]

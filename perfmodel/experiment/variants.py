@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING
 from perfmodel.runs.store import RunStore
 
 if TYPE_CHECKING:
-    from perfmodel.analysis import Analysis
+    from perfmodel.analysis import Analysis, Prediction
     from perfmodel.experiment.results import PairResult
-    from perfmodel.simulate.replay import Prediction
 
 BARE_LOG = "bare-log"
 """The bundle's event log alone replayed: no measured CPU use, no stack samples."""

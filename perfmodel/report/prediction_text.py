@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 
-from perfmodel.analysis import SweepPoint
+from perfmodel.analysis import Prediction, SweepPoint
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.intervals import LEVEL
-from perfmodel.simulate.replay import Prediction
 from perfmodel.simulate.units import format_bandwidth, format_size
 from perfmodel.simulate.whatif import Change
 

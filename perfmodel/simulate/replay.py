@@ -280,3 +280,16 @@ def slot_plan(
 
 def _stage_span(line: Timeline, i: int) -> float:
     return max(0.0, line.stage_complete_ms[i] - line.stage_ready_ms[i])
+
+
+def slot_only_seconds(workload: Workload, base: ClusterConfig, target: ClusterConfig) -> float:
+    """Slot-only replay (what Sparklens does for "what if I had N executors"): application
+    runtime (s) with every task as long as observed, re-scheduled on ``target``'s slots.
+
+    It ignores contention for cores and disks, memory and spill, and faster or slower
+    resources — exactly what the resource laws add — so reporting both on the same pairs
+    shows what the resource model is worth. The same scheduler and milestone graph are
+    used, so the two differ only in the task durations they schedule."""
+    durations = [w.components.sum(axis=0).tolist() for w in workload.stages]
+    line = run_schedule(workload, durations, slot_plan(workload, base, target))
+    return line.end_ms / 1000.0

@@ -157,7 +157,7 @@ def contention_factors(
 ) -> tuple[FloatArray, FloatArray]:
     """`laws.contention_factor` on the baseline and on the target, the target's other load
     from `laws.other_load_on_target`: the one place `all_stage_times` and the recommender's
-    bounds (`perfmodel.recommend.bounds`) both take them from."""
+    bounds (`perfmodel.simulate.bounds`) both take them from."""
     free0 = free_cores(base_cores, taken)
     free1 = free_cores(new_cores, taken)
     d = np.asarray(demand, dtype=np.float64)

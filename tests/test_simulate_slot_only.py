@@ -5,9 +5,8 @@ Uses the project's example log (examples/eventlogs/etl-local2.zstd, a real local
 
 from __future__ import annotations
 
-from perfmodel.experiment.slot_only import slot_only_seconds
 from perfmodel.simulate.config import WhatIf, apply_what_if, baseline_config
-from perfmodel.simulate.replay import replay_baseline
+from perfmodel.simulate.replay import replay_baseline, slot_only_seconds
 from perfmodel.simulate.workload import compile_workload
 from perfmodel.spark.load import build_profile
 from tests.conftest import EXAMPLE_LOG
