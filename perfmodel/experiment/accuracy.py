@@ -183,10 +183,10 @@ def evaluate(
                 pairs.append(pair)
     repeats: dict[str, list[float]] = defaultdict(list)
     for group in by_exp.values():
-        by_config = defaultdict(list)
+        times_by_config: defaultdict[str, list[float]] = defaultdict(list)
         for r in group:
-            by_config[r.config].append(float(r.app_s or 0.0))
-        for times in by_config.values():
+            times_by_config[r.config].append(float(r.app_s or 0.0))
+        for times in times_by_config.values():
             repeats[group[0].workload] += [
                 abs(a - b) / b for i, a in enumerate(times) for j, b in enumerate(times) if i != j
             ]

@@ -94,8 +94,11 @@ def _analyse(
 ) -> Rows:
     from perfmodel.analysis import load
 
-    kwargs = {} if max_decompressed is None else {"max_decompressed_bytes": max_decompressed}
-    analysis = load(read_path, **kwargs)
+    analysis = (
+        load(read_path)
+        if max_decompressed is None
+        else load(read_path, max_decompressed_bytes=max_decompressed)
+    )
     p = analysis.profile
     if p.start_ms is None and not p.jobs and not p.stages:
         problems = analysis.loaded.problems

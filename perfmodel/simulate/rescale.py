@@ -131,7 +131,9 @@ def stages_concurrency(
     ).astype(np.float64, copy=False)
 
 
-def _parallelism(total_ms: float, longest_ms: float, slots: FloatArray | float) -> FloatArray:
+def _parallelism(
+    total_ms: FloatArray | float, longest_ms: FloatArray | float, slots: FloatArray | float
+) -> FloatArray:
     """`mean_parallelism` from the stage's total and longest task time (total > 0)."""
     makespan = np.maximum(longest_ms, total_ms / np.maximum(slots, 1.0))
     return np.maximum(1.0, total_ms / makespan)
@@ -265,7 +267,7 @@ def all_stage_times(
             concurrency=k1s[i],
             cpu_work_change_ms=cpu_change,
         )
-        if cache is not None:
+        if cache is not None and key is not None:
             times.key = key
             cache.put(key, times)
         out_list.append(times)
@@ -404,9 +406,10 @@ class StageTimesCache:
         cpu_idle, gc_idle, net_idle, disk_idle, never_spilled = self.idle[i]
         cpu, gc, disk, net = f
         assert self.base is not None
+        disk_f: float | None = disk
         if never_spilled and _spill_free(self.base, new, k0, k1, disk):
             spill: tuple[float, float] | None = None
-            disk = _unused(disk, disk_idle)
+            disk_f = _unused(disk, disk_idle)
         else:
             spill = (float(new.memory_bytes), float(new.executors_per_host))
         return (
@@ -414,7 +417,7 @@ class StageTimesCache:
             # Idle CPU rows still take the spilling CPU a new overflow adds (`_spill_ms`).
             _unused(cpu, cpu_idle and spill is None),
             _unused(gc, gc_idle),
-            disk,
+            disk_f,
             _unused(net, net_idle),
             k1,
             spill,

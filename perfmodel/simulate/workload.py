@@ -169,6 +169,7 @@ def compile_workload(
             work.cpu_demand = estimated
 
     for job in jobs:
+        assert job.submit_ms is not None  # only submitted jobs are in `jobs`
         t_submit = float(job.submit_ms) - start
         while job_level and job_level[0][0] <= t_submit + 1e-9:
             reached = heapq.heappop(job_level)

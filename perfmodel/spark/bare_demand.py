@@ -202,16 +202,16 @@ def _jvm_stage(
         # The slowdown counts every thread a task keeps busy (GC, JIT, shuffle), which the
         # thread's CPU time misses; never below what the metrics already show.
         base = cpu_like / run if run > 0 else 0.0
-        demand = float(np.clip(max(base, fit.demand), 0.0, MAX_DEMAND[JVM_GROUP]))
+        fitted = float(np.clip(max(base, fit.demand), 0.0, MAX_DEMAND[JVM_GROUP]))
         evidence = f"{w.evidence}; {fit.evidence}"
         resource = UNKNOWN if w.unattributed_share >= SMALL_UNKNOWN else "CPU"
-        return DemandEstimate(demand, resource, w.unattributed_share, evidence)
+        return DemandEstimate(fitted, resource, w.unattributed_share, evidence)
     evidence = w.evidence
     if fit is not None and fit.tasks:
         evidence += f"; {fit.evidence}"
     resource = UNKNOWN if w.unattributed_share >= SMALL_UNKNOWN else "CPU"
     base = cpu_like / run if run > 0 else 0.0
-    demand = None
+    demand: float | None = None
     if JVM_OTHER_THREADS > 1.0 and base > 0:
         # Never more contention than the thread's own CPU time leaves room for (`ceiling`).
         prior = min(base * JVM_OTHER_THREADS, MAX_DEMAND[JVM_GROUP])

@@ -10,7 +10,7 @@ stage was skipped, which query ran a job) read and change without the decoding a
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from sys import intern
 from typing import Any
@@ -162,6 +162,7 @@ class ProfileBuilder:
 
     def _environment(self, e: ev.EnvironmentUpdate) -> None:
         props = e.spark_properties
+        items: Iterable[tuple[Any, ...]]
         if isinstance(props, dict):
             items = props.items()
         elif isinstance(props, list):

@@ -330,7 +330,7 @@ _PASSIVE_TYPES = tuple(
     )
     for name in PASSIVE_EVENTS
 )
-PASSIVE_TYPE_NAMES: dict[type, str] = {t: t.__struct_config__.tag for t in _PASSIVE_TYPES}
+PASSIVE_TYPE_NAMES: dict[type, str] = {t: str(t.__struct_config__.tag) for t in _PASSIVE_TYPES}
 
 BLOCK_DECODER: msgspec.json.Decoder[Any] = msgspec.json.Decoder(
     Union[tuple(EVENT_TYPES.values()) + _PASSIVE_TYPES]  # noqa: UP007

@@ -145,7 +145,7 @@ class _EventReader:
         listener's event) is decoded line by line, which finds and reports the culprit.
         """
         counts: dict[bytes, int] = {}
-        type_counts: Counter[type] = Counter()
+        type_counts: Counter[type[msgspec.Struct]] = Counter()
         handler_of = {
             cls: self.handlers[name.encode()]
             for name, cls in ev.EVENT_TYPES.items()
@@ -170,7 +170,7 @@ class _EventReader:
                     continue
             self._consume_lines(block, problems, counts)
         for cls, n in type_counts.items():
-            name = cls.__struct_config__.tag.encode()
+            name = str(cls.__struct_config__.tag).encode()
             counts[name] = counts.get(name, 0) + n
         first_problem = self._first_problem
         if self.valid_events == 0:

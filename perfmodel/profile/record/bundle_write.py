@@ -275,26 +275,26 @@ def assemble(
             "is left out of jvm_cpu.parquet (a change of executor count then scales as slots)"
         )
 
-    for path in pyspy_paths:
-        name = str(path.relative_to(out.resolve()))
-        rec = pyspy.read_pyspy(path, name=name)
+    for pyspy_path in pyspy_paths:
+        name = str(pyspy_path.relative_to(out.resolve()))
+        py_rec = pyspy.read_pyspy(pyspy_path, name=name)
         m.recordings.append(
             RecordingEntry(
                 path=name,
                 source="pyspy",
-                process=rec.meta.role if rec.meta else "python",
-                pid=rec.meta.pid if rec.meta else None,
-                executor_id=rec.meta.executor_id if rec.meta else None,
-                samples=rec.samples.num_rows,
-                error=rec.error,
-                warnings=list(rec.warnings),
+                process=py_rec.meta.role if py_rec.meta else "python",
+                pid=py_rec.meta.pid if py_rec.meta else None,
+                executor_id=py_rec.meta.executor_id if py_rec.meta else None,
+                samples=py_rec.samples.num_rows,
+                error=py_rec.error,
+                warnings=list(py_rec.warnings),
             )
         )
-        if rec.error:
-            m.warnings.append(rec.error)
+        if py_rec.error:
+            m.warnings.append(py_rec.error)
         else:
-            m.warnings.extend(rec.warnings)
-            tables.append(rec.samples)
+            m.warnings.extend(py_rec.warnings)
+            tables.append(py_rec.samples)
 
     samples = sampletable.concat(tables)
     pq.write_table(samples, out / SAMPLES, compression="zstd")
