@@ -42,7 +42,9 @@ class OutOfFold:
     """Per model, out-of-fold macro-F1 after each epoch."""
 
 
-def _epoch_log(y: np.ndarray, per_epoch: list[np.ndarray], rows: np.ndarray, classes: list[str]):
+def _epoch_log(
+    y: np.ndarray, per_epoch: list[np.ndarray], rows: np.ndarray, classes: list[str]
+) -> list[dict[str, Any]]:
     return [
         {
             "epoch": e + 1,

@@ -239,7 +239,7 @@ def stage_works(
             c[OTHER] += other
             c[CPU_OTHER] = left - blocked
         else:
-            _split_by_vector(c, unattributed[lo:hi], vector, caps, net_cap)  # type: ignore[arg-type]
+            _split_by_vector(c, unattributed[lo:hi], vector, caps, net_cap)
 
     sums = {c: segment_sums(comp[c], starts, counts) for c in range(len(COMPONENTS))}
     cpu_like = (sums[CPU] + sums[CPU_OTHER] + sums[GC]).tolist()

@@ -38,7 +38,8 @@ _WORKLOADS_DIR = "workloads"
 
 def _prctl() -> Callable[..., int] | None:
     try:
-        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+        return prctl
     except (OSError, AttributeError):  # not Linux
         return None
 
