@@ -16,11 +16,13 @@ from perfmodel.analysis.facade import (
     load,
     read,
 )
+from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
 from perfmodel.simulate.replay import Prediction, StagePrediction
 from perfmodel.simulate.stage_work import COMPONENTS
 
 __all__ = [
     "COMPONENTS",
+    "DEFAULT_MAX_DECOMPRESSED",
     "Analysis",
     "Engine",
     "NoSamplesError",

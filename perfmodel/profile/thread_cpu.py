@@ -24,7 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from perfmodel.profile.record.cost import RECORDING_THREAD_PREFIXES
+RECORDING_THREAD_PREFIXES = ("JFR ", "perfmodel ")
+"""Threads of the recorders themselves (JFR's, perfmodel's samplers): their CPU is the
+recording's cost, never the application's."""
+
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-RECORDING_THREAD_PREFIXES = ("JFR ", "perfmodel ")
+from perfmodel.profile.thread_cpu import RECORDING_THREAD_PREFIXES
+
 """Native thread names (``comm``, cut at 15 characters) of the threads recording in a JVM:
 HotSpot names its JFR threads ``JFR Thread Sampler``, ``JFR Recorder Thread``, ``JFR Periodic
 Tasks``...; the plugin's excluder is ``perfmodel idle-thread excluder``."""

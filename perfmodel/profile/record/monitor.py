@@ -25,26 +25,11 @@ from dataclasses import dataclass, field
 
 import psutil
 
+from perfmodel.profile.bundle import ResourceSample
 from perfmodel.profile.record.proctree import ProcessTree
 
 IGNORED_NAMES = frozenset({"py-spy"})
 """Recording helpers that may appear in the tree but are not part of the workload."""
-
-
-@dataclass(slots=True)
-class ResourceSample:
-    """One sample of the tree; byte counters are cumulative since the monitor started."""
-
-    t_ms: float
-    """Wall clock (ms since the epoch), the time base of Spark's event log."""
-    cpu_cores: float
-    """Cores the tree kept busy over the interval that ends here (CPU seconds per second)."""
-    rss_bytes: int
-    read_bytes: int
-    write_bytes: int
-    net_sent_bytes: int
-    net_recv_bytes: int
-    processes: int
 
 
 @dataclass(slots=True)
