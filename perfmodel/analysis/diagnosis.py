@@ -304,6 +304,7 @@ def diagnose(
     baseline: Prediction | None = None,
     advice: Sequence[Mapping[str, Any]] = (),
     has_samples: bool = False,
+    unattributed_basis: str | None = None,
 ) -> Diagnosis:
     """Everything `perfmodel diagnose` reports about one loaded profile.
 
@@ -312,7 +313,10 @@ def diagnose(
     (the bottleneck and the model's self-check error), ``advice`` the quantified advice
     lines. Without them the diagnosis is the measured part alone. ``has_samples`` says
     the profile came with stack samples, so the findings point at them instead of asking
-    for a recording.
+    for a recording. ``unattributed_basis`` says what the task time Spark's metrics leave
+    unattributed is made of (measured per thread, or what the bare log suggests); its finding
+    follows the one about that time, or ends the findings where that time was too small
+    for one.
     """
     p = loaded.profile
     warnings = list(p.warnings)
@@ -370,7 +374,9 @@ def diagnose(
         )
         for q in sorted(p.queries.values(), key=lambda q: q.query_id)
     ]
-    findings = _findings(p, stages, shares, dominant, utilisation, path, has_samples)
+    findings = _findings(
+        p, stages, shares, dominant, utilisation, path, has_samples, unattributed_basis
+    )
     failed_tasks = sum(n for r, n in loaded.task_end_reasons.items() if r != "Success")
     return Diagnosis(
         schema_version=SCHEMA_VERSION,
@@ -422,6 +428,7 @@ def _findings(
     utilisation: float | None,
     path: CriticalPath,
     has_samples: bool,
+    unattributed_basis: str | None,
 ) -> list[str]:
     out: list[str] = []
     if dominant is not None:
@@ -439,6 +446,8 @@ def _findings(
             f"{shares['unattributed']:.0%} of task time is not broken down by Spark's metrics; "
             + where
         )
+        if unattributed_basis:
+            out.append(f"Of that: {unattributed_basis}.")
     if utilisation is not None and p.duration_ms > 0:
         if utilisation < 0.5:
             out.append(
@@ -463,4 +472,6 @@ def _findings(
     important = [s for s in stages if s.important]
     for s in important:
         out.append(s.summary)
+    if unattributed_basis and shares.get("unattributed", 0.0) < 0.3:
+        out.append(f"Unattributed task time: {unattributed_basis}.")
     return out

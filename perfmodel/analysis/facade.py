@@ -384,21 +384,18 @@ class Analysis:
                 advice = self.advice()
             except PerfmodelError as exc:
                 warnings.append(f"no what-if advice for this log: {exc}")
+        measured = self._workload.thread_cpu if self._workload is not None else {}
+        overall = application_basis(measured) or application_assumption(self.estimates)
         with gc_paused():
             result = diagnose(
                 self.loaded,
                 baseline=baseline,
                 advice=[asdict(a) for a in advice],
                 has_samples=self.samples is not None,
+                # Code vectors, where inferred, say what that time is; else the basis does.
+                unattributed_basis=overall if measured or not self.vectors else None,
             )
         result.warnings.extend(warnings)
-        measured = self._workload.thread_cpu if self._workload is not None else {}
-        overall = application_basis(measured) or application_assumption(self.estimates)
-        if overall and (measured or not self.vectors):
-            after = [i for i, f in enumerate(result.findings) if "not broken down" in f]
-            at = after[0] + 1 if after else len(result.findings)
-            lead = "Of that" if after else "Unattributed task time"
-            result.findings.insert(at, f"{lead}: {overall}.")
         if self.samples is not None:
             add_sample_views(result, self.samples)
             add_code_vectors(result, self.vectors)
