@@ -322,7 +322,7 @@ class TaskAccumulator:
         if len(self.rows):
             self.chunks.append(self.rows)
         self.rows = bytearray()
-        dtypes = {name: np.float64 for name in FLOAT_FIELDS}
+        dtypes: dict[str, type[np.generic]] = {name: np.float64 for name in FLOAT_FIELDS}
         dtypes |= {name: np.int64 for name in INT_FIELDS}
         dtypes |= {name: np.bool_ for name in BOOL_FIELDS}
         dtypes |= {name: np.int32 for name in CODE_FIELDS}
