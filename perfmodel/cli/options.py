@@ -43,3 +43,14 @@ CodeVectors = Annotated[
         "the code models infer from its stack samples (else by bytes moved).",
     ),
 ]
+MaxDecompressed = Annotated[
+    int | None,
+    typer.Option(
+        "--max-decompressed-bytes",
+        help="Refuse logs that decompress to more than this many bytes (guards against "
+        "bombs; default 20 GiB).",
+        show_default=False,
+    ),
+]
+"""None: the library's cap (`perfmodel.analysis.DEFAULT_MAX_DECOMPRESSED`), which the CLI
+reads only when a command runs: the reader it lives in is not the CLI's to import."""

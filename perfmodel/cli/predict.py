@@ -58,8 +58,7 @@ def predict(
 ) -> None:
     """Predict the runtime and bottleneck under other resources (what-if replay)."""
     from perfmodel.analysis import load
-    from perfmodel.jsonout import dump, dump_items
-    from perfmodel.report.prediction_text import render_prediction, render_sweep
+    from perfmodel.report import ProfileSource, renderer
     from perfmodel.simulate.config import ConfigError
     from perfmodel.simulate.whatif import baseline_overrides, change_of, is_axis_spec, parse_axes
 
@@ -89,21 +88,16 @@ def predict(
     if not Path(source).exists():
         raise ConfigError(f"{source}: no such file or directory")
 
+    output = renderer("json" if as_json else "text")
+    profile = ProfileSource(source, remembered)
+
     def run() -> None:
         analysis = load(source, attempt, code_vectors=code_vectors, overrides=overrides)
         if axes is not None:
-            points = analysis.iter_sweep(axes, change)
-            if as_json:  # written point by point: one prediction in memory, not the grid
-                items = ({"settings": p.settings, **p.prediction.as_dict()} for p in points)
-                dump_items(items, sys.stdout)
-            else:  # the table needs no stage: a point keeps its summary only
-                typer.echo(render_sweep([p.summary() for p in points], source, remembered))
+            # Each point is replayed as the renderer asks for it (JSON writes it at once).
+            output.sweep(analysis.iter_sweep(axes, change), sys.stdout, source=profile)
             return
-        prediction = analysis.predict(change)
-        if as_json:
-            dump(prediction.as_dict(), sys.stdout)
-        else:
-            typer.echo(render_prediction(prediction, source, remembered, change))
+        output.prediction(analysis.predict(change), sys.stdout, source=profile, change=change)
 
     without_cycle_collector(run)
 

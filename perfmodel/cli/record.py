@@ -150,12 +150,20 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export collapsed stacks and speedscope JSON (per process, or of one stage)."""
         from perfmodel.analysis import load
-        from perfmodel.report.flame import write_flame
+        from perfmodel.report import render_to_file, renderer
 
         bundle.read_manifest(bundle_dir)
         analysis = load(bundle_dir, code_vectors=False)
         profiles = analysis.stack_profiles(stage)
         stem = "all" if stage is None else f"stage-{stage}"
         target = out or bundle_dir / "flame"
-        folded, scope = write_flame(profiles, target, stem)
-        typer.echo(f"{folded}\n{scope}")
+        # The text form of stacks is the collapsed one (every profile merged); speedscope's
+        # keeps one profile per process kind.
+        text, scope = renderer("text"), renderer("speedscope")
+        folded = render_to_file(
+            target / f"{stem}.collapsed", lambda f: text.stacks(profiles, f, name=stem)
+        )
+        speedscope = render_to_file(
+            target / f"{stem}.speedscope.json", lambda f: scope.stacks(profiles, f, name=stem)
+        )
+        typer.echo(f"{folded}\n{speedscope}")

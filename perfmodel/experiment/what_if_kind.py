@@ -16,7 +16,6 @@ from typing import Any
 from perfmodel.experiment.results import KindAccuracy, PairResult, nanmean
 from perfmodel.simulate.config import DEFAULT_NET_BW
 from perfmodel.simulate.units import UnitError, parse_size
-from perfmodel.simulate.units import format_share as pct
 
 NETWORK = "network bandwidth"
 MEMORY = "memory"
@@ -97,30 +96,6 @@ def summarise_kinds(pairs: list[PairResult]) -> list[KindAccuracy]:
             )
         )
     return out
-
-
-def render_kinds(kinds: list[KindAccuracy]) -> list[str]:
-    """The Markdown table of errors per what-if kind (nothing when only one kind exists
-    and it is plain cores, as in a local-mode study, where the overall table says it all)."""
-    if not kinds or [k.kind for k in kinds] == [CORES]:
-        return []
-    lines = [
-        "",
-        "### By what-if kind",
-        "",
-        "Pairs grouped by the one resource their configurations differ in (*combined*: more "
-        "than one). Mean error from the baseline's bundle, from its bare event log (n/a "
-        "without `--variants`) and by slot-only replay.",
-        "",
-        "| what-if | pairs | workloads | bundle | bare log | slot-only | worst pair |",
-        "|---|---:|---|---:|---:|---:|---|",
-    ]
-    for k in kinds:
-        lines.append(
-            f"| {k.kind} | {k.pairs} | {', '.join(k.workloads)} | **{pct(k.mean_error)}** | "
-            f"{pct(k.bare_log_mean_error)} | {pct(k.slot_only_mean_error)} | {k.worst_pair} |"
-        )
-    return lines
 
 
 def link_bandwidth(settings: dict[str, Any]) -> float | None:

@@ -1,15 +1,15 @@
-"""One fleet run end to end: discover, skip what is done, analyse the rest, merge, report.
+"""One fleet run end to end: discover, skip what is done, analyse the rest, merge, summarise.
 
 Both engines feed the same merge, so the tables on disk do not depend on which one ran:
 the rows of every log analysed now replace that log's earlier rows, rows of logs not seen
 this time are kept (a ``--since`` run does not forget older logs; ``--fresh`` starts over),
-and regressions and the summary are recomputed from the merged tables every time.
+and regressions and the summary are recomputed from the merged tables every time. The run
+computes; `perfmodel.report` renders its summary (``perfmodel fleet`` writes
+``summary.html`` beside the tables).
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,12 +20,10 @@ import pyarrow as pa
 from perfmodel.errors import PerfmodelError
 from perfmodel.fleet.analyse import Rows
 from perfmodel.fleet.discover import LogRef, discover
-from perfmodel.fleet.htmlpage import render_html
 from perfmodel.fleet.regress import find_regressions
 from perfmodel.fleet.schema import MANIFEST, RESULT_TABLES, table_from_rows
 from perfmodel.fleet.store import (
     manifest_entries,
-    publish,
     read_table,
     replace_logs,
     unchanged,
@@ -71,7 +69,7 @@ def run_fleet(
     on_start: Callable[[int], None] | None = None,
     on_done: Callable[[LogRef], None] | None = None,
 ) -> FleetResult:
-    """Analyse the logs that changed, merge, write the tables and ``summary.html``."""
+    """Analyse the logs that changed, merge, write the tables and summarise them."""
     if opts.engine not in ENGINES:
         raise FleetOptionError(f"--engine must be one of {', '.join(ENGINES)}")
     out = opts.out.expanduser().resolve()
@@ -137,7 +135,6 @@ def run_fleet(
     )
     write_table(out, "manifest", replace_logs(manifest, done, paths))
     summary = summarise(tables, analysed_now=len(todo), skipped=len(refs) - len(todo))
-    _write_text(out / "summary.html", render_html(summary))
     return FleetResult(tables, todo, len(refs) - len(todo), summary)
 
 
@@ -169,10 +166,3 @@ def _analyse(
         on_done=on_done,
     )
     return {name: table_from_rows(rows[name], schema) for name, schema in RESULT_TABLES.items()}
-
-
-def _write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    publish(tmp, path)

@@ -1,10 +1,11 @@
-"""Plain-text rendering of what-if predictions (``perfmodel predict``)."""
+"""The text form of what-if predictions and sweeps (``perfmodel predict``)."""
 
 from __future__ import annotations
 
 import math
 
 from perfmodel.analysis import Prediction, SweepPoint
+from perfmodel.report.base import ProfileSource
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.intervals import LEVEL
 from perfmodel.simulate.units import format_bandwidth, format_size
@@ -26,12 +27,11 @@ def describe_config(c: ClusterConfig) -> str:
     )
 
 
-def render_prediction(p: Prediction, source: str, remembered: bool, change: Change) -> str:
+def render_prediction(p: Prediction, source: ProfileSource, change: Change) -> str:
     """The prediction with its self-check first, so the number is read with its error, and
     every value assumed about the baseline spelled out."""
     lines = [f"perfmodel predict — {p.app_id}"]
-    origin = " (the profile last analysed)" if remembered else ""
-    lines.append(f"profile: {source}{origin}")
+    lines.append(f"profile: {_profile(source)}")
     lines.append(f"baseline: {describe_config(p.baseline_config)}")
     if change.is_empty:
         lines.append("what-if:  (no change given: replaying the baseline)")
@@ -72,13 +72,13 @@ def render_prediction(p: Prediction, source: str, remembered: bool, change: Chan
     return "\n".join(lines)
 
 
-def render_sweep(points: list[SweepPoint], source: str, remembered: bool) -> str:
-    """The sweep as a table: one row per grid point, with its bottleneck."""
+def render_sweep(points: list[SweepPoint], source: ProfileSource) -> str:
+    """The sweep as a table: one row per grid point, with its bottleneck. The table needs
+    no stage: points without theirs (`SweepPoint.summary`) are enough."""
     first = points[0].prediction
-    origin = " (the profile last analysed)" if remembered else ""
     lines = [
         f"perfmodel predict --sweep — {first.app_id}",
-        f"profile: {source}{origin}",
+        f"profile: {_profile(source)}",
         f"baseline: {describe_config(first.baseline_config)}",
         f"observed {first.observed_s:.1f} s · baseline replay {first.baseline_replay_s:.1f} s"
         f" · model error {first.model_error:+.1%}",
@@ -98,3 +98,7 @@ def render_sweep(points: list[SweepPoint], source: str, remembered: bool) -> str
         )
         lines.append(f"{cells}  {q.predicted_s:>9.1f}s  {span:>13}  {q.bottleneck}")
     return "\n".join(lines)
+
+
+def _profile(source: ProfileSource) -> str:
+    return source.path + (" (the profile last analysed)" if source.remembered else "")

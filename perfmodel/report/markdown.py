@@ -1,4 +1,4 @@
-"""Rendering the accuracy report: a Markdown table for people, JSON for programs.
+"""The Markdown renderer: the accuracy report, as a table for people.
 
 The Markdown is what goes into the README's "Accuracy" section, so it carries its own
 context — date, machine, load, model version — because an error figure without the
@@ -7,20 +7,32 @@ conditions it was measured under cannot be compared with anything.
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TextIO
 
 from perfmodel.atomic import write_atomically
 from perfmodel.experiment.held_out import describe_pair
-from perfmodel.experiment.results import AccuracyReport
-from perfmodel.experiment.samplers import render_sampler_comparison
-from perfmodel.experiment.what_if_kind import render_kinds
+from perfmodel.experiment.results import AccuracyReport, KindAccuracy
+from perfmodel.experiment.samplers import SamplerComparison, compare_samplers
+from perfmodel.experiment.what_if_kind import CORES
+from perfmodel.report.base import Renderer
+from perfmodel.report.jsonrenderer import accuracy_json
 from perfmodel.simulate.units import format_share as pct
 
-if TYPE_CHECKING:
-    from perfmodel.report.html.data import Page
+
+class MarkdownRenderer(Renderer):
+    """Markdown: the accuracy report (`perfmodel experiment report`)."""
+
+    format = "markdown"
+
+    def accuracy(
+        self,
+        report: AccuracyReport,
+        out: TextIO,
+        *,
+        run_load: tuple[float, float] | None = None,
+    ) -> None:
+        out.write(render_markdown(report, run_load) + "\n")
 
 
 def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None = None) -> str:
@@ -130,6 +142,62 @@ def render_held_out(report: AccuracyReport) -> list[str]:
     return lines
 
 
+def render_sampler_comparison(report: AccuracyReport) -> list[str]:
+    """Markdown lines: per workload, the bundle's mean error read from JFR's samples and from
+    the plugin's, on the same pairs; nothing where no run kept both."""
+    rows = compare_samplers(report)
+    if not rows:
+        return []
+    lines = [
+        "",
+        '### JVM samplers on the same runs (`jvm_sampler = "both"`)',
+        "",
+        "Each pair predicted from its baseline's bundle read from JFR's samples (the bundle as "
+        "recorded) and from the plugin sampler's samples of the same run; the runs, event logs, "
+        "per-thread CPU and Python samples are the same, so the difference is the samplers'. "
+        "*Largest move*: the largest change of a prediction between the two readings.",
+        "",
+        "| workload | set | pairs | JFR samples | plugin samples | plugin − JFR, points "
+        "| largest move |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    lines += [_sampler_row(c) for c in rows]
+    return lines
+
+
+def _sampler_row(c: SamplerComparison) -> str:
+    label = f"**all{' ' + c.workload if c.workload else ''}**" if c.total else c.workload
+    return (
+        f"| {label} | {c.role} | {c.pairs} | {pct(c.jfr_mean_error)} | "
+        f"{pct(c.plugin_mean_error)} | "
+        f"{100 * c.plugin_minus_jfr:+.1f} | {100 * c.largest_move:.1f}% |"
+    )
+
+
+def render_kinds(kinds: list[KindAccuracy]) -> list[str]:
+    """The Markdown table of errors per what-if kind (nothing when only one kind exists
+    and it is plain cores, as in a local-mode study, where the overall table says it all)."""
+    if not kinds or [k.kind for k in kinds] == [CORES]:
+        return []
+    lines = [
+        "",
+        "### By what-if kind",
+        "",
+        "Pairs grouped by the one resource their configurations differ in (*combined*: more "
+        "than one). Mean error from the baseline's bundle, from its bare event log (n/a "
+        "without `--variants`) and by slot-only replay.",
+        "",
+        "| what-if | pairs | workloads | bundle | bare log | slot-only | worst pair |",
+        "|---|---:|---|---:|---:|---:|---|",
+    ]
+    for k in kinds:
+        lines.append(
+            f"| {k.kind} | {k.pairs} | {', '.join(k.workloads)} | **{pct(k.mean_error)}** | "
+            f"{pct(k.bare_log_mean_error)} | {pct(k.slot_only_mean_error)} | {k.worst_pair} |"
+        )
+    return lines
+
+
 def write_report(
     report: AccuracyReport, out: Path, run_load: tuple[float, float] | None = None
 ) -> tuple[Path, Path]:
@@ -138,165 +206,5 @@ def write_report(
     md = out / "accuracy.md"
     write_atomically(md, render_markdown(report, run_load))
     js = out / "accuracy.json"
-    write_atomically(js, to_json(report, run_load))
+    write_atomically(js, accuracy_json(report, run_load))
     return md, js
-
-
-def to_json(report: AccuracyReport, run_load: tuple[float, float] | None = None) -> str:
-    """The report as strict JSON (NaN, for "no pairs", becomes null)."""
-    payload = report.as_dict()
-    payload["run_load_avg_range"] = list(run_load) if run_load else None
-    return json.dumps(_finite(payload), indent=2)
-
-
-def _finite(value: object) -> object:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
-def html_page(report: AccuracyReport, run_load: tuple[float, float] | None = None) -> Page:
-    """Measured against predicted per configuration, on the same kind of page as
-    `perfmodel report` (the same section kinds: cards, scatter, table)."""
-    from perfmodel.report.html.data import Page, Section
-
-    page = Page(
-        title="Accuracy: predicted vs measured runtime",
-        subtitle=f"{report.runs} measured runs on {report.host} ({report.machine}, "
-        f"{report.cores} logical cores) · model {report.model_version} · {report.created}",
-    )
-    load_text = (
-        f"1-minute load average at run starts {run_load[0]:.2f}–{run_load[1]:.2f}"
-        if run_load
-        else ""
-    )
-    cards = [
-        {"key": "runs", "label": "Runs", "value": report.runs, "detail": load_text},
-        {"key": "pairs", "label": "Pairs", "value": len(report.pairs), "detail": ""},
-        {
-            "key": "mean_error",
-            "label": "Mean error",
-            "value": pct(report.mean_error),
-            "detail": f"worst {pct(report.worst_error)}",
-        },
-        {
-            "key": "slot_only",
-            "label": "Slot-only mean error",
-            "value": pct(report.slot_only_mean_error),
-            "detail": f"worst {pct(report.slot_only_worst_error)}",
-        },
-        {
-            "key": "repeat_error",
-            "label": "Repeat error (noise floor)",
-            "value": pct(report.repeat_error),
-            "detail": "",
-        },
-    ]
-    page.sections.append(Section("summary", "Summary", "cards", {"cards": cards}))
-    labels = [
-        f"{p.workload}: {p.baseline_config} (run {p.baseline_run}) → {p.target_config}"
-        for p in report.pairs
-    ]
-    page.sections.append(
-        Section(
-            "pairs-plot",
-            "Measured against predicted",
-            "scatter",
-            {
-                "x_label": "measured runtime (s)",
-                "y_label": "predicted runtime (s)",
-                "diagonal": True,
-                "series": [
-                    {
-                        "name": "replay",
-                        "x": [p.measured_s for p in report.pairs],
-                        "y": [p.predicted_s for p in report.pairs],
-                        "labels": labels,
-                    },
-                    {
-                        "name": "slot-only",
-                        "x": [p.measured_s for p in report.pairs],
-                        "y": [p.slot_only_s for p in report.pairs],
-                        "labels": labels,
-                    },
-                ],
-            },
-            "Each point is one baseline run replayed on another configuration; on the dotted "
-            "line the prediction equals the measured mean.",
-        )
-    )
-    page.sections.append(
-        Section(
-            "workloads",
-            "Per workload",
-            "table",
-            {
-                "columns": [
-                    "workload",
-                    "pairs",
-                    "mean error",
-                    "worst error",
-                    "slot-only mean",
-                    "repeat error",
-                    "bottlenecks",
-                ],
-                "numeric": [False, True, True, True, True, True, False],
-                "rows": [
-                    [
-                        w.workload,
-                        w.pairs,
-                        pct(w.mean_error),
-                        pct(w.worst_error),
-                        pct(w.slot_only_mean_error),
-                        pct(w.repeat_error),
-                        ", ".join(w.bottlenecks),
-                    ]
-                    for w in report.workloads
-                ],
-            },
-        )
-    )
-    page.sections.append(
-        Section(
-            "every-pair",
-            "Every pair",
-            "table",
-            {
-                "columns": [
-                    "workload",
-                    "baseline (run)",
-                    "target",
-                    "measured s",
-                    "predicted s",
-                    "error",
-                    "slot-only s",
-                    "bottleneck",
-                    "baseline replay error",
-                ],
-                "numeric": [False, False, False, True, True, True, True, False, True],
-                "rows": [
-                    [
-                        p.workload,
-                        f"{p.baseline_config} ({p.baseline_run})",
-                        p.target_config,
-                        round(p.measured_s, 1),
-                        round(p.predicted_s, 1),
-                        pct(p.error),
-                        round(p.slot_only_s, 1),
-                        p.bottleneck,
-                        f"{100 * p.baseline_model_error:+.1f}%",
-                    ]
-                    for p in report.pairs
-                ],
-            },
-        )
-    )
-    if report.skipped:
-        page.sections.append(
-            Section("skipped", "Not used", "list", {"items": list(report.skipped)})
-        )
-    return page

@@ -1,4 +1,4 @@
-"""Terminal rendering of a `Diagnosis` with rich tables.
+"""The text form of a `Diagnosis`: rich tables, as `perfmodel diagnose` prints them.
 
 Everything taken from a log (names, messages, paths) is data: it reaches rich only as
 `rich.text.Text` (never parsed as markup, never run through the highlighter, whose regexes
@@ -16,6 +16,7 @@ from rich.text import Text
 
 from perfmodel.analysis.diagnosis import Diagnosis, StageDiagnosis, short_function, short_name
 from perfmodel.dag.decomposition import COMPONENTS
+from perfmodel.profile.quality import DAMAGE_KINDS
 
 MAX_STAGE_ROWS = 25
 MAX_NAME_CHARS = 120
@@ -59,6 +60,7 @@ def _pct(x: float) -> str:
 
 
 def render_diagnosis(d: Diagnosis, console: Console, *, all_stages: bool = False) -> None:
+    """The whole diagnosis: headline, time split, stages, functions, findings, advice."""
     quality = _quality(d)
     headline = quality.get("headline") if quality and quality.get("affects_answer") else None
     if headline:
@@ -143,8 +145,6 @@ def _quality(d: Diagnosis) -> dict[str, Any] | None:
 
 def render_data_quality(quality: dict[str, Any], console: Console) -> None:
     """The data-quality section: each kind of damage met, how often, and where first."""
-    from perfmodel.profile.quality import DAMAGE_KINDS
-
     console.print()
     style = "bold red" if quality.get("affects_answer") else "bold yellow"
     _say(console, ("Data quality", style), " (damage met while reading the log)")

@@ -1,14 +1,17 @@
 """``summary.html``: the fleet summary as one self-contained page (inline CSS and SVG, no
 scripts, nothing fetched). Sections are plain functions of `FleetSummary`, each returning
-an HTML fragment, so the report package's template can host them later unchanged."""
+an HTML fragment, so the application page's template could host them unchanged."""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from perfmodel.fleet.summary import REGRESSION_HEADERS, FleetSummary, regression_row
+from perfmodel.report.fleet_rows import REGRESSION_HEADERS, regression_row
+
+if TYPE_CHECKING:
+    from perfmodel.fleet.summary import FleetSummary
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#1b1b1b}
@@ -146,7 +149,8 @@ def sections(s: FleetSummary) -> list[tuple[str, str]]:
     return out
 
 
-def render_html(s: FleetSummary) -> str:
+def fleet_page(s: FleetSummary) -> str:
+    """The whole page: the headline figures, then every section."""
     head = (
         f"<p>{s.applications} application(s) from {s.logs} log(s), {s.errors} error(s); "
         f"{s.held_core_hours:,.1f} core-hours held, {s.wasted_core_hours:,.1f} wasted "
