@@ -257,7 +257,8 @@ def test_local_configs_keep_their_settings(tmp_path: Path) -> None:
     ],
 )
 def test_bad_cluster_grids_are_refused(tmp_path: Path, grid: str) -> None:
-    from perfmodel.experiment.spec import SpecError, load_spec
+    from perfmodel.experiment.spec import load_spec
+    from perfmodel.experiment.spec_grid import SpecError
 
     with pytest.raises(SpecError):
         load_spec(_cluster_spec(tmp_path, grid))

@@ -12,14 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel.runs.store import (
-    SCHEMA_VERSION,
-    RunOutcome,
-    RunStore,
-    Sample,
-    StageRow,
-    StoreError,
-)
+from perfmodel.runs.rows import RunOutcome, Sample, StageRow
+from perfmodel.runs.store import SCHEMA_VERSION, RunStore, StoreError
 
 
 def _seed(store: RunStore) -> tuple[int, int]:

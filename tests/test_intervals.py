@@ -12,7 +12,8 @@ import pytest
 from perfmodel.experiment.calibrate import calibrate, residuals_of
 from perfmodel.experiment.results import PairResult, interval_coverage
 from perfmodel.experiment.split import load_split
-from perfmodel.runs.store import RunOutcome, RunStore
+from perfmodel.runs.rows import RunOutcome
+from perfmodel.runs.store import RunStore
 from perfmodel.simulate.intervals import (
     BARE_LOG,
     BUNDLE,

@@ -25,7 +25,8 @@ from perfmodel.recommend.pareto import Front, pareto_front
 from perfmodel.recommend.pricing import billed_seconds, run_cost
 from perfmodel.recommend.search import Request, candidate_points
 from perfmodel.recommend.uncertainty import prediction_band
-from perfmodel.runs.store import RunOutcome, RunStore
+from perfmodel.runs.rows import RunOutcome
+from perfmodel.runs.store import RunStore
 from perfmodel.simulate.bounds import lower_bounds_s, prepare, refined_bound_s
 from perfmodel.simulate.config import BaselineOverrides, WhatIf
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic

@@ -118,7 +118,8 @@ def test_evaluate_pairs_link_rates_and_labels_every_pair(tmp_path: Path) -> None
     "run" read from a real event log: every pair is predicted, labelled by what it changes,
     and summarised per kind; the faster link is given to the replay as its bandwidth."""
     from perfmodel.experiment.accuracy import evaluate
-    from perfmodel.runs.store import RunOutcome, RunStore
+    from perfmodel.runs.rows import RunOutcome
+    from perfmodel.runs.store import RunStore
 
     if not WORDCOUNT.exists():
         pytest.skip(f"{WORDCOUNT} not found")

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from perfmodel.runs.store import RunRow, RunStore, default_store_path
+from perfmodel.runs.rows import RunRow
+from perfmodel.runs.store import RunStore, default_store_path
 
 if TYPE_CHECKING:
     from perfmodel.report import Renderer
@@ -51,7 +52,7 @@ def _open(store: Path | None) -> RunStore:
 
 
 def _params(values: list[str] | None) -> dict[str, str]:
-    from perfmodel.experiment.spec import SpecError
+    from perfmodel.experiment.spec_grid import SpecError
 
     out = {}
     for item in values or []:
@@ -115,7 +116,8 @@ def experiment_run(
 
 def _select_runs(db: RunStore, targets: list[str]) -> list[RunRow]:
     """Run ids, ranges (3-9), experiment names or spec files → the runs they name."""
-    from perfmodel.experiment.spec import SpecError, load_spec
+    from perfmodel.experiment.spec import load_spec
+    from perfmodel.experiment.spec_grid import SpecError
 
     runs: dict[int, RunRow] = {}
     for target in targets:
@@ -331,7 +333,7 @@ def runs_compare(
 ) -> None:
     """Side by side: time, memory, CPU, and per-stage durations of several runs."""
     if len(run_ids) < 2:
-        from perfmodel.experiment.spec import SpecError
+        from perfmodel.experiment.spec_grid import SpecError
 
         raise SpecError("runs compare needs at least two run ids")
     with _open(store) as db:

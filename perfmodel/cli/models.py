@@ -68,7 +68,8 @@ def register(app: typer.Typer) -> None:
         from dataclasses import replace
 
         from perfmodel.embed.card import render_card
-        from perfmodel.embed.train import TrainConfig, train
+        from perfmodel.embed.train import train
+        from perfmodel.embed.train_data import TrainConfig
         from perfmodel.report import renderer
 
         config = TrainConfig.tiny() if tiny else TrainConfig()

@@ -48,7 +48,8 @@ from perfmodel.experiment.what_if_kind import (
     summarise_kinds,
     target_link_bandwidth,
 )
-from perfmodel.runs.store import RunRow, RunStore
+from perfmodel.runs.rows import RunRow
+from perfmodel.runs.store import RunStore
 from perfmodel.simulate.config import (
     DEFAULT_MEMORY_BYTES,
     BaselineOverrides,

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from perfmodel.experiment.split import FIT, Split
-from perfmodel.runs.store import RunRow, RunStore
+from perfmodel.runs.rows import RunRow
+from perfmodel.runs.store import RunStore
 from perfmodel.simulate import jit_load
 
 

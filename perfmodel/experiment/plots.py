@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from perfmodel.analysis import COMPONENTS, Analysis
 from perfmodel.errors import PerfmodelError
 from perfmodel.experiment.accuracy import group_key, load_baseline, predict, slot_only
-from perfmodel.runs.store import RunRow
+from perfmodel.runs.rows import RunRow
 
 DEFAULT_MEMORY = 1 << 30
 """The heap of a run that did not state one."""

@@ -27,11 +27,13 @@ import psutil
 from perfmodel.errors import PerfmodelError
 from perfmodel.experiment.cluster import ClusterState
 from perfmodel.experiment.cluster_runs import ClusterSession
-from perfmodel.experiment.spec import ExperimentSpec, RunConfig, substitute
+from perfmodel.experiment.spec import ExperimentSpec, substitute
+from perfmodel.experiment.spec_grid import RunConfig
 from perfmodel.profile.record.monitor import IGNORED_NAMES, ResourceSummary
 from perfmodel.profile.record.run import record
 from perfmodel.profile.record.setup import RecordOptions
-from perfmodel.runs.store import RunOutcome, RunStore, Sample, StageRow
+from perfmodel.runs.rows import RunOutcome, Sample, StageRow
+from perfmodel.runs.store import RunStore
 
 QUIET_CONF = (
     ("spark.ui.enabled", "false"),

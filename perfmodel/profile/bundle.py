@@ -251,7 +251,6 @@ class ResourceSample:
     processes: int
 
 
-
 def load_resources(bundle: str | Path) -> list[ResourceSample]:
     """The bundle's process-tree samples, oldest first (empty when it has none)."""
     path = Path(bundle) / RESOURCES

@@ -20,6 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 from perfmodel.atomic import replacing  # noqa: E402
 from perfmodel.experiment.plots import WorkloadCurves  # noqa: E402
@@ -37,7 +38,7 @@ def write_figures(workloads: Iterable[WorkloadCurves], out: Path) -> list[Path]:
     return written
 
 
-def _save(fig: plt.Figure, out: Path, stem: str) -> list[Path]:
+def _save(fig: Figure, out: Path, stem: str) -> list[Path]:
     paths = [out / f"{stem}.png", out / f"{stem}.svg"]
     for p in paths:
         with replacing(p) as tmp:  # a figure appears whole or not at all

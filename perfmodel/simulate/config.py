@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
-from perfmodel.dag.model import ApplicationProfile
 from perfmodel.errors import PerfmodelError
 from perfmodel.simulate.units import UnitError
+
+if TYPE_CHECKING:
+    from perfmodel.dag.model import ApplicationProfile
 
 DEFAULT_MEMORY_BYTES = 1 << 30
 """Spark's default ``spark.executor.memory`` / ``spark.driver.memory`` (1g)."""
