@@ -52,8 +52,10 @@ class EventLogSource:
     attempt: str | None
     other_attempts: list[str] = field(default_factory=list)
     in_progress: bool = False
-    missing_parts: list[int] = field(default_factory=list)
-    """Numbers absent from a rolling (or legacy) log's parts, e.g. 2 of events_1, events_3."""
+    missing_parts: list[tuple[int, int]] = field(default_factory=list)
+    """Runs of numbers absent from a rolling (or legacy) log's parts, first and last of each:
+    ``(2, 2)`` for events_1, events_3. Runs, not numbers: a part numbered 1,000,000 after
+    part 1 costs one run, not a million entries."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,7 +318,7 @@ def _select(
 
 
 def _materialize(given: Path, cand: _Candidate, others: list[str]) -> EventLogSource:
-    missing: list[int] = []
+    missing: list[tuple[int, int]] = []
     if cand.kind == "rolling":
         parts, in_progress, missing = _rolling_parts(cand.path)
     elif cand.kind == "legacy":
@@ -342,19 +344,23 @@ def _materialize(given: Path, cand: _Candidate, others: list[str]) -> EventLogSo
     )
 
 
-def _missing_numbers(numbers: list[int], first: int) -> list[int]:
-    """Part numbers absent between ``first`` and the highest present (sorted input).
+def _missing_numbers(numbers: list[int], first: int) -> list[tuple[int, int]]:
+    """Runs of part numbers (first, last) absent between ``first`` and the highest present
+    (sorted input): as many runs as there are parts at most, however wide the gaps.
 
     Spark numbers rolling parts from 1 without gaps, so a gap is a part that was lost
     (deleted, not copied); its events are missing from the analysis.
     """
-    present = set(numbers)
-    if not numbers:
-        return []
-    return [n for n in range(first, numbers[-1]) if n not in present]
+    runs: list[tuple[int, int]] = []
+    expected = first
+    for n in numbers:
+        if n > expected:
+            runs.append((expected, n - 1))
+        expected = max(expected, n + 1)
+    return runs
 
 
-def _rolling_parts(d: Path) -> tuple[list[Path], bool, list[int]]:
+def _rolling_parts(d: Path) -> tuple[list[Path], bool, list[tuple[int, int]]]:
     """Parts in numeric order (``events_10`` after ``events_9``), the in-progress flag and
     the numbers missing from the sequence.
 
@@ -395,7 +401,7 @@ def _rolling_parts(d: Path) -> tuple[list[Path], bool, list[int]]:
     return parts, any(s.endswith(_IN_PROGRESS) for s in statuses), missing
 
 
-def _legacy_parts(d: Path) -> tuple[list[Path], bool, list[int]]:
+def _legacy_parts(d: Path) -> tuple[list[Path], bool, list[tuple[int, int]]]:
     """Spark 1.0-1.2 log directories: ``EVENT_LOG_<n>`` files, done once APPLICATION_COMPLETE
     exists. The codec (named by a ``COMPRESSION_CODEC_*`` marker) is recognised from the data."""
     events = []

@@ -95,6 +95,14 @@ class DataQuality:
         header lines, notes) are not damage. A line is counted once: one whose bytes were not
         UTF-8 and that, repaired, was still no event is one damaged line, not two.
         """
+        counted = getattr(problems, "counts", None)  # an `eventlog.ProblemList` counted them
+        if counted is not None:
+            examples: dict[str, list[str]] = getattr(problems, "examples", {})
+            for kind, n in counted.items():
+                self.counts[kind] += n
+                seen = self.examples.setdefault(kind, [])
+                seen.extend(examples.get(kind, [])[: MAX_EXAMPLES - len(seen)])
+            problems = ()
         lines_seen: set[tuple[str, int]] = set()
         for problem in problems:
             kind = problem.kind
@@ -107,7 +115,7 @@ class DataQuality:
                     continue
                 lines_seen.add((problem.file, problem.line))
             where = f"{problem.file}:{problem.line}" if problem.line else problem.file
-            self.add(kind, where)
+            self.add(kind, where, problem.count)
         for name, n in (unknown_events or {}).items():
             if n:
                 self.add("unknown_event", name, n)
