@@ -278,7 +278,10 @@ def _iter_parts(
         what = f"part {lo} of the log is missing (no {name} file)"
         if hi > lo:
             last = f"EVENT_LOG_{hi}" if legacy else f"events_{hi}_*"
-            what = f"parts {lo} to {hi} of the log are missing ({hi - lo + 1:,} parts: no {name} to {last})"
+            what = (
+                f"parts {lo} to {hi} of the log are missing ({hi - lo + 1:,} parts: "
+                f"no {name} to {last})"
+            )
         problems.append(
             LogProblem(
                 str(Path(source.path) / name),
