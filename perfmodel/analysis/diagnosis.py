@@ -23,6 +23,7 @@ from perfmodel.dag.loaded import LoadedProfile
 from perfmodel.dag.model import ApplicationProfile, StageNode
 from perfmodel.jsonout import builtin
 from perfmodel.simulate.replay import Prediction
+from perfmodel.spark.events import unknown_version
 from perfmodel.spark.load import gc_paused
 
 SCHEMA_VERSION = 1
@@ -384,7 +385,7 @@ def diagnose(
         app_id=p.app_id,
         app_name=p.app_name,
         attempt=p.attempt,
-        spark_version=p.framework_version or "unknown (log predates Spark 1.3)",
+        spark_version=p.framework_version or unknown_version(p.event_counts),
         duration_s=app_ms / 1000.0,
         complete=p.complete,
         jobs=len(p.jobs),

@@ -117,7 +117,7 @@ class ProblemList(list[LogProblem]):
         else:
             self.omitted += 1
 
-    def extend(self, problems: Iterable[LogProblem]) -> None:  # type: ignore[override]
+    def extend(self, problems: Iterable[LogProblem]) -> None:
         for problem in problems:
             self.append(problem)
 
@@ -277,10 +277,10 @@ def _iter_parts(
         name = f"EVENT_LOG_{lo}" if legacy else f"events_{lo}_*"
         what = f"part {lo} of the log is missing (no {name} file)"
         if hi > lo:
-            last = f"EVENT_LOG_{hi}" if legacy else f"events_{hi}_*"
+            last_name = f"EVENT_LOG_{hi}" if legacy else f"events_{hi}_*"
             what = (
                 f"parts {lo} to {hi} of the log are missing ({hi - lo + 1:,} parts: "
-                f"no {name} to {last})"
+                f"no {name} to {last_name})"
             )
         problems.append(
             LogProblem(
@@ -331,7 +331,13 @@ def _iter_parts(
             read_any = True
             problems.extend(_unreadable(f, e) for f, e in failures)
             failures = []
-        yield from split(file, itertools.chain((first,), chunks), problems, max_line_bytes, state)
+        pieces: Iterator[bytes] = itertools.chain((first,), chunks)
+        if b"\n" not in first and b"\r" in first:
+            # Lines ended by CR alone (an old Mac editor, a converted copy): JSON text holds
+            # no raw CR inside a line, so each CR ends one.
+            problems.append(LogProblem(file, None, "lines end in CR alone; read as lines"))
+            pieces = (piece.replace(b"\r", b"\n") for piece in pieces)
+        yield from split(file, pieces, problems, max_line_bytes, state)
     if not state.lines_out and not failures:
         _refuse_if_cut_before_any_line(source, problems)
     if failures:

@@ -38,7 +38,11 @@ _COMPACT = ".compact"
 _PLAIN_SUFFIXES = frozenset({"json", "jsonl", "txt", "log"})
 # YARN application ids contain underscores themselves; other ids (local-…, app-…, spark-…) do not.
 _YARN_ATTEMPT_RE = re.compile(r"(application_\d+_\d+)_(\d+)")
-_OTHER_ATTEMPT_RE = re.compile(r"([^_]+)_(\d+)")
+_OTHER_ATTEMPT_RE = re.compile(
+    r"(local-\d+|app-\d{14}-\d+|spark-[0-9a-f]{32}|spark-application-\d+)_(\d+)"
+)
+"""An attempt after an app id of Spark's other cluster managers (local, standalone,
+Kubernetes): ``_N`` after any other name (``report_2024``, ``myapp_3``) is part of the name."""
 _MAX_LISTED = 20
 
 
@@ -82,8 +86,8 @@ def _split_name(name: str) -> tuple[str, bool]:
 def _split_attempt(key: str) -> tuple[str, str | None]:
     """``(app id, attempt)`` from a key; Spark appends ``_<attempt>`` to the app id.
 
-    Only numeric attempts after a recognisable app id count, so names like
-    ``spark_event_log_example`` or ``my_job_2024`` are not misread as attempts.
+    Only numeric attempts after an app id of a shape Spark gives count, so names like
+    ``spark_event_log_example``, ``my_job_2024`` or ``myapp_3`` are not misread as attempts.
     """
     m = _YARN_ATTEMPT_RE.fullmatch(key)
     if m is None and not key.startswith("application_"):

@@ -12,12 +12,27 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from perfmodel.profile.eventlog import LogProblem
+
+class LogProblem(Protocol):
+    """What counting needs of a reading problem (`perfmodel.profile.eventlog.LogProblem`,
+    which imports this module)."""
+
+    @property
+    def file(self) -> str: ...
+    @property
+    def line(self) -> int | None: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def kind(self) -> str | None: ...
+    @property
+    def count(self) -> int: ...
+
 
 DAMAGE_KINDS: dict[str, str] = {
     "undecodable_line": (

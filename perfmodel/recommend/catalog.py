@@ -88,7 +88,7 @@ def parse_catalog(path: str | Path) -> list[MachineType]:
     """Every row of a catalog CSV; the first bad row ends with an error naming it."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # Excel starts its CSV with a byte-order mark
     except FileNotFoundError:
         raise CatalogError(f"{p}: no such catalog file (see docs/recommend.md)") from None
     except UnicodeDecodeError as exc:
@@ -98,6 +98,7 @@ def parse_catalog(path: str | Path) -> list[MachineType]:
 
 def parse_catalog_text(text: str, name: str = "catalog") -> list[MachineType]:
     """As `parse_catalog`, from the CSV's text (lines starting with ``#`` are comments)."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark (as Excel writes) is no column name
     lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
     reader = csv.reader(lines)
     header = next(reader, None)

@@ -9,6 +9,7 @@ omit (1.x logs lack many) has a default, so one schema reads Spark 1.x through 4
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Union
 
 import msgspec
@@ -385,3 +386,35 @@ _OTHER_CORE_EVENTS = frozenset(
         "SparkListenerExecutorResourceRequestsUpdated",
     }
 )
+
+
+_BEFORE_LOG_START = frozenset(
+    "SparkListener" + name
+    for name in (
+        "ApplicationStart",
+        "ApplicationEnd",
+        "BlockManagerAdded",
+        "BlockManagerRemoved",
+        "EnvironmentUpdate",
+        "ExecutorMetricsUpdate",
+        "JobStart",
+        "JobEnd",
+        "StageSubmitted",
+        "StageCompleted",
+        "TaskStart",
+        "TaskGettingResult",
+        "TaskEnd",
+        "UnpersistRDD",
+    )
+)
+"""Every event Spark 1.0-1.2 wrote; those logs have no version line (SparkListenerLogStart
+came with 1.3, as the first line of every log)."""
+
+
+def unknown_version(event_counts: Mapping[str, int]) -> str:
+    """What to say for a log without a version line: a log of Spark 1.2 or older holds only
+    the events those versions wrote; any other event means a newer log whose first line
+    (the version line) was lost."""
+    if all(name in _BEFORE_LOG_START for name, n in event_counts.items() if n):
+        return "unknown (log predates Spark 1.3)"
+    return "unknown (the log's first line, which names the version, is missing)"

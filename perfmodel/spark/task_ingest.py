@@ -85,8 +85,15 @@ SPAN_SLACK_MS = 1000.0
 """How far outside the application's own span (start to end event) a task's launch or
 finish may lie before it is damage: the driver stamps both with the same clock, so real
 logs stay inside it (the shared real logs: by 4 ms at most)."""
-_TIME_METRICS = ("run_ms", "cpu_ms", "deserialize_ms", "result_serialize_ms", "gc_ms")
-_TIME_METRICS += ("shuffle_fetch_wait_ms", "shuffle_write_ms")
+_TIME_METRICS: tuple[str, ...] = (
+    "run_ms",
+    "cpu_ms",
+    "deserialize_ms",
+    "result_serialize_ms",
+    "gc_ms",
+    "shuffle_fetch_wait_ms",
+    "shuffle_write_ms",
+)
 """Times measured inside one task attempt: none can exceed its wall time (launch to
 finish) by more than `SPAN_SLACK_MS` (the shared real logs never exceed it at all)."""
 _TIME_COLS = [COL[name] for name in _TIME_METRICS]
