@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
@@ -87,6 +88,7 @@ class MachineType(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 def parse_catalog(path: str | Path) -> list[MachineType]:
     """Every row of a catalog CSV; the first bad row ends with an error naming it."""
     p = Path(path)
+    _check_file(p)
     try:
         text = p.read_text(encoding="utf-8-sig")  # Excel starts its CSV with a byte-order mark
     except FileNotFoundError:
@@ -96,9 +98,29 @@ def parse_catalog(path: str | Path) -> list[MachineType]:
     return parse_catalog_text(text, str(p))
 
 
+MAX_CATALOG_BYTES = 64 << 20
+"""Largest catalog read: every VM type of every cloud region is a few MB of CSV."""
+
+
+def _check_file(p: Path) -> None:
+    """A catalog is a regular file of a sane size: a device or a FIFO would be read forever."""
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise CatalogError(f"{p}: no such catalog file (see docs/recommend.md)") from None
+    except OSError as exc:
+        raise CatalogError(f"{p}: cannot read it ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise CatalogError(f"{p}: not a regular file (a catalog is a CSV file)")
+    if st.st_size > MAX_CATALOG_BYTES:
+        raise CatalogError(
+            f"{p}: {st.st_size:,} bytes, far larger than any machine catalog "
+            f"(at most {MAX_CATALOG_BYTES >> 20} MiB is read)"
+        )
+
+
 def parse_catalog_text(text: str, name: str = "catalog") -> list[MachineType]:
     """As `parse_catalog`, from the CSV's text (lines starting with ``#`` are comments)."""
-    text = text.removeprefix("\ufeff")  # a byte-order mark (as Excel writes) is no column name
     lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
     reader = csv.reader(lines)
     header = next(reader, None)
