@@ -249,6 +249,19 @@ Python's recursion limit (1,000) a line is decoded again with the limit raised t
 bound, which the stack holds with room to spare; deeper lines are damage."""
 
 _T = TypeVar("_T")
+_DEPTH_SLACK = 50
+"""Levels the decoder spends besides the JSON's own nesting (calls between them)."""
+
+
+def _stack_depth() -> int:
+    """Frames on the stack now (the recursion limit counts them too); only on the rare
+    path of a line nested past Python's limit."""
+    depth = 0
+    frame = sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    return depth
 
 
 class TooDeepError(ValueError):
@@ -262,7 +275,7 @@ def _deep(decode: Callable[[bytes], _T], data: bytes) -> _T:
     except RecursionError:
         pass
     limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, MAX_JSON_DEPTH + 200))
+    sys.setrecursionlimit(max(limit, _stack_depth() + MAX_JSON_DEPTH + _DEPTH_SLACK))
     try:
         return decode(data)
     except RecursionError:
