@@ -172,6 +172,11 @@ class QueryNode:
     plan: PlanNode | None = None
     job_ids: list[int] = field(default_factory=list)
     error: str | None = None
+    driver_metrics: dict[int, int] = field(default_factory=dict)
+    """Plan metric values the driver set (accumulator id → value; a metric sent with several
+    values in one update, such as a shuffle read's partition sizes, holds their sum)."""
+    modified_configs: dict[str, str] = field(default_factory=dict)
+    """Settings the session changed for this query from the application's (Spark 3.4+)."""
 
     @property
     def duration_ms(self) -> float:
