@@ -217,6 +217,9 @@ class ResourceConfig:
     task_cpus: int = 1
     total_slots: int | None = None
     hosts: int | None = None
+    memory_fraction: float | None = None
+    """The share of (heap − 300 MiB) for execution and storage memory, where the log set it
+    to a value the framework accepts (None: the framework's default)."""
     sources: dict[str, str] = field(default_factory=dict)
 
 

@@ -202,6 +202,7 @@ def target_config(
         task_cpus=base.task_cpus,
         local_mode=layout.local,
         sources=sources,
+        memory_fraction=base.memory_fraction,
     )
 
 

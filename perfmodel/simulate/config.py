@@ -48,6 +48,10 @@ MIN_CPU_SPEED, MAX_CPU_SPEED = 1e-3, 1e3
 MIN_BANDWIDTH, MAX_BANDWIDTH = 1e3, 1e13
 """Bytes per second: from 1 kB/s to 10 TB/s per host."""
 MIN_FACTOR, MAX_FACTOR = 1e-3, 1e3
+MIN_MEMORY_FRACTION, MAX_MEMORY_FRACTION = 1e-3, 0.999
+DEFAULT_MEMORY_FRACTION = 0.6
+"""Spark's default ``spark.memory.fraction``: the share of (heap − 300 MiB) its unified
+memory manager gives to execution and storage."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,9 @@ RANGES: dict[str, FieldRange] = {
     "net_bw": FieldRange("--net-bw", float, MIN_BANDWIDTH, MAX_BANDWIDTH, _BW_RANGE),
     "disk_factor": FieldRange("--disk-bw", float, MIN_FACTOR, MAX_FACTOR, _FACTOR_RANGE),
     "net_factor": FieldRange("--net-bw", float, MIN_FACTOR, MAX_FACTOR, _FACTOR_RANGE),
+    "memory_fraction": FieldRange(
+        "spark.memory.fraction", float, MIN_MEMORY_FRACTION, MAX_MEMORY_FRACTION
+    ),
 }
 """Every numeric what-if setting; the schemas below are built from this one table."""
 
@@ -159,6 +166,8 @@ class ClusterConfig:
     task_cpus: int = 1
     local_mode: bool = False
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+    memory_fraction: float = DEFAULT_MEMORY_FRACTION
+    """``spark.memory.fraction``: the share of (heap − 300 MiB) for execution and storage."""
 
     @property
     def slots(self) -> int:
@@ -187,6 +196,7 @@ class ClusterConfig:
             "net_bw_bytes_per_s": self.net_bw,
             "task_cpus": self.task_cpus,
             "local_mode": self.local_mode,
+            "memory_fraction": self.memory_fraction,
             "sources": dict(self.sources),
         }
 
@@ -209,6 +219,8 @@ class WhatIf:
     disk_factor: float | None = None
     net_factor: float | None = None
     host_cores: int | None = None
+    memory_fraction: float | None = None
+    """``spark.memory.fraction`` (reached through Spark settings: ``--conf``)."""
 
     def __post_init__(self) -> None:
         validate_fields(self, _WhatIfSchema)
@@ -283,6 +295,10 @@ def baseline_config(
     else:
         src["net_bw"] = "default: 10Gbit/s per host (pass --baseline-net-bw)"
     src["cpu_speed"] = "baseline = 1.0"
+    fraction = r.memory_fraction
+    src["memory_fraction"] = (
+        "log: spark.memory.fraction" if fraction is not None else "Spark's default (0.6)"
+    )
     return ClusterConfig(
         executors=executors,
         executor_cores=cores,
@@ -296,6 +312,7 @@ def baseline_config(
         task_cpus=task_cpus,
         local_mode=local,
         sources=src,
+        memory_fraction=fraction if fraction is not None else DEFAULT_MEMORY_FRACTION,
     )
 
 
@@ -362,6 +379,10 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
     if change.memory_bytes is not None:
         memory = change.memory_bytes
         src["memory_bytes"] = "what-if"
+    fraction = base.memory_fraction
+    if change.memory_fraction is not None:
+        fraction = change.memory_fraction
+        src["memory_fraction"] = "what-if"
     speed = base.cpu_speed
     if change.cpu_speed is not None:
         if change.cpu_speed <= 0:
@@ -398,6 +419,7 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
         task_cpus=base.task_cpus,
         local_mode=base.local_mode,
         sources=src,
+        memory_fraction=fraction,
     )
 
 
