@@ -7,6 +7,7 @@ which only turn its results into text, JSON, HTML or flame graphs.
 """
 
 from perfmodel.analysis.facade import (
+    CONF,
     Analysis,
     Engine,
     NoSamplesError,
@@ -19,15 +20,19 @@ from perfmodel.analysis.facade import (
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
 from perfmodel.simulate.replay import Prediction, StagePrediction
 from perfmodel.simulate.stage_work import COMPONENTS
+from perfmodel.spark.settings import SettingError, SettingNotPredictedError
 
 __all__ = [
     "COMPONENTS",
+    "CONF",
     "DEFAULT_MAX_DECOMPRESSED",
     "Analysis",
     "Engine",
     "NoSamplesError",
     "NoStagesError",
     "Prediction",
+    "SettingError",
+    "SettingNotPredictedError",
     "StagePrediction",
     "SweepPoint",
     "analyse_profile",

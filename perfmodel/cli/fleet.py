@@ -29,7 +29,7 @@ def fleet(
         typer.Argument(
             help="A History Server directory, a glob ('logs/app-*'), a file listing paths "
             "(one per line), single logs, or Hadoop URIs (--engine spark). A NAME=VALUE "
-            "argument (cores=2x) is taken as a --what-if.",
+            "argument (cores=2x, spark.sql.shuffle.partitions=64) is taken as a --what-if.",
             show_default=False,
         ),
     ],
@@ -48,7 +48,8 @@ def fleet(
         typer.Option(
             "--what-if",
             help="A scenario to predict for every application (repeatable): cores=2x, "
-            "mem=0.5x, cores=16,mem=4g (factors are of each application's own baseline).",
+            "mem=0.5x, cores=16,mem=4g (factors are of each application's own baseline), or "
+            "Spark settings: spark.sql.shuffle.partitions=64 (docs/settings.md).",
         ),
     ] = None,
     jobs: Annotated[
@@ -92,13 +93,14 @@ def fleet(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+    from perfmodel.analysis import CONF
     from perfmodel.fleet.run import FleetOptions, run_fleet
     from perfmodel.report import render_to_file, renderer
     from perfmodel.simulate.config import ConfigError
     from perfmodel.simulate.units import parse_size
     from perfmodel.simulate.whatif import is_change_spec, parse_changes
 
-    paths = [i for i in inputs if not (is_change_spec(i) and not Path(i).exists())]
+    paths = [i for i in inputs if not (is_change_spec(i, CONF) and not Path(i).exists())]
     specs = list(what_if or []) + [i for i in inputs if i not in paths]
     if not paths:
         raise ConfigError("no logs given: name a directory, glob, listing file or log")
@@ -113,7 +115,7 @@ def fleet(
         out=out,
         engine=engine,
         since=_date(since),
-        scenarios=parse_changes(specs),
+        scenarios=parse_changes(specs, CONF),
         jobs=jobs,
         memory_cap_bytes=parse_size(memory_cap) if memory_cap else None,
         fresh=fresh,

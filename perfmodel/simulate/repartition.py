@@ -365,10 +365,7 @@ def repartition_workload(
         applied.append(change)
     notes[:0] = [s.why for s in switches]
     if applied:
-        moved = sorted(applied, key=lambda c: c.key)
-        shown = "; ".join(f"stage {c.key[0]}: {c.why}" for c in moved[:6])
-        more = f"; and {len(moved) - 6} more" if len(moved) > 6 else ""
-        notes.insert(0, f"re-partitioned {len(moved)} stage(s): {shown}{more}")
+        # Which stages moved, and how, the caller reports from `Repartitioned.changes`.
         notes.append(
             "a re-split stage's tasks each pay the fixed cost its tasks paid (launch, "
             f"deserialisation, result); tasks beyond its old count pay {warm:.0f} ms (a warm "

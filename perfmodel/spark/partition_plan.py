@@ -545,17 +545,6 @@ def _join_types(partitioning: Partitioning) -> dict[StageKey, str]:
     return out
 
 
-_CONTROL_WORDS = {
-    SHUFFLE_SETTING: "spark.sql.shuffle.partitions",
-    RDD_PARALLELISM: "spark.default.parallelism",
-    FILE_SPLITS: "file splits",
-    "code": "the code",
-    "single": "one partition",
-    "input": "their input",
-    "unknown": "not shown in the log",
-}
-
-
 def controls_of(profile: ApplicationProfile, partitioning: Partitioning) -> dict[str, int]:
     """Stages that ran tasks, per knob kind in control of their task count."""
     out: dict[str, int] = {}
@@ -565,16 +554,6 @@ def controls_of(profile: ApplicationProfile, partitioning: Partitioning) -> dict
             continue
         out[part.control] = out.get(part.control, 0) + 1
     return out
-
-
-def describe_controls(controls: Mapping[str, int]) -> str:
-    """``"12 stages: 8 set by the code, 4 by their input"``: who sets the task counts."""
-    total = sum(controls.values())
-    parts = [
-        f"{n} by {_CONTROL_WORDS.get(kind, kind)}"
-        for kind, n in sorted(controls.items(), key=lambda kv: -kv[1])
-    ]
-    return f"{total} stage(s) ran tasks; their task counts are set: " + ", ".join(parts)
 
 
 def no_effect(
@@ -591,11 +570,6 @@ def no_effect(
     rdd = controls.get(RDD_PARALLELISM, 0)
     joins = len(partitioning.joins)
     plans = any(q.plan is not None for q in profile.queries.values())
-    where = (
-        "the log has no SQL plans (an RDD application, or SQL events left out of the log), "
-        if not plans
-        else ""
-    )
     out: dict[str, str] = {}
     for key in changes:
         if key == "spark.sql.shuffle.partitions" or key in _AQE_KEYS:
@@ -610,6 +584,11 @@ def no_effect(
             acts, what = joins > 0, "runs a SQL join"
         else:
             continue
-        if not acts:
-            out[key] = f"{where}no stage of this log {what}: no change predicted"
+        if not acts and not plans:
+            out[key] = (
+                "the log has no SQL plans (an RDD application, or SQL events left out of the "
+                "log), so no stage is known to follow it: no change predicted"
+            )
+        elif not acts:
+            out[key] = f"no stage of this log {what}: no change predicted"
     return out

@@ -1,0 +1,293 @@
+"""A what-if on Spark settings (``--conf KEY=VALUE``): checked, split in two, replayed.
+
+Settings arrive as values of the one what-if grammar (`perfmodel.simulate.whatif.Change`,
+read by Spark's table, `perfmodel.spark.settings`). Some size the executors
+(``spark.executor.cores``, ``.memory``, ``.instances``, ``spark.memory.fraction``, dynamic
+allocation's bounds): they become the resource change the replay already predicts
+(`perfmodel.simulate.config.WhatIf`). The others move partitions (shuffle partitions, AQE,
+file splits, the default parallelism, broadcast thresholds): the Spark front end plans
+what Spark would do with them (`perfmodel.spark.partition_plan`) and the replay prices the
+re-split stages (`perfmodel.simulate.repartition`). The two halves cannot import each other,
+so this module, in the facade, joins them.
+
+A key the model knows but cannot predict is refused with the reason (or, when the caller
+asks for it, reported and left out), a key that changes nothing in this log says why, and a
+key that does not apply (an executor size in local mode) says so: never dropped in silence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+
+from perfmodel.dag.model import ApplicationProfile
+from perfmodel.dag.partition_change import (
+    JoinStrategyChange,
+    PartitionPlan,
+    SettingsEffect,
+    StageTaskChange,
+)
+from perfmodel.simulate import cpu_floor
+from perfmodel.simulate.config import ClusterConfig, ConfigError, WhatIf, apply_what_if
+from perfmodel.simulate.repartition import Repartitioned, repartition_workload
+from perfmodel.simulate.replay import BaselineReplay, Prediction, replay_workload
+from perfmodel.simulate.workload import Workload
+from perfmodel.spark.partition_plan import controls_of, no_effect, plan_settings
+from perfmodel.spark.partitioning import Partitioning
+from perfmodel.spark.settings import SettingNotPredictedError, SettingValue
+
+RESOURCE_KEYS = (
+    "spark.executor.cores",
+    "spark.executor.instances",
+    "spark.executor.memory",
+    "spark.driver.memory",
+    "spark.memory.fraction",
+    "spark.dynamicAllocation.enabled",
+    "spark.dynamicAllocation.minExecutors",
+    "spark.dynamicAllocation.maxExecutors",
+    "spark.dynamicAllocation.initialExecutors",
+)
+"""Keys that size executors: they map onto the resource what-if."""
+
+_OPTION_OF = {
+    "cores": "--cores",
+    "executors": "--executors",
+    "executor_cores": "--executor-cores",
+    "memory_bytes": "--mem",
+}
+
+
+@dataclass(slots=True)
+class SettingsWhatIf:
+    """Settings split into what the replay predicts."""
+
+    values: dict[str, SettingValue]
+    """Every predicted key given, parsed."""
+    resource: dict[str, int | float]
+    """The executor sizing part, as `WhatIf` fields (empty: no resource change)."""
+    resource_keys: dict[str, str]
+    """Which setting set each resource field (for messages)."""
+    partitioning: dict[str, SettingValue]
+    """Keys that move partitions or change a join's strategy."""
+    notes: list[str] = field(default_factory=list)
+    not_predicted: dict[str, str] = field(default_factory=dict)
+    """Keys given that the model cannot predict, with the reason (lenient callers only)."""
+
+
+def split_settings(
+    values: Mapping[str, SettingValue],
+    baseline: ClusterConfig,
+    profile: ApplicationProfile,
+    not_predicted: Mapping[str, str] | None = None,
+) -> SettingsWhatIf:
+    """Parsed settings split into the resource change and the partitioning change (see the
+    module's doc). ``not_predicted``: keys a lenient caller left out, with the reason: they
+    are said in the notes. A dynamic allocation key the run makes unpredictable raises
+    `SettingNotPredictedError`, unless the caller is lenient."""
+    strict = not_predicted is None
+    skipped = dict(not_predicted or {})
+    notes: list[str] = [f"not predicted: {k} ({why})" for k, why in skipped.items()]
+    change: dict[str, int | float] = {}
+    keys: dict[str, str] = {}
+    local = baseline.local_mode
+    for key in ("spark.executor.cores", "spark.executor.instances", "spark.executor.memory"):
+        if key in values and local:
+            notes.append(f"{key} does not apply in local mode (the driver runs the tasks)")
+    if not local:
+        for key, name in (
+            ("spark.executor.cores", "executor_cores"),
+            ("spark.executor.instances", "executors"),
+            ("spark.executor.memory", "memory_bytes"),
+        ):
+            if key in values:
+                change[name], keys[name] = int(values[key]), key
+        if "spark.driver.memory" in values:
+            notes.append(
+                "spark.driver.memory sizes the driver, which runs no tasks outside local mode: "
+                "no change predicted"
+            )
+    elif "spark.driver.memory" in values:
+        change["memory_bytes"] = int(values["spark.driver.memory"])
+        keys["memory_bytes"] = "spark.driver.memory"
+    if "spark.memory.fraction" in values:
+        change["memory_fraction"] = float(values["spark.memory.fraction"])
+        keys["memory_fraction"] = "spark.memory.fraction"
+    allocation = dynamic_allocation_fields(values, baseline, profile, notes, skipped, strict)
+    for name, value in allocation.items():
+        change[name] = value
+        keys[name] = "spark.dynamicAllocation.*"
+    return SettingsWhatIf(
+        values=dict(values),
+        resource=change,
+        resource_keys=keys,
+        partitioning={k: v for k, v in values.items() if k not in RESOURCE_KEYS},
+        notes=notes,
+        not_predicted=skipped,
+    )
+
+
+def dynamic_allocation_fields(
+    values: Mapping[str, SettingValue],
+    baseline: ClusterConfig,
+    profile: ApplicationProfile,
+    notes: list[str],
+    skipped: dict[str, str],
+    strict: bool,
+) -> dict[str, int]:
+    """``spark.dynamicAllocation.*`` as resource fields: where the run used dynamic
+    allocation, the most executors it had, held within the new minimum and maximum
+    (``{"executors": n}``); switching it on or off and ``initialExecutors`` are not
+    predicted. The one place these keys meet the resource what-if: where the what-if has
+    fields of its own for dynamic allocation, this maps the keys onto them instead."""
+    keys = [k for k in values if k.startswith("spark.dynamicAllocation.")]
+    if not keys:
+        return {}
+    enabled = profile.resources.dynamic_allocation
+    toggled = values.get("spark.dynamicAllocation.enabled")
+    unpredictable: dict[str, str] = {}
+    if toggled is not None and bool(toggled) != enabled:
+        unpredictable["spark.dynamicAllocation.enabled"] = (
+            "switching dynamic allocation on or off changes when executors come and go, "
+            "which the replay takes from the log"
+        )
+    if "spark.dynamicAllocation.initialExecutors" in values:
+        unpredictable["spark.dynamicAllocation.initialExecutors"] = (
+            "it changes only how the run ramps up, which the replay takes from the log"
+        )
+    for key, reason in unpredictable.items():
+        if strict:
+            raise SettingNotPredictedError(f"{key}: perfmodel cannot predict its effect: {reason}")
+        skipped[key] = reason
+        notes.append(f"not predicted: {key} ({reason})")
+    if baseline.local_mode:
+        notes.append("dynamic allocation does not apply in local mode: no change predicted")
+        return {}
+    if not enabled:
+        if any(
+            k in values
+            for k in (
+                "spark.dynamicAllocation.minExecutors",
+                "spark.dynamicAllocation.maxExecutors",
+            )
+        ):
+            notes.append(
+                "dynamic allocation is off in this run: its bounds change nothing unless "
+                "spark.dynamicAllocation.enabled is set too"
+            )
+        return {}
+    executors = int(values.get("spark.executor.instances", baseline.executors))
+    low = values.get("spark.dynamicAllocation.minExecutors")
+    high = values.get("spark.dynamicAllocation.maxExecutors")
+    bounded = executors
+    if high is not None:
+        bounded = min(bounded, int(high))
+    if low is not None:
+        bounded = max(bounded, int(low))
+    if bounded != executors:
+        notes.append(
+            f"dynamic allocation's bounds hold the run to {bounded} executor(s) (it had "
+            f"{executors} at most)"
+        )
+        return {"executors": bounded}
+    notes.append(
+        f"dynamic allocation's bounds do not bind: the run had {executors} executor(s) at most"
+    )
+    return {}
+
+
+def settings_target(
+    base: ClusterConfig, what_if: SettingsWhatIf, resources: WhatIf | ClusterConfig | None
+) -> ClusterConfig:
+    """The configuration the settings' resource part describes, on top of ``resources``
+    (another resource change: the grammar's own settings, ``--cores 8``). A resource set
+    both ways is refused, naming both."""
+    if isinstance(resources, ClusterConfig):
+        if what_if.resource:
+            given = ", ".join(sorted(set(what_if.resource_keys.values())))
+            raise ConfigError(
+                f"{given} cannot be applied to a configuration given whole: give executor "
+                "sizes either as Spark settings or in the configuration"
+            )
+        return resources
+    merged: dict[str, object] = {}
+    if resources is not None:
+        merged = {f.name: getattr(resources, f.name) for f in fields(resources)}
+        merged = {k: v for k, v in merged.items() if v is not None}
+    for name, value in what_if.resource.items():
+        if name in merged:
+            option = _OPTION_OF.get(name, name)
+            raise ConfigError(
+                f"{what_if.resource_keys[name]} and {option} both set {name}: give it once"
+            )
+        merged[name] = value
+    if not merged:
+        return base
+    return apply_what_if(base, WhatIf(**merged))  # type: ignore[arg-type]
+
+
+def settings_effect(
+    given: Mapping[str, str],
+    what_if: SettingsWhatIf,
+    plan: PartitionPlan,
+    profile: ApplicationProfile,
+    partitioning: Partitioning,
+) -> SettingsEffect:
+    """What the settings change, for the user: each re-partitioned stage (old → new tasks,
+    the knob), each join switched, and each setting that changes nothing here, with why."""
+    controls = controls_of(profile, partitioning)
+    stages = [
+        StageTaskChange(
+            c.key[0], c.key[1], c.control, c.knob, c.old_partitions, c.new_partitions, c.why
+        )
+        for c in sorted(plan.changes, key=lambda c: c.key)
+    ]
+    joins = [JoinStrategyChange(j.query_id, j.before, j.after, j.why) for j in plan.joins]
+    maps = {k for c in plan.changes if c.planned[0] != c.planned[1] for k in c.map_stages}
+    return SettingsEffect(
+        settings=dict(given),
+        stages=stages,
+        joins=joins,
+        map_stages=len(maps),
+        no_effect=no_effect(profile, partitioning, what_if.partitioning, controls),
+        not_predicted=dict(what_if.not_predicted),
+        controls=controls,
+    )
+
+
+def predict_settings(
+    workload: Workload,
+    profile: ApplicationProfile,
+    partitioning: Partitioning,
+    base: ClusterConfig,
+    baseline_replay: BaselineReplay,
+    what_if: SettingsWhatIf,
+    target: ClusterConfig,
+    given: Mapping[str, str],
+) -> tuple[Prediction, Repartitioned]:
+    """Predict the run under ``what_if`` on ``target`` (`settings_target`): its stages
+    re-split for the new partitioning, replayed on the target. The prediction's baseline
+    and self-check stay the profiled workload's; ``prediction.conf`` says what changed."""
+    plan = plan_settings(
+        profile,
+        partitioning,
+        what_if.partitioning,
+        target.executors * target.executor_cores,
+        target.local_mode,
+    )
+    moved = repartition_workload(workload, profile, plan, base)
+    if not moved.changed:
+        prediction = replay_workload(workload, base, target, baseline_replay)
+    else:
+        prediction = replay_workload(moved.workload, base, target)
+        own = baseline_replay
+        floor = cpu_floor.floor_ms(workload.app_cpu_ms, base, base)
+        prediction.baseline_replay_s = max(own.line.end_ms, floor) / 1000.0
+        for i, stage in enumerate(prediction.stages):
+            if i < len(own.line.stage_ready_ms):
+                span = own.line.stage_complete_ms[i] - own.line.stage_ready_ms[i]
+                stage.baseline_s = max(0.0, span) / 1000.0
+    effect = settings_effect(given, what_if, plan, profile, partitioning)
+    prediction.notes.extend(what_if.notes)
+    prediction.notes.extend(n for n in moved.notes if n not in prediction.notes)
+    prediction.conf = effect
+    return prediction, moved
