@@ -26,7 +26,12 @@ import numpy as np
 
 from perfmodel.analysis.diagnosis import Diagnosis, diagnose
 from perfmodel.analysis.sample_views import add_code_vectors, add_sample_views
-from perfmodel.analysis.settings_whatif import predict_settings, settings_target, split_settings
+from perfmodel.analysis.settings_whatif import (
+    check_settings,
+    predict_settings,
+    settings_target,
+    split_settings,
+)
 from perfmodel.dag.fallback_samples import fallback_shares
 from perfmodel.dag.loaded import LoadedProfile
 from perfmodel.dag.model import ApplicationProfile, StageKey
@@ -382,9 +387,13 @@ class Analysis:
         points: list[tuple[dict[str, str], Change | ClusterConfig]] = []
         for settings, change in sweep_points(parsed, fixed, CONF):
             target = self.target(change)
-            # A point with Spark settings keeps them (they re-partition stages), else its
-            # configuration alone is replayed.
-            points.append((settings, change if change.conf else target))
+            if change.conf:
+                # Spark settings re-partition stages: the point keeps them, checked now.
+                what_if = split_settings(change.conf, self.baseline, self.profile)
+                check_settings(self.workload, self.profile, self.partitioning, what_if, target)
+                points.append((settings, change))
+            else:
+                points.append((settings, target))
         return (SweepPoint(settings, self.predict(point)) for settings, point in points)
 
     def stack_profiles(self, stage: int | None = None) -> dict[str, dict[tuple[str, ...], int]]:

@@ -29,7 +29,7 @@ from perfmodel.dag.partition_change import (
 )
 from perfmodel.simulate import cpu_floor
 from perfmodel.simulate.config import ClusterConfig, ConfigError, WhatIf, apply_what_if
-from perfmodel.simulate.repartition import Repartitioned, repartition_workload
+from perfmodel.simulate.repartition import Repartitioned, check_plan, repartition_workload
 from perfmodel.simulate.replay import BaselineReplay, Prediction, replay_workload
 from perfmodel.simulate.workload import Workload
 from perfmodel.spark.partition_plan import controls_of, no_effect, plan_settings
@@ -254,6 +254,35 @@ def settings_effect(
     )
 
 
+def plan_for(
+    profile: ApplicationProfile,
+    partitioning: Partitioning,
+    what_if: SettingsWhatIf,
+    target: ClusterConfig,
+) -> PartitionPlan:
+    """What Spark would do with the settings' partitioning part on ``target``."""
+    return plan_settings(
+        profile,
+        partitioning,
+        what_if.partitioning,
+        target.executors * target.executor_cores,
+        target.local_mode,
+    )
+
+
+def check_settings(
+    workload: Workload,
+    profile: ApplicationProfile,
+    partitioning: Partitioning,
+    what_if: SettingsWhatIf,
+    target: ClusterConfig,
+) -> None:
+    """Everything that could refuse the settings, without a replay: Spark's rules on the new
+    partitions (a split size cutting a stage into millions of tasks) and the replay's limit
+    on tasks (a sweep checks every point before its first replay)."""
+    check_plan(workload, plan_for(profile, partitioning, what_if, target))
+
+
 def predict_settings(
     workload: Workload,
     profile: ApplicationProfile,
@@ -267,13 +296,7 @@ def predict_settings(
     """Predict the run under ``what_if`` on ``target`` (`settings_target`): its stages
     re-split for the new partitioning, replayed on the target. The prediction's baseline
     and self-check stay the profiled workload's; ``prediction.conf`` says what changed."""
-    plan = plan_settings(
-        profile,
-        partitioning,
-        what_if.partitioning,
-        target.executors * target.executor_cores,
-        target.local_mode,
-    )
+    plan = plan_for(profile, partitioning, what_if, target)
     moved = repartition_workload(workload, profile, plan, base)
     if not moved.changed:
         prediction = replay_workload(workload, base, target, baseline_replay)

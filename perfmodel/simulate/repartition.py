@@ -306,6 +306,17 @@ def _new_concurrency(
     return float(min(max(1.0, k0 * p1 / p0), max(view.slots_per_host, 1)))
 
 
+def check_plan(workload: Workload, plan: PartitionPlan) -> None:
+    """Refuse a plan that would make more tasks than the replay holds (`MAX_TASKS`), before
+    anything is re-split."""
+    by_key = {c.key: c.new_partitions for c in plan.changes}
+    total = sum(by_key.get(w.key, w.n_tasks) for w in workload.stages)
+    if total > MAX_TASKS:
+        raise TooManyTasksError(
+            f"these settings would make {total:,} tasks; perfmodel replays at most {MAX_TASKS:,}"
+        )
+
+
 def repartition_workload(
     workload: Workload,
     profile: ApplicationProfile,
@@ -315,15 +326,9 @@ def repartition_workload(
     """The workload with every stage ``plan`` re-partitions re-split and every join it
     switches priced, and notes saying which stages changed and why; stages it leaves alone
     are the compiled ones."""
+    check_plan(workload, plan)
     by_key = {c.key: c for c in plan.changes}
     notes = list(plan.notes)
-    total = sum(
-        by_key[w.key].new_partitions if w.key in by_key else w.n_tasks for w in workload.stages
-    )
-    if total > MAX_TASKS:
-        raise TooManyTasksError(
-            f"these settings would make {total:,} tasks; perfmodel replays at most {MAX_TASKS:,}"
-        )
     map_side: dict[StageKey, tuple[int, int, bool]] = {}
     for planned in plan.changes:
         before, after = planned.planned

@@ -191,3 +191,11 @@ def test_predict_conf_errors_are_one_line() -> None:
         lines = result.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and named in lines[0]
         assert "Traceback" not in result.output
+
+
+def test_a_sweep_refuses_a_bad_point_before_its_first_replay() -> None:
+    plans = perfmodel.load(SETTINGS / "plans.zstd")
+    # A 1-byte split would cut the scan into millions of tasks: refused when the sweep is
+    # set up, not after the first point has been written.
+    with pytest.raises(perfmodel.analysis.SettingError, match="maxPartitionBytes"):
+        plans.iter_sweep(["spark.sql.files.maxPartitionBytes=1m,1"])
