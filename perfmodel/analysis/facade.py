@@ -238,7 +238,7 @@ class Analysis:
             return self.baseline
         if isinstance(change, Change):
             if change.conf:
-                what_if = split_settings(change.conf, self.baseline, self.profile)
+                what_if = split_settings(change.conf, self.baseline)
                 return settings_target(self.baseline, what_if, self._resources(change))
             change = change.resolve(self.baseline)
         if isinstance(change, WhatIf):
@@ -303,7 +303,7 @@ class Analysis:
         resources: WhatIf | ClusterConfig | None,
         not_predicted: Mapping[str, str] | None = None,
     ) -> Prediction:
-        what_if = split_settings(values, self.baseline, self.profile, not_predicted)
+        what_if = split_settings(values, self.baseline, not_predicted)
         target = settings_target(self.baseline, what_if, resources)
         with gc_paused():
             prediction, _ = predict_settings(
@@ -389,7 +389,7 @@ class Analysis:
             target = self.target(change)
             if change.conf:
                 # Spark settings re-partition stages: the point keeps them, checked now.
-                what_if = split_settings(change.conf, self.baseline, self.profile)
+                what_if = split_settings(change.conf, self.baseline)
                 check_settings(self.workload, self.profile, self.partitioning, what_if, target)
                 points.append((settings, change))
             else:
