@@ -25,6 +25,7 @@ from typing import Protocol
 import numpy as np
 
 from perfmodel.analysis.diagnosis import Diagnosis, diagnose
+from perfmodel.analysis.partition_knob import PartitionKnob, partition_knob
 from perfmodel.analysis.sample_views import add_code_vectors, add_sample_views
 from perfmodel.analysis.settings_whatif import (
     check_settings,
@@ -122,6 +123,16 @@ class Engine(Protocol):
 
     @property
     def fast_replays(self) -> bool: ...
+
+    def predict_settings(
+        self,
+        settings: Mapping[str, str],
+        change: Change | WhatIf | ClusterConfig | None = None,
+        *,
+        strict: bool = True,
+    ) -> Prediction: ...
+
+    def partition_knob(self) -> PartitionKnob | None: ...
 
 
 class NoStagesError(PerfmodelError):
@@ -438,6 +449,12 @@ class Analysis:
     def fast_replays(self) -> bool:
         """Whether replays run the compiled placement loop (about 25× the Python one)."""
         return native_placement()
+
+    def partition_knob(self) -> PartitionKnob | None:
+        """The Spark setting that sets the task count of this log's shuffle stages, with the
+        data they split (`perfmodel.analysis.partition_knob`); None where no setting does.
+        A settings search chooses its candidate values from it."""
+        return partition_knob(self.profile, self.partitioning)
 
     def _workload_bounds(self) -> WorkloadBounds:
         if self._bounds is None:
