@@ -111,6 +111,22 @@ def check_app_id(app_id: str, shown: str) -> None:
         raise SourceError(f"{shown}: {app_id!r} is not an application id or attempt")
 
 
+def check_history_server(base: str) -> None:
+    """Refuse a History Server address that is not ``http(s)://host[:port][/prefix]`` or
+    that carries credentials (they come from ``~/.netrc``)."""
+    shown = scrub(base)
+    if not is_history_url(base):
+        raise SourceError(f"{shown}: a History Server address is http(s)://<host>:<port>")
+    parts = urllib.parse.urlsplit(base)
+    if parts.username or parts.password:
+        raise SourceError(
+            f"{shown}: credentials written into the URL are not accepted; put them in "
+            "~/.netrc (or the file NETRC names)"
+        )
+    if parts.query or parts.fragment:
+        raise SourceError(f"{shown}: query strings and fragments are not read")
+
+
 def app_url(base: str, app_id: str, attempt: str | None) -> str:
     """The address a fleet run records an application attempt under."""
     suffix = f"/{attempt}" if attempt else ""
@@ -132,13 +148,7 @@ class HistoryClient:
 
     def __post_init__(self) -> None:
         self.base = self.base.rstrip("/")
-        if not is_history_url(self.base):
-            raise SourceError(f"{scrub(self.base)}: a History Server address is http(s)://…")
-        if urllib.parse.urlsplit(self.base).username:
-            raise SourceError(
-                f"{scrub(self.base)}: credentials written into the URL are not accepted; put "
-                "them in ~/.netrc"
-            )
+        check_history_server(self.base)
 
     @property
     def shown(self) -> str:
@@ -557,6 +567,8 @@ __all__ = [
     "LiveHistoryStore",
     "ZipStore",
     "app_url",
+    "check_app_id",
+    "check_history_server",
     "fetch_app_log",
     "is_history_url",
     "live_history_log",

@@ -3,8 +3,8 @@
 `log_path` turns a string into a local `Path`, a `RemotePath` on an object store or HDFS,
 or, for a History Server application address, a `RemotePath` into the application's
 downloaded zip (`perfmodel.profile.sources.history`). Every command that takes a log goes
-through it (via `perfmodel.profile.eventlog_paths.resolve_event_log`), so each accepts
-every kind of location.
+through it (via `perfmodel.analysis.locate`, or `perfmodel.profile.eventlog_paths.
+resolve_event_log` for a string), so each accepts every kind of location.
 """
 
 from __future__ import annotations
@@ -36,6 +36,11 @@ def log_path(
     options = options or SourceOptions()
     if is_history_url(text):
         return open_history_log(text, options, max_decompressed_bytes)
+    return store_path(text, options)
+
+
+def store_path(text: str, options: SourceOptions) -> RemotePath:
+    """An object-store or HDFS URI as a `RemotePath` (nothing is asked of the store yet)."""
     loc = parse_location(text)
     root = Location(loc.scheme, loc.authority, loc.key.rstrip("/"))
     return RemotePath(store_for(loc, options), root)

@@ -23,7 +23,7 @@ import os
 import re
 import stat as stat_mod
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, cast
@@ -72,6 +72,11 @@ class SourceOptions:
             or os.environ.get("AWS_ENDPOINT_URL")
             or None
         )
+
+    def resolved(self) -> SourceOptions:
+        """These options with the S3 endpoint the environment names written in, so that
+        worker processes (a fleet run's) reach the endpoint the command was given."""
+        return replace(self, endpoint_url=self.s3_endpoint())
 
 
 @dataclass(frozen=True, slots=True)
