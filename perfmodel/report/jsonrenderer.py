@@ -49,7 +49,7 @@ class JsonRenderer(Renderer):
 
     def watch_stage(self, report: StageReport, out: TextIO) -> None:
         """One JSON line per stage (docs/sources.md), for pipelines and alerting."""
-        out.write(encode(report.as_dict(), indent=None).decode() + "\n")
+        out.write(dumps(report.as_dict(), indent=None) + "\n")
         out.flush()
 
     def watch_end(self, result: WatchResult, out: TextIO) -> None:
