@@ -34,10 +34,9 @@ from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import load_samples
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED, EventLogSource
 from perfmodel.profile.sampletable import stacks_by
-from perfmodel.profile.sources.history import app_url, check_app_id, check_history_server
 from perfmodel.profile.sources.locate import log_path
 from perfmodel.profile.sources.stores import LogPath, SourceOptions
-from perfmodel.profile.sources.uri import scrub
+from perfmodel.profile.sources.uri import app_url, check_app_id, check_history_server, scrub
 from perfmodel.simulate.advice import Advice, advise_workload
 from perfmodel.simulate.bounds import WorkloadBounds, lower_bounds_s, refined_bound_s
 from perfmodel.simulate.bounds import prepare as prepare_bounds

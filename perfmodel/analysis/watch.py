@@ -30,8 +30,9 @@ from perfmodel.analysis.facade import Analysis, analyse_loaded, locate
 from perfmodel.errors import EventLogNotFoundError
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
 from perfmodel.profile.sources.follow import FollowControl
-from perfmodel.profile.sources.history import is_history_url, live_history_log
+from perfmodel.profile.sources.history import live_history_log
 from perfmodel.profile.sources.stores import LogPath, SourceOptions
+from perfmodel.profile.sources.uri import is_history_url
 from perfmodel.spark.live import CompletedStage, follow_log
 
 SKEW_FACTOR = 3.0

@@ -18,9 +18,10 @@ from pathlib import PurePosixPath
 
 from perfmodel.errors import EventLogNotFoundError
 from perfmodel.fleet.discover import LogRef
-from perfmodel.profile.sources.history import HistoryClient, app_url, is_history_url
+from perfmodel.profile.sources.history import HistoryClient
 from perfmodel.profile.sources.locate import store_path
 from perfmodel.profile.sources.stores import Entry, RemotePath, SourceOptions, iter_entries
+from perfmodel.profile.sources.uri import app_url, is_history_url
 
 _ROLLING = "eventlog_v2_"
 _LEGACY_PART = re.compile(r"EVENT_LOG_\d+")

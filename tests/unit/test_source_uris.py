@@ -11,13 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfmodel.errors import DecompressionLimitError, NotAnEventLogError, PerfmodelError
-from perfmodel.profile.sources.history import ZipStore, parse_history_url
+from perfmodel.profile.sources.history import ZipStore
 from perfmodel.profile.sources.locate import log_path
 from perfmodel.profile.sources.stores import RemotePath
 from perfmodel.profile.sources.uri import (
     Location,
     SourceError,
     format_location,
+    parse_history_url,
     parse_location,
     scrub,
 )

@@ -23,7 +23,6 @@ import http.client
 import json
 import netrc
 import os
-import re
 import socket
 import ssl
 import tempfile
@@ -45,15 +44,21 @@ from perfmodel.profile.sources.stores import (
     StoreAccessError,
     StoreUnavailableError,
 )
-from perfmodel.profile.sources.uri import Location, SourceError, scrub
+from perfmodel.profile.sources.uri import (
+    Location,
+    SourceError,
+    app_url,
+    check_app_id,
+    check_history_server,
+    parse_history_url,
+    scrub,
+)
 
 DEFAULT_RETRIES = 3
 """Retries after the first try (so four requests at most), 0.5 s, 1 s, 2 s apart."""
 BACKOFF_S = 0.5
 DOWNLOAD_PIECE = 1024 * 1024
 MAX_ZIP_ENTRIES = 100_000
-_HISTORY_PATH = re.compile(r"(.*?)/history/([^/]+)(?:/([^/]+))?/*")
-_APP_ID = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
 class HistoryServerError(StoreUnavailableError):
@@ -71,66 +76,6 @@ class HistoryApp:
     last_updated_ms: int
     """When the server last saw the attempt's log change (epoch ms): what says a fleet run
     must analyse it again."""
-
-
-def is_history_url(text: str) -> bool:
-    return text.lower().startswith(("http://", "https://"))
-
-
-def parse_history_url(text: str) -> tuple[str, str, str | None]:
-    """``(server base URL, app id, attempt)`` from ``http(s)://host:port[/prefix]/history/<app>
-    [/<attempt>]`` (the address of the application's page in the History Server UI)."""
-    parts = urllib.parse.urlsplit(text)
-    shown = scrub(text)
-    if parts.username or parts.password:
-        raise SourceError(
-            f"{shown}: credentials written into the URL are not accepted; put them in "
-            "~/.netrc (or the file NETRC names)"
-        )
-    if parts.query or parts.fragment:
-        raise SourceError(f"{shown}: query strings and fragments are not read")
-    m = _HISTORY_PATH.fullmatch(parts.path)
-    if m is None:
-        raise SourceError(
-            f"{shown}: a History Server application is "
-            "http(s)://<host>:<port>/history/<app-id>[/<attempt>]"
-        )
-    prefix, app_id, attempt = m.groups()
-    check_app_id(app_id, shown)
-    if attempt is not None:
-        check_app_id(attempt, shown)
-    try:
-        _ = parts.port
-    except ValueError:
-        raise SourceError(f"{shown}: the port is not a number") from None
-    return f"{parts.scheme}://{parts.netloc}{prefix}", app_id, attempt
-
-
-def check_app_id(app_id: str, shown: str) -> None:
-    if not _APP_ID.fullmatch(app_id) or app_id in (".", ".."):
-        raise SourceError(f"{shown}: {app_id!r} is not an application id or attempt")
-
-
-def check_history_server(base: str) -> None:
-    """Refuse a History Server address that is not ``http(s)://host[:port][/prefix]`` or
-    that carries credentials (they come from ``~/.netrc``)."""
-    shown = scrub(base)
-    if not is_history_url(base):
-        raise SourceError(f"{shown}: a History Server address is http(s)://<host>:<port>")
-    parts = urllib.parse.urlsplit(base)
-    if parts.username or parts.password:
-        raise SourceError(
-            f"{shown}: credentials written into the URL are not accepted; put them in "
-            "~/.netrc (or the file NETRC names)"
-        )
-    if parts.query or parts.fragment:
-        raise SourceError(f"{shown}: query strings and fragments are not read")
-
-
-def app_url(base: str, app_id: str, attempt: str | None) -> str:
-    """The address a fleet run records an application attempt under."""
-    suffix = f"/{attempt}" if attempt else ""
-    return f"{base.rstrip('/')}/history/{app_id}{suffix}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -566,12 +511,7 @@ __all__ = [
     "HistoryServerError",
     "LiveHistoryStore",
     "ZipStore",
-    "app_url",
-    "check_app_id",
-    "check_history_server",
     "fetch_app_log",
-    "is_history_url",
     "live_history_log",
     "open_history_log",
-    "parse_history_url",
 ]

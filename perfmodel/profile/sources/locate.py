@@ -11,9 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perfmodel.profile.sources.history import is_history_url, open_history_log
 from perfmodel.profile.sources.stores import LogPath, RemotePath, SourceOptions, store_for
-from perfmodel.profile.sources.uri import Location, has_scheme, local_part, parse_location
+from perfmodel.profile.sources.uri import (
+    Location,
+    has_scheme,
+    is_history_url,
+    local_part,
+    parse_location,
+)
 
 
 def log_path(
@@ -35,6 +40,10 @@ def log_path(
         return Path(local_part(text))
     options = options or SourceOptions()
     if is_history_url(text):
+        # Imported when needed: an HTTP client (ssl, http.client, email) is a tenth of a
+        # second of start-up that a command on a local log would pay for nothing.
+        from perfmodel.profile.sources.history import open_history_log
+
         return open_history_log(text, options, max_decompressed_bytes)
     return store_path(text, options)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, urlsplit
 
 from perfmodel.errors import PerfmodelError
 
@@ -42,6 +42,8 @@ _BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.\-_]{1,221}[a-z0-9]")
 _HOST_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.\-_]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]")
 _ABFS_AUTHORITY_RE = re.compile(r"([a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])?)@([a-z0-9]{3,24})\.(.+)")
 _ABFS_HOST_SUFFIXES = ("dfs.core.windows.net", "blob.core.windows.net")
+_HISTORY_PATH = re.compile(r"(.*?)/history/([^/]+)(?:/([^/]+))?/*")
+_APP_ID = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,3 +205,67 @@ def format_location(loc: Location) -> str:
     """The URI of ``loc`` with its key percent-encoded where needed (round-trips
     through `parse_location`)."""
     return f"{loc.scheme}://{loc.authority}/{quote(loc.key, safe='/:@!$&()*+,;=~-._')}"
+
+
+# ---------------------------------------------------------------------------------------------
+# History Server addresses (the client is `perfmodel.profile.sources.history`)
+
+
+def is_history_url(text: str) -> bool:
+    return text.lower().startswith(("http://", "https://"))
+
+
+def parse_history_url(text: str) -> tuple[str, str, str | None]:
+    """``(server base URL, app id, attempt)`` from ``http(s)://host:port[/prefix]/history/<app>
+    [/<attempt>]`` (the address of the application's page in the History Server UI)."""
+    parts = urlsplit(text)
+    shown = scrub(text)
+    if parts.username or parts.password:
+        raise SourceError(
+            f"{shown}: credentials written into the URL are not accepted; put them in "
+            "~/.netrc (or the file NETRC names)"
+        )
+    if parts.query or parts.fragment:
+        raise SourceError(f"{shown}: query strings and fragments are not read")
+    m = _HISTORY_PATH.fullmatch(parts.path)
+    if m is None:
+        raise SourceError(
+            f"{shown}: a History Server application is "
+            "http(s)://<host>:<port>/history/<app-id>[/<attempt>]"
+        )
+    prefix, app_id, attempt = m.groups()
+    check_app_id(app_id, shown)
+    if attempt is not None:
+        check_app_id(attempt, shown)
+    try:
+        _ = parts.port
+    except ValueError:
+        raise SourceError(f"{shown}: the port is not a number") from None
+    return f"{parts.scheme}://{parts.netloc}{prefix}", app_id, attempt
+
+
+def check_app_id(app_id: str, shown: str) -> None:
+    if not _APP_ID.fullmatch(app_id) or app_id in (".", ".."):
+        raise SourceError(f"{shown}: {app_id!r} is not an application id or attempt")
+
+
+def check_history_server(base: str) -> None:
+    """Refuse a History Server address that is not ``http(s)://host[:port][/prefix]`` or
+    that carries credentials (they come from ``~/.netrc``)."""
+    shown = scrub(base)
+    if not is_history_url(base):
+        raise SourceError(f"{shown}: a History Server address is http(s)://<host>:<port>")
+    parts = urlsplit(base)
+    if parts.username or parts.password:
+        raise SourceError(
+            f"{shown}: credentials written into the URL are not accepted; put them in "
+            "~/.netrc (or the file NETRC names)"
+        )
+    if parts.query or parts.fragment:
+        raise SourceError(f"{shown}: query strings and fragments are not read")
+
+
+def app_url(base: str, app_id: str, attempt: str | None) -> str:
+    """The address a fleet run records an application attempt under."""
+    suffix = f"/{attempt}" if attempt else ""
+    return f"{base.rstrip('/')}/history/{app_id}{suffix}"
