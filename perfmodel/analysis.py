@@ -26,6 +26,7 @@ from perfmodel.dag.pyspark_work import workload_class
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile, attribute_samples
 from perfmodel.dag.spark import LoadedProfile, build_profile, gc_paused
+from perfmodel.dask.frontend import read_dask_bundle
 from perfmodel.embed.bare_demand import (
     BareLogEstimates,
     advice_assumptions,
@@ -314,12 +315,18 @@ def load(
     replace what the log cannot tell about the profiled machine (host cores, bandwidths).
     ``models_dir`` holds the trained code models (default: the shipped ones).
     """
-    loaded = build_profile(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
+    # Front-end dispatch: a Dask recording is read by the Dask front end, all else by Spark's.
+    dask = read_dask_bundle(path)
+    if dask is not None:
+        loaded = dask.loaded
+    else:
+        loaded = build_profile(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
     analysis = Analysis(loaded=loaded, baseline=baseline_config(loaded.profile, overrides))
     analysis._fit_assumed_host(analysis.estimates)
     if loaded.bundle is None:
         return analysis
-    analysis.samples = attribute_samples(loaded.profile, load_samples(loaded.bundle))
+    samples = dask.samples if dask is not None else load_samples(loaded.bundle)
+    analysis.samples = attribute_samples(loaded.profile, samples)
     if not code_vectors:
         analysis.notes.append("code-inferred resource vectors not used (--no-code-vectors)")
         return analysis

@@ -291,6 +291,10 @@ class ResourceConfig:
     task_cpus: int = 1
     total_slots: int | None = None
     hosts: int | None = None
+    hosts_fixed: bool = False
+    """True when the executors ran on a fixed set of machines that a what-if keeps (a local
+    cluster of worker processes on the recording host): more executors then share those
+    hosts' cores instead of bringing hosts of their own."""
     sources: dict[str, str] = field(default_factory=dict)
 
 

@@ -1,0 +1,92 @@
+"""The Dask front end's one entry point: a recorded Dask bundle → a `LoadedProfile` and its
+stack samples tied to tasks, for the facade (`perfmodel.load`) to analyse like any other.
+
+A bundle is a Dask recording when its ``raw/dask`` directory holds task-stream files
+(`perfmodel.dask.plugin` writes them); anything else is left to the Spark front end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from perfmodel.dag.model import HostUsage
+from perfmodel.dag.spark import LoadedProfile  # framework-free; lives there until the re-cut
+from perfmodel.dask.build import build
+from perfmodel.dask.samples import tie_samples
+from perfmodel.dask.stream import read_stream, stream_files
+from perfmodel.profile.bundle import (
+    DASK_DIR,
+    is_bundle,
+    load_resources,
+    load_samples,
+    read_manifest,
+)
+from perfmodel.profile.eventlog import EventLogSource
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+@dataclass(slots=True)
+class DaskLoaded:
+    """A Dask recording, read: the profile (as every front end gives it) and the bundle's
+    stack samples with those of task threads tied to their tasks."""
+
+    loaded: LoadedProfile
+    samples: pa.Table
+
+
+def is_dask_bundle(path: str | Path) -> bool:
+    """True for a profile bundle with a Dask task stream in it."""
+    return is_bundle(path) and bool(stream_files(Path(path) / DASK_DIR))
+
+
+def read_dask_bundle(path: str | Path) -> DaskLoaded | None:
+    """The Dask recording at ``path``; None when ``path`` is not one (the caller then reads
+    it as a Spark event log or bundle)."""
+    if not is_dask_bundle(path):
+        return None
+    bundle = Path(path)
+    manifest = read_manifest(bundle)
+    stream = read_stream(bundle / DASK_DIR, bundle)
+    local_pids = frozenset(r.pid for r in manifest.recordings if r.pid)
+    command = manifest.command or []
+    built = build(
+        stream,
+        app_name=" ".join(command[-2:]) if command else "",
+        host_cores=manifest.host_cores,
+        local_pids=local_pids,
+    )
+    profile = built.profile
+    profile.source = str(bundle)
+    profile.host_usage = _host_usage(bundle)
+    bad = sum(1 for p in stream.problems if p.line is not None)
+    if bad:
+        profile.warnings.append(
+            f"{bad} task-stream line(s) could not be read and were skipped (see problems)"
+        )
+    loaded = LoadedProfile(
+        profile=profile,
+        source=EventLogSource(
+            path=bundle,
+            app_key=profile.app_id,
+            parts=stream_files(bundle / DASK_DIR),
+            attempt=None,
+        ),
+        problems=stream.problems,
+        bundle=bundle,
+        task_end_events=built.tasks,
+        task_end_reasons=built.task_end_reasons,
+        quality=stream.quality,
+    )
+    return DaskLoaded(loaded, tie_samples(load_samples(bundle), built.spans))
+
+
+def _host_usage(bundle: Path) -> HostUsage | None:
+    """The process tree's measured CPU over time (`record`'s monitor), as for Spark."""
+    samples = load_resources(bundle)
+    if len(samples) < 2:
+        return None
+    return HostUsage(t_ms=[s.t_ms for s in samples], cores=[s.cpu_cores for s in samples])
