@@ -40,10 +40,16 @@ def predict(
     cores: Annotated[
         int | None, typer.Option(help="Total task cores (N of local[N] in local mode).")
     ] = None,
-    executors: Annotated[int | None, typer.Option(help="Number of executors.")] = None,
-    executor_cores: Annotated[int | None, typer.Option(help="Cores per executor.")] = None,
+    executors: Annotated[
+        int | None, typer.Option("--executors", "--workers", help="Executors (Dask: workers).")
+    ] = None,
+    executor_cores: Annotated[
+        int | None,
+        typer.Option("--executor-cores", "--threads", help="Cores per executor (Dask: threads)."),
+    ] = None,
     mem: Annotated[
-        str | None, typer.Option(help="Heap per executor (driver in local mode), e.g. 7g, 512m.")
+        str | None,
+        typer.Option(help="Heap per executor (driver in local mode; Dask: worker memory limit)."),
     ] = None,
     cpu_speed: Annotated[
         float | None, typer.Option(help="Core speed relative to the profiled machine (1.5).")
