@@ -136,7 +136,10 @@ class Analysis:
         """Per stage, the core demand and the nature of unattributed time as the event log
         alone suggests (`perfmodel.embed.bare_demand`); used where nothing measured it."""
         if self._estimates is None:
-            self._estimates = estimate_bare_log(self.profile, self.baseline.host_cores)
+            if self.profile.task_thread_only:  # no work beside task threads to estimate
+                self._estimates = BareLogEstimates({}, {}, 0.0, 0.0)
+            else:
+                self._estimates = estimate_bare_log(self.profile, self.baseline.host_cores)
         return self._estimates
 
     def _base(self) -> BaselineReplay:

@@ -403,6 +403,10 @@ class ApplicationProfile:
     """Measured CPU per thread kind and executor (bundles recorded with it), else None."""
     jvm_cpu: JvmCpu | None = None
     """Each recorded JVM's whole CPU from JFR (bundles recorded with it), else None."""
+    task_thread_only: bool = False
+    """True when a task's work all runs in its task thread (a Dask task's function), so
+    nothing beside it (a PySpark Python worker, the JVM's GC and JIT threads) is left for the
+    bare-log estimators (`perfmodel.embed.bare_demand`) to guess."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

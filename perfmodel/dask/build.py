@@ -107,7 +107,9 @@ def build(
 
     ``host_cores``: cores of the host the recording ran on; ``local_pids``: processes seen
     running there (the stack samplers' targets), which tell a local cluster's workers."""
-    profile = ApplicationProfile(app_id="dask", app_name=app_name, framework="dask")
+    profile = ApplicationProfile(
+        app_id="dask", app_name=app_name, framework="dask", task_thread_only=True
+    )
     warnings = profile.warnings
     sessions = [s for s in stream.schedulers if s.graphs or s.tasks or s.workers]
     if not sessions:
@@ -118,8 +120,8 @@ def build(
     for i, session in enumerate(sessions):
         prefix = f"s{i} " if many else ""
         session_jobs = _jobs(i, session, stream, warnings)
-        jobs.extend(session_jobs)
         rows.extend(_rows(i, session, session_jobs, stream, prefix, warnings))
+        jobs.extend(session_jobs)  # with the job `_rows` adds for tasks of no graph
         _executors(profile, session, prefix)
     jobs.sort(key=lambda j: (j.submit_ms, j.session))
     renumber = {(j.session, j.job_id): n for n, j in enumerate(jobs)}
@@ -515,7 +517,6 @@ def _stages(
         lo, hi = bounds[sid]
         table = TaskTable(columns, lo, hi)
         finish = float(np.max(table.finish_ms))
-        launch = float(np.min(table.launch_ms))
         job = job_of_stage[sid]
         group = name_of[sid]
         stage = StageNode(
@@ -535,20 +536,26 @@ def _stages(
         graph.add_node(sid)
         for p in stage.parent_stage_ids:
             graph.add_edge(p, sid)
+    first_launch: dict[int, float] = {}
+    for sid in bounds:
+        job = job_of_stage[sid]
+        launch = float(np.min(profile.stages[(sid, 0)].table.launch_ms))
+        first_launch[job] = min(first_launch.get(job, launch), launch)
     for sid in sorted(bounds):
         stage = profile.stages[(sid, 0)]
-        job_submit = submit_of[job_of_stage[sid]]
+        job = job_of_stage[sid]
         launch = float(np.min(stage.table.launch_ms))
         same_job = [
             profile.stages[(p, 0)].complete_ms
             for p in stage.parent_stage_ids
-            if job_of_stage[p] == job_of_stage[sid]
+            if job_of_stage[p] == job
         ]
-        done = max((t for t in same_job if t is not None), default=job_submit)
-        # Ready when the job was submitted, or when its parents completed if it started
-        # only after that: Dask starts a task as soon as its own inputs exist.
-        stage.submit_ms = max(job_submit, done) if done <= launch else job_submit
-        stage.submit_ms = min(stage.submit_ms, launch)
+        done = max((t for t in same_job if t is not None), default=None)
+        # Dask starts a task as soon as its own inputs exist: a stage is ready when its job's
+        # first task started (the job's start-up, kept), or when its parents completed if
+        # it only started after that (then slots, not a lag, decide when it runs).
+        ready = first_launch[job] if done is None or done > launch else done
+        stage.submit_ms = min(max(ready, submit_of[job]), launch)
 
 
 def _deps_by_stage(

@@ -55,7 +55,7 @@ def read_dask_bundle(path: str | Path) -> DaskLoaded | None:
     command = manifest.command or []
     built = build(
         stream,
-        app_name=" ".join(command[-2:]) if command else "",
+        app_name=_script_name(command),
         host_cores=manifest.host_cores,
         local_pids=local_pids,
     )
@@ -82,6 +82,12 @@ def read_dask_bundle(path: str | Path) -> DaskLoaded | None:
         quality=stream.quality,
     )
     return DaskLoaded(loaded, tie_samples(load_samples(bundle), built.spans))
+
+
+def _script_name(command: list[str]) -> str:
+    """The recorded command's script (``app.py``), else its program's name."""
+    scripts = [Path(part).name for part in command if part.endswith(".py")]
+    return scripts[0] if scripts else (Path(command[0]).name if command else "")
 
 
 def _host_usage(bundle: Path) -> HostUsage | None:
