@@ -94,6 +94,7 @@ class _Row:
     thread: int | None
     pid: int | None
     deps: list[str]
+    prefix: str
 
 
 def build(
@@ -186,7 +187,8 @@ def _describe(graph: Graph) -> str:
 
 
 def _prefix_of(key: str) -> str:
-    """Dask's `key_split` of a stored key (a plain key, or a tuple key's text)."""
+    """Roughly Dask's `key_split` of a stored key (a plain key, or a tuple key's text), for
+    a job's description; stages take the prefix the scheduler recorded."""
     name = key[2:].split("'", 1)[0] if key.startswith("('") else key
     words = name.split("-")
     kept = [words[0]]
@@ -319,6 +321,7 @@ def _rows(
                 thread=task.thread,
                 pid=added.pid if added is not None else None,
                 deps=task.deps,
+                prefix=task.prefix,
             )
         )
         if task.status != "memory":
@@ -503,6 +506,7 @@ def _stages(
         b[1] = i + 1
     job_of_stage = {sid: key[1] for key, sid in stage_of.items()}
     name_of = {sid: key[2] for key, sid in stage_of.items()}
+    prefix_of = {stage_of[row.stage]: row.prefix for row in rows}
     parents: dict[int, set[int]] = {sid: set() for sid in bounds}
     session_of = {sid: key[0] for key, sid in stage_of.items()}
     deps_of = _deps_by_stage(rows, stage_of)
@@ -522,13 +526,13 @@ def _stages(
         stage = StageNode(
             stage_id=sid,
             attempt=0,
-            name=_prefix_of(group),
+            name=prefix_of[sid],
             num_tasks=hi - lo,
             parent_stage_ids=sorted(parents[sid]),
             job_ids=[job],
             status="FAILED" if bool((table.status != 0).any()) else "COMPLETE",
             details=group,
-            op_nodes=[OperationNode(op_id=sid, name=_prefix_of(group), scope_name=group)],
+            op_nodes=[OperationNode(op_id=sid, name=prefix_of[sid], scope_name=group)],
             table=table,
         )
         stage.complete_ms = finish

@@ -69,5 +69,6 @@ def tie_samples(samples: pa.Table, spans: ThreadSpans) -> pa.Table:
         "process": pa.array(process, pa.string()),
     }
     for name, values in columns.items():
-        samples = samples.set_column(samples.schema.get_field_index(name), name, values)
+        at = samples.schema.get_field_index(name)
+        samples = samples.set_column(at, samples.schema.field(at), values)
     return samples
