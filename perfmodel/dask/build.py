@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -41,6 +42,7 @@ from perfmodel.dag.model import (
 from perfmodel.dag.tasks import ALL_FIELDS, STATUSES, TaskColumns, TaskTable
 from perfmodel.dask.stream import DaskStream, Done, Graph, SchedulerFile, Task, WorkerFile
 
+_T = TypeVar("_T")
 _COMPUTE, _TRANSFER, _DISK_READ, _DISK_WRITE = "compute", "transfer", "disk-read", "disk-write"
 
 
@@ -270,22 +272,20 @@ def _rows(
         seen[task.key] = attempt + 1
         wfile = worker_files.get(task.worker)
         done = _take(wfile.done, task.key) if wfile is not None else None
-        delay = done.delay if done is not None else 0.0
         cpu = _take(wfile.cpu_s, task.key) if wfile is not None else None
-        parts = _parts(task, delay)
-        job_id = _job_for(job_of_key.get(task.key, ()), parts[0])
+        parts = _parts(task, done)
+        job_id = _job_for(job_of_key.get(task.key, ()), parts.launch)
         if job_id is None:
             if orphan_job is None:
                 orphan_job = len(jobs)
-                orphan = Graph(keys=[], tasks=[], t=parts[0] / 1000.0)
-                jobs.append(_Job(orphan_job, session_no, orphan, parts[0], ""))
+                orphan = Graph(keys=[], tasks=[], t=parts.launch / 1000.0)
+                jobs.append(_Job(orphan_job, session_no, orphan, parts.launch, ""))
                 warnings.append(
                     "some tasks belong to no recorded graph submission; they form one job "
                     "of their own"
                 )
             job_id = orphan_job
-            jobs[orphan_job].submit_ms = min(jobs[orphan_job].submit_ms, parts[0])
-        launch, finish, compute, transfer_ms, disk_ms = parts
+            jobs[orphan_job].submit_ms = min(jobs[orphan_job].submit_ms, parts.launch)
         read = remote = 0
         for dep in task.deps:
             source = last_of_key.get(dep)
@@ -296,10 +296,10 @@ def _rows(
         last_of_key[task.key] = task
         mem_spill, disk_spill = spilled.get(task.worker, {}).get((task.key, attempt), (0, 0))
         values = {
-            "run_ms": finish - launch,
+            "run_ms": parts.run_ms,
             "cpu_ms": -1.0 if cpu is None else cpu * 1000.0,
-            "shuffle_fetch_wait_ms": transfer_ms,
-            "shuffle_write_ms": disk_ms,
+            "shuffle_fetch_wait_ms": parts.transfer_ms,
+            "shuffle_write_ms": parts.disk_ms,
             "shuffle_read_bytes": read,
             "shuffle_remote_read_bytes": remote,
             "shuffle_write_bytes": max(0, task.nbytes or 0),
@@ -313,9 +313,9 @@ def _rows(
                 key=task.key,
                 worker=prefix + task.worker,
                 attempt=attempt,
-                launch_ms=launch,
-                finish_ms=finish,
-                compute=compute,
+                launch_ms=parts.launch,
+                finish_ms=parts.finish,
+                compute=parts.compute,
                 failed=task.status != "memory",
                 values=values,
                 thread=task.thread,
@@ -329,7 +329,7 @@ def _rows(
     return out
 
 
-def _take(table: dict[str, list], key: str) -> object | None:
+def _take(table: dict[str, list[_T]], key: str) -> _T | None:
     """The next record of ``key`` (a key computed twice on one worker has two)."""
     items = table.get(key)
     return items.pop(0) if items else None
@@ -354,16 +354,29 @@ def _spill_deltas(worker: WorkerFile) -> dict[tuple[str, int], tuple[int, int]]:
     return out
 
 
-def _parts(
-    task: Task, delay: float
-) -> tuple[float, float, tuple[float, float] | None, float, float]:
-    """(launch, finish, compute span, transfer ms, disk ms) of a task, in epoch ms.
+@dataclass(slots=True)
+class _Parts:
+    """A task's time on its worker, in epoch ms (see `_parts`)."""
 
-    The task's time is its timed activities laid end to end: transfers and reading spilled
-    inputs just before its function ran, spilling its result just after. A transfer that
-    ended well before the function started (the task waited for a free thread or other
-    inputs meanwhile) counts its own duration only, never the wait.
+    launch: float
+    finish: float
+    compute: tuple[float, float] | None
+    run_ms: float
+    transfer_ms: float
+    disk_ms: float
+
+
+def _parts(task: Task, done: Done | None) -> _Parts:
+    """When a task held a worker thread and what it did there.
+
+    Its timed activities (transfers of its inputs from other workers, reading spilled
+    inputs, its function, spilling its result) are its run time, laid end to end: a
+    transfer that ended well before the function started counts its own duration only,
+    never the wait for a thread or other inputs. Where the worker recorded when the task
+    took a thread and when its result was stored, the task spans those, and what lies
+    between them beyond its activities is the worker's own overhead (scheduling time).
     """
+    delay = done.delay if done is not None else 0.0
     spans = {a: 0.0 for a in (_TRANSFER, _DISK_READ, _DISK_WRITE)}
     compute: tuple[float, float] | None = None
     for s in task.startstops:
@@ -374,19 +387,19 @@ def _parts(
             compute = (start, stop)
         elif s.action in spans:
             spans[s.action] += stop - start
+    transfer, disk = spans[_TRANSFER], spans[_DISK_READ] + spans[_DISK_WRITE]
     if compute is None:
         first = min(s.start for s in task.startstops) * 1000.0
-        last = max(s.stop for s in task.startstops) * 1000.0
-        return (
-            first,
-            max(first, last),
-            None,
-            spans[_TRANSFER],
-            spans[_DISK_READ] + spans[_DISK_WRITE],
-        )
-    launch = compute[0] - spans[_TRANSFER] - spans[_DISK_READ]
+        last = max(first, max(s.stop for s in task.startstops) * 1000.0)
+        return _Parts(first, last, None, last - first, transfer, disk)
+    run = transfer + disk + compute[1] - compute[0]
+    launch = compute[0] - transfer - spans[_DISK_READ]
     finish = compute[1] + spans[_DISK_WRITE]
-    return launch, finish, compute, spans[_TRANSFER], spans[_DISK_READ] + spans[_DISK_WRITE]
+    if done is not None and done.began is not None:
+        launch = min(launch, done.began * 1000.0 - transfer)
+    if done is not None:
+        finish = max(finish, done.t * 1000.0)
+    return _Parts(launch, finish, compute, run, transfer, disk)
 
 
 def _job_for(graphs: Sequence[tuple[float, int]], launch_ms: float) -> int | None:

@@ -144,7 +144,9 @@ class SchedulerRecorder(SchedulerPlugin):  # type: ignore[misc]
 
 
 class WorkerRecorder(WorkerPlugin):  # type: ignore[misc]
-    """Per task: the CPU time of its thread and the worker's memory after it ran.
+    """Per task: when it took a thread, the CPU time of its thread, and when its result was
+    stored with the worker's memory then (its start and end on the worker, overheads
+    included, where the scheduler's ``startstops`` time the function alone).
 
     Dask meters each task's thread CPU itself and hands it to `Worker.digest_metric` as
     ``("execute", span, prefix, "thread-cpu", "seconds")`` right after the task's
@@ -158,6 +160,7 @@ class WorkerRecorder(WorkerPlugin):  # type: ignore[misc]
         self.out = _Lines("worker")
         self.worker: Any = None
         self.last: tuple[str, str] | None = None
+        self.executing: dict[Any, float] = {}
 
     def setup(self, worker: Any) -> None:
         self.worker = worker
@@ -180,9 +183,15 @@ class WorkerRecorder(WorkerPlugin):  # type: ignore[misc]
         worker.digest_metric = digest_metric
 
     def transition(self, key: Any, start: str, finish: str, **kwargs: Any) -> None:
+        if finish == "executing":
+            self.executing[key] = time.time()
+            return
+        began = self.executing.pop(key, None) if start == "executing" else None
         if start != "executing" or finish != "memory":
             return
         record: dict[str, Any] = {"e": "done", "key": _text(key)}
+        if began is not None:
+            record["began"] = began  # when it took one of the worker's threads
         delay = getattr(self.worker, "scheduler_delay", None)
         if isinstance(delay, int | float) and delay:
             record["delay"] = delay  # added to compute and transfer times (not disk ones)

@@ -101,6 +101,8 @@ class Done(msgspec.Struct, tag="done", tag_field="e", frozen=True):
 
     key: str
     t: float
+    began: float | None = None
+    """When the task took a worker thread (its executing transition)."""
     memory: int | None = None
     spilled: list[int] | None = None
     delay: float = 0.0
@@ -344,6 +346,9 @@ def _add(
             table = sink.cpu_s if isinstance(r, ThreadCpu) else sink.noncpu_s
             table.setdefault(r.key, []).append(r.s)
         elif isinstance(r, Done):
+            if r.began is not None and not (_time_ok(r.began) and r.began <= r.t):
+                _problem(out, name, number, "impossible_times", "done before it began")
+                return False
             sink.done.setdefault(r.key, []).append(r)
         elif not isinstance(r, Close):
             return _misplaced(out, name, number, r)

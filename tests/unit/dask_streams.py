@@ -75,6 +75,8 @@ class StreamBuilder:
         disk_write: tuple[float, float] | None = None,
         status: str = "memory",
         spilled: tuple[int, int] | None = None,
+        began: float | None = None,
+        stored: float | None = None,
     ) -> None:
         stops = []
         if transfer is not None:
@@ -102,7 +104,9 @@ class StreamBuilder:
                 "t": T0 + compute[1] + 0.001,
             }
         )
-        done: dict[str, Any] = {"e": "done", "key": name, "t": T0 + compute[1]}
+        done: dict[str, Any] = {"e": "done", "key": name, "t": T0 + (stored or compute[1])}
+        if began is not None:
+            done["began"] = T0 + began
         if spilled is not None:
             done["spilled"] = list(spilled)
         self.workers[worker].append(done)

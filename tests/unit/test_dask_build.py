@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import perfmodel
+from perfmodel.dag.decomposition import decompose_table
 from perfmodel.dask.build import build
 from perfmodel.dask.frontend import is_dask_bundle, read_dask_bundle
 from perfmodel.dask.stream import read_stream
@@ -87,6 +88,20 @@ def test_transfers_are_network_wait_and_remote_bytes(tmp_path: Path) -> None:
     assert t.shuffle_fetch_wait_ms[0] == pytest.approx(20.0)
     assert t.launch_ms[0] == pytest.approx((T0 + 0.38) * MS)
     assert (t.shuffle_read_bytes[0], t.shuffle_remote_read_bytes[0]) == (8000, 8000)
+
+
+def test_the_workers_overhead_around_a_task_is_scheduling_time(tmp_path: Path) -> None:
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    s.submit(0.0, [key(A, 0)], [key(A, 0)])
+    # Took its thread 5 ms before the function started; stored 3 ms after it ended.
+    s.task(key(A, 0), WORKER_A, 1, (0.1, 0.2), cpu=0.1, began=0.095, stored=0.203)
+    s.close(0.5)
+    t = _profile(s, tmp_path).profile.stages[(0, 0)].table
+    assert t.launch_ms[0] == pytest.approx((T0 + 0.095) * MS)
+    assert t.finish_ms[0] == pytest.approx((T0 + 0.203) * MS)
+    assert t.run_ms[0] == pytest.approx(100.0)
+    assert decompose_table(t).scheduling[0] == pytest.approx(8.0)
 
 
 def test_tasks_without_a_recorded_graph_form_a_job_of_their_own(tmp_path: Path) -> None:
