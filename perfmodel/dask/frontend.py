@@ -16,6 +16,7 @@ from perfmodel.dag.spark import LoadedProfile  # framework-free; lives there unt
 from perfmodel.dask.build import build
 from perfmodel.dask.samples import tie_samples
 from perfmodel.dask.stream import read_stream, stream_files
+from perfmodel.dask.threads import worker_thread_cpu
 from perfmodel.profile.bundle import (
     DASK_DIR,
     is_bundle,
@@ -62,6 +63,7 @@ def read_dask_bundle(path: str | Path) -> DaskLoaded | None:
     profile = built.profile
     profile.source = str(bundle)
     profile.host_usage = _host_usage(bundle)
+    profile.thread_cpu = worker_thread_cpu(bundle, stream, built.spans.executor_of_pid)
     bad = sum(1 for p in stream.problems if p.line is not None)
     if bad:
         profile.warnings.append(

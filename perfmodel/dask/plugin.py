@@ -161,6 +161,7 @@ class WorkerRecorder(WorkerPlugin):  # type: ignore[misc]
         self.worker: Any = None
         self.last: tuple[str, str] | None = None
         self.executing: dict[Any, float] = {}
+        self.idents: set[int] = set()
 
     def setup(self, worker: Any) -> None:
         self.worker = worker
@@ -205,6 +206,12 @@ class WorkerRecorder(WorkerPlugin):  # type: ignore[misc]
             record["spilled"] = list(spilled)
         self.out.write(record)
         self.last = (_text(key), key_split(key))
+        ident = getattr(self.worker, "threads", {}).get(key)
+        if isinstance(ident, int) and ident not in self.idents:
+            # py-spy and the thread sampler name threads by OS id; Dask by pthread id.
+            self.idents.add(ident)
+            native = next((t.native_id for t in threading.enumerate() if t.ident == ident), None)
+            self.out.write({"e": "thread", "ident": ident, "native": native})
 
     def teardown(self, worker: Any) -> None:
         self.out.close()

@@ -120,6 +120,14 @@ class ThreadNonCpu(msgspec.Struct, tag="thread-noncpu", tag_field="e", frozen=Tr
     t: float
 
 
+class ThreadIds(msgspec.Struct, tag="thread", tag_field="e", frozen=True):
+    """A worker thread that ran tasks: its pthread id (Dask's) and OS thread id."""
+
+    ident: int
+    t: float
+    native: int | None = None
+
+
 class ClientStart(msgspec.Struct, tag="client", tag_field="e", frozen=True):
     id: str
     t: float
@@ -147,6 +155,7 @@ Record = (
     | Done
     | ThreadCpu
     | ThreadNonCpu
+    | ThreadIds
     | ClientStart
     | Submit
     | Gathered
@@ -169,6 +178,8 @@ class WorkerFile:
     cpu_s: dict[str, list[float]] = field(default_factory=dict)
     noncpu_s: dict[str, list[float]] = field(default_factory=dict)
     done: dict[str, list[Done]] = field(default_factory=dict)
+    natives: dict[int, int] = field(default_factory=dict)
+    """pthread id → OS thread id of the threads that ran tasks."""
 
 
 @dataclass(slots=True)
@@ -345,6 +356,9 @@ def _add(
                 return False
             table = sink.cpu_s if isinstance(r, ThreadCpu) else sink.noncpu_s
             table.setdefault(r.key, []).append(r.s)
+        elif isinstance(r, ThreadIds):
+            if r.native is not None:
+                sink.natives[r.ident] = r.native
         elif isinstance(r, Done):
             if r.began is not None and not (_time_ok(r.began) and r.began <= r.t):
                 _problem(out, name, number, "impossible_times", "done before it began")
