@@ -69,6 +69,17 @@ def test_samples_of_worker_threads_are_tied_to_their_tasks(dask_bundle: Path) ->
     assert any("count_odd" in f.name for f in top), top
 
 
+def test_worker_threads_are_filed_under_their_worker(dask_bundle: Path) -> None:
+    import perfmodel
+    from perfmodel.profile.thread_cpu import TASK
+
+    profile = perfmodel.load(dask_bundle, code_vectors=False).profile
+    assert profile.thread_cpu is not None
+    for worker in profile.executors:
+        series = profile.thread_cpu.series[(worker, TASK)]
+        assert series.cpu_ms[-1] > 0
+
+
 def test_predict_with_workers_and_threads(dask_bundle: Path) -> None:
     p = json.loads(
         _cli("predict", dask_bundle, "--workers", "1", "--threads", "2", "--json").stdout
