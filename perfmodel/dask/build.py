@@ -136,12 +136,13 @@ def build(
     _complete_jobs(jobs, rows, stream)
     columns, spans, stage_of = _columns(rows, profile)
     _stages(profile, rows, columns, stage_of, jobs)
+    stages_of: dict[int, list[int]] = {}
+    for stage in profile.stages.values():
+        stages_of.setdefault(stage.job_ids[0], []).append(stage.stage_id)
     for job in jobs:
         profile.jobs[job.job_id] = JobNode(
             job_id=job.job_id,
-            stage_ids=sorted(
-                s.stage_id for s in profile.stages.values() if job.job_id in s.job_ids
-            ),
+            stage_ids=sorted(stages_of.get(job.job_id, [])),
             submit_ms=job.submit_ms,
             complete_ms=job.complete_ms,
             result="FAILED" if job.failed else "SUCCEEDED",
