@@ -134,7 +134,10 @@ def predict_pairs(runs: list[Run]) -> list[Pair]:
     from perfmodel.simulate.config import WhatIf
     from perfmodel.simulate.units import parse_size
 
-    measured = {r.config: perfmodel.load(r.bundle).profile.duration_ms / 1000.0 for r in runs}
+    measured = {
+        r.config: perfmodel.load(r.bundle, code_vectors=False).profile.duration_ms / 1000.0
+        for r in runs
+    }
     pairs = []
     for base in runs:
         analysis = perfmodel.load(base.bundle)

@@ -152,6 +152,9 @@ def build(
     ends = [j.complete_ms for j in jobs if j.complete_ms is not None]
     profile.start_ms = min(submits) if submits else None
     profile.end_ms = max(ends) if ends else profile.start_ms
+    for executor in profile.executors.values():
+        if executor.removed_ms is not None and executor.removed_ms >= (profile.end_ms or 0.0):
+            executor.removed_ms = None  # shut down with the cluster, after the run: not lost
     profile.complete = bool(sessions) and all(s.closed_t is not None for s in sessions)
     if sessions and not profile.complete:
         warnings.append(
