@@ -2,30 +2,29 @@
 
 How Dask's concepts fill the DAG model (docs/dask.md says the same to users):
 
-* a **job** is one graph submission (a ``compute()``, ``persist()`` or ``submit()`` call):
-  submitted when the client called, complete when the client received its last result
-  (or, for results never gathered, when the last of its tasks ended);
-* a **stage** is one task group of a job (tasks whose keys share a name and token, e.g.
-  ``sum-chunk-1a2b``), named by its key prefix (``sum-chunk``); its parents are the
-  groups its tasks' dependencies belong to. Dask has no stage barrier: a stage is ready
-  when the job is submitted, or when its parents completed if it only started after that;
-* a **task** is one run of a key on a worker thread. Its time on the worker is its
-  dependencies' transfers from other workers (network wait, like Spark's shuffle fetch
-  wait), reading spilled inputs back, the function call (run time, of which the thread's
-  CPU time as Dask metered it) and spilling its result (disk: reading and writing spilled
-  data). ``nbytes`` of its result is the data it produced for its dependents; the sizes of
-  its dependencies, the data it read (remote: those held by another worker);
+* a **job** is one graph submission (a ``compute()``, ``persist()`` or ``submit()`` call),
+  from the client's call to its last result received (or, for results never gathered, the
+  end of its last task);
+* a **stage** is one task group of a job (keys sharing a name and token, ``sum-chunk-1a2b``),
+  named by its key prefix (``sum-chunk``); its parents are the groups its tasks read from.
+  Dask has no stage barrier: a stage is ready when its job's first task started, or when
+  its parents completed if it only started after that;
+* a **task** is one run of a key on a worker thread, from taking the thread to storing its
+  result. Its run time is its timed activities: transfers of its inputs from other workers
+  (network wait, as Spark's shuffle fetch wait), reading spilled inputs, its function (of
+  which its thread's CPU time, as Dask meters it) and spilling its result (disk); the
+  worker's overhead around them is scheduling time. Its result's size is the data it
+  produced; its inputs' sizes the data it read (remote: held by another worker);
 * an **executor** is a worker: its threads are its cores, its memory limit its memory.
 
-Times are converted to epoch milliseconds; compute and transfer times are moved back by
-the worker's estimate of its clock offset to the scheduler (``delay``), which Dask adds,
-so every time is on the host clock the stack samples use.
+Times become epoch milliseconds. Dask adds the worker's estimate of its clock offset to the
+scheduler to compute and transfer times; it is taken back out (``delay``), so every time is
+on the clock of the host, which the stack samples use too.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -44,6 +43,21 @@ from perfmodel.dask.stream import DaskStream, Done, Graph, SchedulerFile, Task, 
 
 _T = TypeVar("_T")
 _COMPUTE, _TRANSFER, _DISK_READ, _DISK_WRITE = "compute", "transfer", "disk-read", "disk-write"
+_VALUES = (
+    "run_ms",
+    "cpu_ms",
+    "shuffle_fetch_wait_ms",
+    "shuffle_write_ms",
+    "shuffle_read_bytes",
+    "shuffle_remote_read_bytes",
+    "shuffle_write_bytes",
+    "memory_spill_bytes",
+    "disk_spill_bytes",
+)
+"""The measured task-table columns a `_Row` carries, in its ``values`` order."""
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+StageRef = tuple[int, int, str]
+"""(session, job id, task group): a stage is one task group of one job."""
 
 
 @dataclass(slots=True)
@@ -75,7 +89,7 @@ class _Job:
     graph: Graph
     submit_ms: float
     client: str
-    complete_ms: float | None = None
+    complete_ms: float = 0.0
     failed: bool = False
 
 
@@ -83,20 +97,20 @@ class _Job:
 class _Row:
     """One task attempt before it becomes a table row."""
 
-    stage: tuple[int, int, str]
-    """(session, job id, group): a stage is one task group of one job."""
+    stage: StageRef
     key: str
+    prefix: str
     worker: str
     attempt: int
     launch_ms: float
     finish_ms: float
     compute: tuple[float, float] | None
     failed: bool
-    values: dict[str, float]
+    values: tuple[float, ...]
+    """Measured values, in `_VALUES` order (``cpu_ms`` < 0: not measured)."""
     thread: int | None
     pid: int | None
     deps: list[str]
-    prefix: str
 
 
 def build(
@@ -113,26 +127,32 @@ def build(
     profile = ApplicationProfile(
         app_id="dask", app_name=app_name, framework="dask", task_thread_only=True
     )
-    warnings = profile.warnings
     sessions = [s for s in stream.schedulers if s.graphs or s.tasks or s.workers]
     if not sessions:
-        warnings.append("the recording holds no Dask scheduler records: no task ran")
-    many = len(sessions) > 1
+        profile.warnings.append("the recording holds no Dask scheduler records: no task ran")
     jobs: list[_Job] = []
     rows: list[_Row] = []
     for i, session in enumerate(sessions):
-        prefix = f"s{i} " if many else ""
-        session_jobs = _jobs(i, session, stream, warnings)
-        rows.extend(_rows(i, session, session_jobs, stream, prefix, warnings))
-        jobs.extend(session_jobs)  # with the job `_rows` adds for tasks of no graph
-        _executors(profile, session, prefix)
+        prefix = f"s{i} " if len(sessions) > 1 else ""
+        session_jobs = _jobs(i, session, stream, profile.warnings)
+        rows += _rows(i, session, session_jobs, stream, prefix, profile.warnings)
+        jobs += session_jobs  # with the job `_rows` adds for tasks of no graph
+        for address, w in session.workers.items():
+            removed = session.removed.get(address)
+            profile.executors[prefix + address] = ExecutorInfo(
+                executor_id=prefix + address,
+                host=w.host,
+                cores=w.nthreads or None,
+                memory_bytes=w.memory_limit or None,
+                added_ms=w.t * 1000.0,
+                removed_ms=removed * 1000.0 if removed is not None else None,
+            )
     jobs.sort(key=lambda j: (j.submit_ms, j.session))
     renumber = {(j.session, j.job_id): n for n, j in enumerate(jobs)}
     for n, job in enumerate(jobs):
         job.job_id = n
     for row in rows:
-        s, j, g = row.stage
-        row.stage = (s, renumber[(s, j)], g)
+        row.stage = (row.stage[0], renumber[row.stage[:2]], row.stage[2])
     _complete_jobs(jobs, rows, stream)
     columns, spans, stage_of = _columns(rows, profile)
     _stages(profile, rows, columns, stage_of, jobs)
@@ -146,103 +166,67 @@ def build(
             submit_ms=job.submit_ms,
             complete_ms=job.complete_ms,
             result="FAILED" if job.failed else "SUCCEEDED",
-            description=_describe(job.graph),
+            description=f"{len(job.graph.tasks)} task(s), {len(job.graph.keys)} result(s)",
         )
-    submits = [j.submit_ms for j in jobs]
-    ends = [j.complete_ms for j in jobs if j.complete_ms is not None]
-    profile.start_ms = min(submits) if submits else None
-    profile.end_ms = max(ends) if ends else profile.start_ms
+    profile.start_ms = min((j.submit_ms for j in jobs), default=None)
+    profile.end_ms = max((j.complete_ms for j in jobs), default=profile.start_ms)
     for executor in profile.executors.values():
         if executor.removed_ms is not None and executor.removed_ms >= (profile.end_ms or 0.0):
             executor.removed_ms = None  # shut down with the cluster, after the run: not lost
     profile.complete = bool(sessions) and all(s.closed_t is not None for s in sessions)
     if sessions and not profile.complete:
-        warnings.append(
+        profile.warnings.append(
             "the scheduler did not close in this recording (killed, or still running): "
             "figures cover the tasks recorded up to its last record"
         )
-    first = sessions[0] if sessions else None
-    if first is not None:
-        profile.app_id = f"dask-{first.pid}" if first.pid else "dask"
-        profile.framework_version = first.version
-        profile.properties["dask.scheduler.address"] = first.address
+    if sessions:
+        profile.app_id = f"dask-{sessions[0].pid}" if sessions[0].pid else "dask"
+        profile.framework_version = sessions[0].version
+        profile.properties["dask.scheduler.address"] = sessions[0].address
     if isinstance(host_cores, int) and host_cores > 0:
         profile.extra["host_cores"] = host_cores
     profile.resources = _resources(profile, sessions, host_cores, local_pids)
-    reasons = Counter("Success" if not r.failed else "erred" for r in rows)
     profile.event_count = stream.records
-    profile.event_counts = dict(Counter(_kind_counts(stream)))
-    return BuiltProfile(profile, spans, len(rows), dict(sorted(reasons.items())))
-
-
-def _kind_counts(stream: DaskStream) -> dict[str, int]:
-    return {
+    profile.event_counts = {
         "graph": sum(len(s.graphs) for s in stream.schedulers),
         "task": sum(len(s.tasks) for s in stream.schedulers),
-        "worker-added": sum(len(s.workers) for s in stream.schedulers),
         "submit": sum(len(c.submits) for c in stream.clients),
         "gathered": sum(len(c.gathers) for c in stream.clients),
     }
-
-
-def _describe(graph: Graph) -> str:
-    names = Counter(_prefix_of(k) for k in graph.keys)
-    shown = ", ".join(f"{n}×{k}" if n > 1 else k for k, n in names.most_common(3))
-    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
-    return f"{len(graph.tasks)} task(s) for {shown}{more}"
-
-
-def _prefix_of(key: str) -> str:
-    """Roughly Dask's `key_split` of a stored key (a plain key, or a tuple key's text), for
-    a job's description; stages take the prefix the scheduler recorded."""
-    name = key[2:].split("'", 1)[0] if key.startswith("('") else key
-    words = name.split("-")
-    kept = [words[0]]
-    for word in words[1:]:
-        if len(word) >= 8 and all(c in "0123456789abcdef" for c in word):
-            break
-        kept.append(word)
-    return "-".join(kept)
+    reasons = Counter("erred" if r.failed else "Success" for r in rows)
+    return BuiltProfile(profile, spans, len(rows), dict(sorted(reasons.items())))
 
 
 def _jobs(
     session_no: int, session: SchedulerFile, stream: DaskStream, warnings: list[str]
 ) -> list[_Job]:
-    """One job per graph submission, submitted when its client called (else when the
-    scheduler got it)."""
-    by_client = {c.client_id: c for c in stream.clients if c.client_id}
-    used: set[tuple[str, int]] = set()
+    """One job per graph submission, submitted when its client called (matched by the keys
+    it asked for), else when the scheduler received it."""
+    clients = {c.client_id: c for c in stream.clients if c.client_id}
     first_submit: dict[tuple[str, str], int] = {}
-    for client in by_client.values():
+    for client in clients.values():
         for n, submit in enumerate(client.submits):
             for key in submit.keys:
                 first_submit.setdefault((client.client_id, key), n)
+    used: set[tuple[str, int]] = set()
     jobs: list[_Job] = []
     unmatched = 0
     for n, graph in enumerate(session.graphs):
         submit_ms = graph.t * 1000.0
-        client = by_client.get(graph.client)
-        match = None
-        if client is not None:
-            candidates = [first_submit.get((graph.client, k)) for k in graph.keys]
-            found = [c for c in candidates if c is not None and (graph.client, c) not in used]
-            match = min(found) if found else None
-        if match is not None and client is not None:
-            used.add((graph.client, match))
-            submit_ms = min(submit_ms, client.submits[match].t * 1000.0)
+        found = [first_submit.get((graph.client, k)) for k in graph.keys]
+        free = [c for c in found if c is not None and (graph.client, c) not in used]
+        if free:
+            used.add((graph.client, min(free)))
+            submit_ms = min(submit_ms, clients[graph.client].submits[min(free)].t * 1000.0)
         else:
             unmatched += 1
         jobs.append(_Job(n, session_no, graph, submit_ms, graph.client))
-    if unmatched and session.graphs:
+    if unmatched:
         warnings.append(
             f"{unmatched} of {len(session.graphs)} graph submission(s) have no client record: "
-            "their jobs start when the scheduler received them, and end at their last task"
+            "their jobs start when the scheduler received them"
         )
     return jobs
-
-
-def _worker_files(stream: DaskStream) -> dict[str, WorkerFile]:
-    return {w.worker: w for w in stream.workers if w.worker}
 
 
 def _rows(
@@ -257,171 +241,141 @@ def _rows(
     job_of_key: dict[str, list[tuple[float, int]]] = {}
     for job in jobs:
         for key in job.graph.tasks:
-            job_of_key.setdefault(key, []).append((job.graph.t, job.job_id))
-    worker_files = _worker_files(stream)
-    spilled = {addr: _spill_deltas(w) for addr, w in worker_files.items()}
-    seen: dict[str, int] = {}
+            job_of_key.setdefault(key, []).append((job.graph.t * 1000.0, job.job_id))
+    files = {w.worker: w for w in stream.workers if w.worker}
+    spilled = {address: _spill_deltas(w) for address, w in files.items()}
+    runs: Counter[tuple[str, str]] = Counter()  # (worker, key) → records used so far
+    attempts: Counter[str] = Counter()
     last_of_key: dict[str, Task] = {}
+    seen: set[tuple[str, str, tuple[tuple[float, float], ...]]] = set()
+    orphan: int | None = None
     out: list[_Row] = []
-    orphan_job: int | None = None
-    duplicates: set[tuple[str, str, tuple[tuple[float, float], ...]]] = set()
     for task in session.tasks:
         stamp = (task.key, task.worker, tuple((s.start, s.stop) for s in task.startstops))
-        if stamp in duplicates:
-            continue
-        duplicates.add(stamp)
-        if not task.startstops:
-            continue
-        attempt = seen.get(task.key, 0)
-        seen[task.key] = attempt + 1
-        wfile = worker_files.get(task.worker)
-        done = _take(wfile.done, task.key) if wfile is not None else None
-        cpu = _take(wfile.cpu_s, task.key) if wfile is not None else None
+        if stamp in seen or not task.startstops:
+            continue  # a record written twice, or one with nothing timed
+        seen.add(stamp)
+        attempt = attempts[task.key]
+        attempts[task.key] += 1
+        file = files.get(task.worker)
+        run = runs[(task.worker, task.key)]
+        runs[(task.worker, task.key)] += 1
+        done = _nth(file.done, task.key, run) if file is not None else None
+        cpu = _nth(file.cpu_s, task.key, run) if file is not None else None
         parts = _parts(task, done)
-        job_id = _job_for(job_of_key.get(task.key, ()), parts.launch)
+        launch = parts[0]
+        listed = [j for t, j in job_of_key.get(task.key, ()) if t <= launch + 1000.0]
+        job_id = listed[-1] if listed else None  # the latest submission before it ran
         if job_id is None:
-            if orphan_job is None:
-                orphan_job = len(jobs)
-                orphan = Graph(keys=[], tasks=[], t=parts.launch / 1000.0)
-                jobs.append(_Job(orphan_job, session_no, orphan, parts.launch, ""))
-                warnings.append(
-                    "some tasks belong to no recorded graph submission; they form one job "
-                    "of their own"
-                )
-            job_id = orphan_job
-            jobs[orphan_job].submit_ms = min(jobs[orphan_job].submit_ms, parts.launch)
+            if orphan is None:
+                orphan = len(jobs)
+                jobs.append(_Job(orphan, session_no, Graph([], [], launch / 1000.0), launch, ""))
+                warnings.append("tasks of no recorded graph submission form one job of their own")
+            job_id = orphan
+            jobs[orphan].submit_ms = min(jobs[orphan].submit_ms, launch)
         read = remote = 0
         for dep in task.deps:
             source = last_of_key.get(dep)
             if source is not None and source.nbytes:
                 read += source.nbytes
-                if source.worker != task.worker:
-                    remote += source.nbytes
+                remote += source.nbytes if source.worker != task.worker else 0
         last_of_key[task.key] = task
-        mem_spill, disk_spill = spilled.get(task.worker, {}).get((task.key, attempt), (0, 0))
-        values = {
-            "run_ms": parts.run_ms,
-            "cpu_ms": -1.0 if cpu is None else cpu * 1000.0,
-            "shuffle_fetch_wait_ms": parts.transfer_ms,
-            "shuffle_write_ms": parts.disk_ms,
-            "shuffle_read_bytes": read,
-            "shuffle_remote_read_bytes": remote,
-            "shuffle_write_bytes": max(0, task.nbytes or 0),
-            "memory_spill_bytes": mem_spill,
-            "disk_spill_bytes": disk_spill,
-        }
+        spill = spilled.get(task.worker, {}).get((task.key, run), (0, 0))
         added = session.workers.get(task.worker)
+        failed = task.status != "memory"
+        jobs[job_id].failed |= failed
         out.append(
             _Row(
                 stage=(session_no, job_id, task.group or task.prefix),
                 key=task.key,
+                prefix=task.prefix,
                 worker=prefix + task.worker,
                 attempt=attempt,
-                launch_ms=parts.launch,
-                finish_ms=parts.finish,
-                compute=parts.compute,
-                failed=task.status != "memory",
-                values=values,
+                launch_ms=launch,
+                finish_ms=parts[1],
+                compute=parts[2],
+                failed=failed,
+                values=(
+                    parts[3],
+                    -1.0 if cpu is None else cpu * 1000.0,
+                    parts[4],
+                    parts[5],
+                    read,
+                    remote,
+                    max(0, task.nbytes or 0),
+                    *spill,
+                ),
                 thread=task.thread,
                 pid=added.pid if added is not None else None,
                 deps=task.deps,
-                prefix=task.prefix,
             )
         )
-        if task.status != "memory":
-            jobs[job_id].failed = True
     return out
 
 
-def _take(table: dict[str, list[_T]], key: str) -> _T | None:
-    """The next record of ``key`` (a key computed twice on one worker has two)."""
+def _nth(table: dict[str, list[_T]], key: str, n: int) -> _T | None:
+    """The ``n``-th record of ``key`` (a key computed twice on one worker has two)."""
     items = table.get(key)
-    return items.pop(0) if items else None
+    return items[n] if items is not None and n < len(items) else None
 
 
 def _spill_deltas(worker: WorkerFile) -> dict[tuple[str, int], tuple[int, int]]:
-    """Per (key, attempt): how much the worker's spilled data grew (in memory, on disk)
-    while it stored the key's result, from the worker's totals after each task."""
-    records: list[tuple[float, str, Done]] = [
-        (d.t, key, d) for key, items in worker.done.items() for d in items
-    ]
-    records.sort(key=lambda r: r[0])
+    """Per (key, its n-th run on the worker): how much the worker's spilled bytes grew (in
+    memory, on disk) while it stored the result, from its totals after each task."""
+    records = sorted(
+        ((d.t, key, n, d) for key, items in worker.done.items() for n, d in enumerate(items)),
+        key=lambda r: r[0],
+    )
     out: dict[tuple[str, int], tuple[int, int]] = {}
-    attempts: Counter[str] = Counter()
     before = (0, 0)
-    for _, key, d in records:
-        now = tuple(d.spilled[:2]) if d.spilled and len(d.spilled) >= 2 else before
-        grew = (max(0, now[0] - before[0]), max(0, now[1] - before[1]))
-        out[(key, attempts[key])] = grew
-        attempts[key] += 1
-        before = (int(now[0]), int(now[1]))
+    for _, key, n, d in records:
+        now = (int(d.spilled[0]), int(d.spilled[1])) if d.spilled and len(d.spilled) > 1 else before
+        out[(key, n)] = (max(0, now[0] - before[0]), max(0, now[1] - before[1]))
+        before = now
     return out
 
 
-@dataclass(slots=True)
-class _Parts:
-    """A task's time on its worker, in epoch ms (see `_parts`)."""
+def _parts(
+    task: Task, done: Done | None
+) -> tuple[float, float, tuple[float, float] | None, float, float, float]:
+    """(launch, finish, function span, run ms, transfer ms, disk ms) of a task, epoch ms.
 
-    launch: float
-    finish: float
-    compute: tuple[float, float] | None
-    run_ms: float
-    transfer_ms: float
-    disk_ms: float
-
-
-def _parts(task: Task, done: Done | None) -> _Parts:
-    """When a task held a worker thread and what it did there.
-
-    Its timed activities (transfers of its inputs from other workers, reading spilled
-    inputs, its function, spilling its result) are its run time, laid end to end: a
-    transfer that ended well before the function started counts its own duration only,
-    never the wait for a thread or other inputs. Where the worker recorded when the task
-    took a thread and when its result was stored, the task spans those, and what lies
-    between them beyond its activities is the worker's own overhead (scheduling time).
+    Its timed activities are its run time, laid end to end: a transfer that ended well
+    before the function started counts its own duration, never the wait for a thread or
+    other inputs. Where the worker recorded when the task took a thread and when its result
+    was stored, the task spans those; what lies between beyond its activities is the
+    worker's own overhead (scheduling time).
     """
     delay = done.delay if done is not None else 0.0
-    spans = {a: 0.0 for a in (_TRANSFER, _DISK_READ, _DISK_WRITE)}
+    spans = dict.fromkeys((_TRANSFER, _DISK_READ, _DISK_WRITE), 0.0)
     compute: tuple[float, float] | None = None
     for s in task.startstops:
         shift = delay if s.action in (_COMPUTE, _TRANSFER) else 0.0
         start, stop = (s.start - shift) * 1000.0, (s.stop - shift) * 1000.0
-        stop = max(stop, start)
         if s.action == _COMPUTE and compute is None:
-            compute = (start, stop)
+            compute = (start, max(stop, start))
         elif s.action in spans:
-            spans[s.action] += stop - start
+            spans[s.action] += max(stop - start, 0.0)
     transfer, disk = spans[_TRANSFER], spans[_DISK_READ] + spans[_DISK_WRITE]
     if compute is None:
         first = min(s.start for s in task.startstops) * 1000.0
         last = max(first, max(s.stop for s in task.startstops) * 1000.0)
-        return _Parts(first, last, None, last - first, transfer, disk)
-    run = transfer + disk + compute[1] - compute[0]
+        return first, last, None, last - first, transfer, disk
     launch = compute[0] - transfer - spans[_DISK_READ]
     finish = compute[1] + spans[_DISK_WRITE]
-    if done is not None and done.began is not None:
-        launch = min(launch, done.began * 1000.0 - transfer)
     if done is not None:
+        if done.began is not None:
+            launch = min(launch, done.began * 1000.0 - transfer)
         finish = max(finish, done.t * 1000.0)
-    return _Parts(launch, finish, compute, run, transfer, disk)
-
-
-def _job_for(graphs: Sequence[tuple[float, int]], launch_ms: float) -> int | None:
-    """The latest submission listing the key before the task ran (1 s of clock slack)."""
-    best = None
-    for t, job_id in graphs:
-        if t * 1000.0 <= launch_ms + 1000.0 or best is None:
-            best = job_id
-    return best
+    return launch, finish, compute, transfer + disk + compute[1] - compute[0], transfer, disk
 
 
 def _complete_jobs(jobs: list[_Job], rows: list[_Row], stream: DaskStream) -> None:
-    """A job completes when its client first received all its results after submitting
+    """A job completes when its client first received each of its results after submitting
     it; results never gathered complete it at its last task's end."""
     last_task: dict[int, float] = {}
     for row in rows:
-        j = row.stage[1]
-        last_task[j] = max(last_task.get(j, row.finish_ms), row.finish_ms)
+        last_task[row.stage[1]] = max(last_task.get(row.stage[1], 0.0), row.finish_ms)
     gathered: dict[tuple[str, str], list[float]] = {}
     for client in stream.clients:
         for g in client.gathers:
@@ -430,7 +384,7 @@ def _complete_jobs(jobs: list[_Job], rows: list[_Row], stream: DaskStream) -> No
     for times in gathered.values():
         times.sort()
     for job in jobs:
-        end = last_task.get(job.job_id, job.submit_ms)
+        end = max(last_task.get(job.job_id, job.submit_ms), job.submit_ms)
         for key in job.graph.keys:
             times = gathered.get((job.client, key), [])
             at = int(np.searchsorted(times, job.submit_ms))
@@ -441,40 +395,38 @@ def _complete_jobs(jobs: list[_Job], rows: list[_Row], stream: DaskStream) -> No
 
 def _columns(
     rows: list[_Row], profile: ApplicationProfile
-) -> tuple[TaskColumns, ThreadSpans, dict[tuple[int, int, str], int]]:
-    """The rows as task columns, stage after stage (stage ids by first launch), each stage
-    in launch order; and where each task's function ran."""
-    first: dict[tuple[int, int, str], float] = {}
+) -> tuple[TaskColumns, ThreadSpans, dict[StageRef, int]]:
+    """The rows as task columns, stage after stage (stage ids by job, then first launch),
+    each stage in launch order; and where each task's function ran."""
+    first: dict[StageRef, float] = {}
     for row in rows:
         first[row.stage] = min(first.get(row.stage, row.launch_ms), row.launch_ms)
-    order_of = sorted(first, key=lambda k: (k[1], first[k], k[2]))
-    stage_of = {k: n for n, k in enumerate(order_of)}
+    stage_of = {k: n for n, k in enumerate(sorted(first, key=lambda k: (k[1], first[k], k[2])))}
     rows.sort(key=lambda r: (stage_of[r.stage], r.launch_ms, r.key))
     n = len(rows)
-    columns = TaskColumns.empty()
-    arrays = {name: np.zeros(n, dtype=columns.arrays[name].dtype) for name in ALL_FIELDS}
-    executors: dict[str, int] = {}
+    stage_ids = np.fromiter((stage_of[r.stage] for r in rows), np.int64, n)
+    starts = np.searchsorted(stage_ids, stage_ids)  # each row's stage's first row
+    executors = {e: i for i, e in enumerate(dict.fromkeys(r.worker for r in rows))}
     hosts: dict[str, int] = {}
-    index_in_stage: Counter[int] = Counter()
-    stage_ids = np.zeros(n, dtype=np.int64)
-    for i, row in enumerate(rows):
-        sid = stage_of[row.stage]
-        stage_ids[i] = sid
-        arrays["task_id"][i] = i
-        arrays["index"][i] = index_in_stage[sid]
-        index_in_stage[sid] += 1
-        arrays["attempt"][i] = row.attempt
-        arrays["launch_ms"][i] = row.launch_ms
-        arrays["finish_ms"][i] = row.finish_ms
-        arrays["status"][i] = STATUSES.index("FAILED" if row.failed else "SUCCESS")
-        arrays["executor"][i] = executors.setdefault(row.worker, len(executors))
-        host = profile.executors[row.worker].host if row.worker in profile.executors else ""
-        arrays["host"][i] = hosts.setdefault(host, len(hosts))
-        arrays["reported"][i] = True
-        cpu = row.values["cpu_ms"]
-        arrays["has_cpu_time"][i] = cpu >= 0
-        for name, value in row.values.items():
-            arrays[name][i] = max(value, 0.0)
+    host_of = {e: profile.executors[e].host if e in profile.executors else "" for e in executors}
+    values = np.array([r.values for r in rows], dtype=np.float64).reshape(n, len(_VALUES))
+    empty = TaskColumns.empty().arrays
+    arrays = {name: np.zeros(n, dtype=empty[name].dtype) for name in ALL_FIELDS}
+    arrays["task_id"] = np.arange(n, dtype=np.int64)
+    arrays["index"] = np.arange(n, dtype=np.int64) - starts
+    arrays["attempt"] = np.fromiter((r.attempt for r in rows), np.int64, n)
+    arrays["launch_ms"] = np.fromiter((r.launch_ms for r in rows), np.float64, n)
+    arrays["finish_ms"] = np.fromiter((r.finish_ms for r in rows), np.float64, n)
+    failed = np.fromiter((r.failed for r in rows), np.bool_, n)
+    arrays["status"] = np.where(failed, STATUSES.index("FAILED"), 0).astype(np.int32)
+    arrays["executor"] = np.fromiter((executors[r.worker] for r in rows), np.int32, n)
+    arrays["host"] = np.fromiter(
+        (hosts.setdefault(host_of[r.worker], len(hosts)) for r in rows), np.int32, n
+    )
+    arrays["reported"][:] = True
+    arrays["has_cpu_time"] = values[:, _VALUES.index("cpu_ms")] >= 0
+    for i, name in enumerate(_VALUES):
+        arrays[name] = np.maximum(values[:, i], 0.0).astype(empty[name].dtype)
     columns = TaskColumns(
         arrays=arrays,
         strings={
@@ -486,119 +438,77 @@ def _columns(
         },
         stage_id=stage_ids,
         stage_attempt=np.zeros(n, dtype=np.int64),
-        failure_reasons={i: "erred" for i, r in enumerate(rows) if r.failed},
+        failure_reasons={int(i): "erred" for i in np.flatnonzero(failed)},
     )
-    spans = _thread_spans(rows, stage_ids)
-    return columns, spans, stage_of
-
-
-def _thread_spans(rows: list[_Row], stage_ids: np.ndarray) -> ThreadSpans:
     keep = [i for i, r in enumerate(rows) if r.thread is not None and r.compute and r.pid]
-    pick = np.array(keep, dtype=np.int64)
-    return ThreadSpans(
+    spans = ThreadSpans(
         pid=np.array([rows[i].pid for i in keep], dtype=np.int64),
         thread=np.array([rows[i].thread for i in keep], dtype=np.int64),
         start_ms=np.array([rows[i].compute[0] for i in keep], dtype=np.float64),  # type: ignore[index]
         stop_ms=np.array([rows[i].compute[1] for i in keep], dtype=np.float64),  # type: ignore[index]
-        task_id=pick,
-        stage_id=stage_ids[pick] if len(pick) else np.zeros(0, dtype=np.int64),
+        task_id=np.array(keep, dtype=np.int64),
+        stage_id=stage_ids[np.array(keep, dtype=np.int64)],
         executor_of_pid={r.pid: r.worker for r in rows if r.pid is not None},
     )
+    return columns, spans, stage_of
 
 
 def _stages(
     profile: ApplicationProfile,
     rows: list[_Row],
     columns: TaskColumns,
-    stage_of: dict[tuple[int, int, str], int],
+    stage_of: dict[StageRef, int],
     jobs: list[_Job],
 ) -> None:
-    """Stage nodes over row ranges of ``columns``, with parents from task dependencies."""
-    stage_of_key: dict[tuple[int, str], int] = {}
+    """Stage nodes over row ranges of ``columns``, their parents from task dependencies,
+    and when each was ready (see the module's docstring)."""
     bounds: dict[int, list[int]] = {}
+    stage_of_key: dict[tuple[int, str], int] = {}
+    deps: dict[int, set[str]] = {}
+    prefix: dict[int, str] = {}
     for i, row in enumerate(rows):
         sid = stage_of[row.stage]
+        bounds.setdefault(sid, [i, i + 1])[1] = i + 1
         stage_of_key[(row.stage[0], row.key)] = sid
-        b = bounds.setdefault(sid, [i, i + 1])
-        b[1] = i + 1
-    job_of_stage = {sid: key[1] for key, sid in stage_of.items()}
-    name_of = {sid: key[2] for key, sid in stage_of.items()}
-    prefix_of = {stage_of[row.stage]: row.prefix for row in rows}
-    parents: dict[int, set[int]] = {sid: set() for sid in bounds}
-    session_of = {sid: key[0] for key, sid in stage_of.items()}
-    deps_of = _deps_by_stage(rows, stage_of)
-    for sid, deps in deps_of.items():
-        for dep in deps:
-            parent = stage_of_key.get((session_of[sid], dep))
-            if parent is not None and parent != sid:
-                parents[sid].add(parent)
+        deps.setdefault(sid, set()).update(row.deps)
+        prefix[sid] = row.prefix
+    ref_of = {sid: ref for ref, sid in stage_of.items()}
     submit_of = {j.job_id: j.submit_ms for j in jobs}
-    graph = profile.stage_graph
-    for sid in sorted(bounds):
-        lo, hi = bounds[sid]
+    first_launch: dict[int, float] = {}
+    for sid, (lo, hi) in sorted(bounds.items()):
+        session, job, group = ref_of[sid]
+        parents = {stage_of_key.get((session, d)) for d in deps[sid]} - {None, sid}
         table = TaskTable(columns, lo, hi)
-        finish = float(np.max(table.finish_ms))
-        job = job_of_stage[sid]
-        group = name_of[sid]
         stage = StageNode(
             stage_id=sid,
             attempt=0,
-            name=prefix_of[sid],
+            name=prefix[sid],
             num_tasks=hi - lo,
-            parent_stage_ids=sorted(parents[sid]),
+            parent_stage_ids=sorted(p for p in parents if p is not None),
             job_ids=[job],
+            complete_ms=float(table.finish_ms.max()),
             status="FAILED" if bool((table.status != 0).any()) else "COMPLETE",
             details=group,
-            op_nodes=[OperationNode(op_id=sid, name=prefix_of[sid], scope_name=group)],
+            op_nodes=[OperationNode(op_id=sid, name=prefix[sid], scope_name=group)],
             table=table,
         )
-        stage.complete_ms = finish
         profile.stages[(sid, 0)] = stage
-        graph.add_node(sid)
+        profile.stage_graph.add_node(sid)
         for p in stage.parent_stage_ids:
-            graph.add_edge(p, sid)
-    first_launch: dict[int, float] = {}
-    for sid in bounds:
-        job = job_of_stage[sid]
-        launch = float(np.min(profile.stages[(sid, 0)].table.launch_ms))
+            profile.stage_graph.add_edge(p, sid)
+        launch = float(table.launch_ms.min())
         first_launch[job] = min(first_launch.get(job, launch), launch)
-    for sid in sorted(bounds):
-        stage = profile.stages[(sid, 0)]
-        job = job_of_stage[sid]
-        launch = float(np.min(stage.table.launch_ms))
-        same_job = [
-            profile.stages[(p, 0)].complete_ms
+    for stage in profile.stages.values():
+        job = stage.job_ids[0]
+        launch = float(stage.table.launch_ms.min())
+        done = [
+            profile.stages[(p, 0)].complete_ms or 0.0
             for p in stage.parent_stage_ids
-            if job_of_stage[p] == job
+            if ref_of[p][1] == job
         ]
-        done = max((t for t in same_job if t is not None), default=None)
-        # Dask starts a task as soon as its own inputs exist: a stage is ready when its job's
-        # first task started (the job's start-up, kept), or when its parents completed if
-        # it only started after that (then slots, not a lag, decide when it runs).
-        ready = first_launch[job] if done is None or done > launch else done
+        # Slots, not a lag, decide when a stage that began after its parents ended runs.
+        ready = max(done) if done and max(done) <= launch else first_launch[job]
         stage.submit_ms = min(max(ready, submit_of[job]), launch)
-
-
-def _deps_by_stage(
-    rows: list[_Row], stage_of: dict[tuple[int, int, str], int]
-) -> dict[int, set[str]]:
-    out: dict[int, set[str]] = {}
-    for row in rows:
-        out.setdefault(stage_of[row.stage], set()).update(row.deps)
-    return out
-
-
-def _executors(profile: ApplicationProfile, session: SchedulerFile, prefix: str) -> None:
-    for address, w in session.workers.items():
-        removed = session.removed.get(address)
-        profile.executors[prefix + address] = ExecutorInfo(
-            executor_id=prefix + address,
-            host=w.host,
-            cores=w.nthreads or None,
-            memory_bytes=w.memory_limit or None,
-            added_ms=w.t * 1000.0,
-            removed_ms=removed * 1000.0 if removed is not None else None,
-        )
 
 
 def _resources(
@@ -616,12 +526,18 @@ def _resources(
         src["master"] = "recorded: scheduler address"
     if not workers:
         return cfg
-    cfg.executor_instances = _max_alive(workers)
+    points = sorted(
+        [(w.added_ms or 0.0, 1) for w in workers]
+        + [(w.removed_ms, -1) for w in workers if w.removed_ms is not None]
+    )
+    cfg.executor_instances = max(1, max(np.cumsum([d for _, d in points]).tolist()))
     src["executor_instances"] = "recorded: most workers registered at once"
     threads = [w.cores for w in workers if w.cores]
     if threads:
         cfg.executor_cores = Counter(threads).most_common(1)[0][0]
+        cfg.total_slots = cfg.executor_instances * cfg.executor_cores
         src["executor_cores"] = "recorded: threads per worker (most common)"
+        src["total_slots"] = "workers × threads per worker"
     memory = [w.memory_bytes for w in workers if w.memory_bytes]
     if memory:
         cfg.executor_memory_bytes = Counter(memory).most_common(1)[0][0]
@@ -630,28 +546,12 @@ def _resources(
     cfg.hosts = len(hosts) or None
     if cfg.hosts:
         src["hosts"] = "recorded: distinct worker hosts"
-    if cfg.executor_cores:
-        cfg.total_slots = cfg.executor_instances * cfg.executor_cores
-        src["total_slots"] = "workers × threads per worker"
     pids = {w.pid for s in sessions for w in s.workers.values()}
     sampled_here = bool(local_pids) and None not in pids and pids <= local_pids
-    loopback = hosts <= {"127.0.0.1", "localhost", "::1"}
-    if cfg.hosts == 1 and host_cores is not None and (sampled_here or loopback):
+    if cfg.hosts == 1 and host_cores is not None and (sampled_here or hosts <= _LOOPBACK):
         cfg.hosts_fixed = True
         src["hosts"] = (
             "recorded: every worker on the recording host (a local cluster; a what-if keeps "
             "this one machine)"
         )
     return cfg
-
-
-def _max_alive(workers: list[ExecutorInfo]) -> int:
-    points = sorted(
-        [(w.added_ms or 0.0, 1) for w in workers]
-        + [(w.removed_ms, -1) for w in workers if w.removed_ms is not None]
-    )
-    running = best = 0
-    for _, delta in points:
-        running += delta
-        best = max(best, running)
-    return max(best, 1)
