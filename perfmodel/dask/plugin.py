@@ -177,9 +177,10 @@ class WorkerRecorder(WorkerPlugin):  # type: ignore[misc]
                 and len(name) == 5
                 and name[0] == "execute"
                 and name[2] == last[1]
-                and name[3] in ("thread-cpu", "thread-noncpu")
+                and name[3] == "thread-cpu"
             ):
                 self.out.write({"e": name[3], "key": last[0], "s": value})
+                self.last = None  # one value per finished task
 
         worker.digest_metric = digest_metric
 

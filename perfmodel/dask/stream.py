@@ -114,12 +114,6 @@ class ThreadCpu(msgspec.Struct, tag="thread-cpu", tag_field="e", frozen=True):
     t: float
 
 
-class ThreadNonCpu(msgspec.Struct, tag="thread-noncpu", tag_field="e", frozen=True):
-    key: str
-    s: float
-    t: float
-
-
 class ThreadIds(msgspec.Struct, tag="thread", tag_field="e", frozen=True):
     """A worker thread that ran tasks: its pthread id (Dask's) and OS thread id."""
 
@@ -154,7 +148,6 @@ Record = (
     | WorkerStart
     | Done
     | ThreadCpu
-    | ThreadNonCpu
     | ThreadIds
     | ClientStart
     | Submit
@@ -176,7 +169,6 @@ class WorkerFile:
     worker: str = ""
     pid: int | None = None
     cpu_s: dict[str, list[float]] = field(default_factory=dict)
-    noncpu_s: dict[str, list[float]] = field(default_factory=dict)
     done: dict[str, list[Done]] = field(default_factory=dict)
     natives: dict[int, int] = field(default_factory=dict)
     """pthread id → OS thread id of the threads that ran tasks."""
@@ -350,12 +342,11 @@ def _add(
     elif isinstance(sink, WorkerFile):
         if isinstance(r, WorkerStart):
             sink.worker = r.worker
-        elif isinstance(r, ThreadCpu | ThreadNonCpu):
+        elif isinstance(r, ThreadCpu):
             if not (math.isfinite(r.s) and 0.0 <= r.s <= MAX_SECONDS):
                 _problem(out, name, number, "out_of_range_value", "thread time out of range")
                 return False
-            table = sink.cpu_s if isinstance(r, ThreadCpu) else sink.noncpu_s
-            table.setdefault(r.key, []).append(r.s)
+            sink.cpu_s.setdefault(r.key, []).append(r.s)
         elif isinstance(r, ThreadIds):
             if r.native is not None:
                 sink.natives[r.ident] = r.native
