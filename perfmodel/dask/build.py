@@ -106,8 +106,13 @@ class _Row:
     finish_ms: float
     compute: tuple[float, float] | None
     failed: bool
-    values: tuple[float, ...]
+    values: list[float]
     """Measured values, in `_VALUES` order (``cpu_ms`` < 0: not measured)."""
+    transfer_ms: float
+    """Time its inputs took to arrive from other workers (`_thread_times` keeps the part its
+    thread waited for)."""
+    ready_ms: float | None
+    """When its inputs were all on its worker."""
     thread: int | None
     pid: int | None
     deps: list[str]
@@ -295,22 +300,51 @@ def _rows(
                 finish_ms=parts[1],
                 compute=parts[2],
                 failed=failed,
-                values=(
+                values=[
                     parts[3],
                     -1.0 if cpu is None else cpu * 1000.0,
-                    parts[4],
+                    0.0,
                     parts[5],
                     read,
                     remote,
                     max(0, task.nbytes or 0),
                     *spill,
-                ),
+                ],
+                transfer_ms=parts[4],
+                ready_ms=done.ready * 1000.0 if done is not None and done.ready else None,
                 thread=task.thread,
                 pid=added.pid if added is not None else None,
                 deps=task.deps,
             )
         )
+    _thread_times(out)
     return out
+
+
+def _thread_times(rows: list[_Row]) -> None:
+    """When each task held its thread: from when the thread was free and the task could
+    run, to its result stored. Of its inputs' transfers only what the thread waited for
+    counts (network wait): Dask moves data on the worker's event loop, beside the threads'
+    work. From when it could run to taking the thread is the worker's overhead (scheduling
+    time); a thread idle because nothing could run holds no task."""
+    on_thread: dict[tuple[str, int | None], list[_Row]] = {}
+    for row in rows:
+        on_thread.setdefault((row.worker, row.thread), []).append(row)
+    for (_, thread), runs in on_thread.items():
+        runs.sort(key=lambda r: r.launch_ms)
+        free = -np.inf if thread is not None else np.nan
+        for row in runs:
+            began = row.launch_ms
+            runnable = min(row.ready_ms or began, began)
+            if free != free:  # thread unknown: the transfers just before it
+                launch = began - row.transfer_ms
+            else:
+                launch = min(max(free, runnable - row.transfer_ms), began)
+                free = row.finish_ms
+            waited = min(row.transfer_ms, max(0.0, runnable - launch))
+            row.launch_ms = launch
+            row.values[0] += waited  # run time
+            row.values[2] = waited  # network wait
 
 
 def _nth(table: dict[str, list[_T]], key: str, n: int) -> _T | None:
@@ -338,13 +372,14 @@ def _spill_deltas(worker: WorkerFile) -> dict[tuple[str, int], tuple[int, int]]:
 def _parts(
     task: Task, done: Done | None
 ) -> tuple[float, float, tuple[float, float] | None, float, float, float]:
-    """(launch, finish, function span, run ms, transfer ms, disk ms) of a task, epoch ms.
+    """(start, finish, function span, run ms, transfer ms, disk ms) of a task, epoch ms,
+    from taking its thread to storing its result; its inputs' transfers come before and are
+    not in the run time yet (`_count_transfers`).
 
-    Its timed activities are its run time, laid end to end: a transfer that ended well
-    before the function started counts its own duration, never the wait for a thread or
-    other inputs. Where the worker recorded when the task took a thread and when its result
-    was stored, the task spans those; what lies between beyond its activities is the
-    worker's own overhead (scheduling time).
+    Its timed activities (reading spilled inputs, its function, spilling its result) are its
+    run time, laid end to end. Where the worker recorded when the task took a thread and
+    when its result was stored, the task spans those; what lies between beyond its
+    activities is the worker's own overhead (scheduling time).
     """
     delay = done.delay if done is not None else 0.0
     spans = dict.fromkeys((_TRANSFER, _DISK_READ, _DISK_WRITE), 0.0)
@@ -360,14 +395,14 @@ def _parts(
     if compute is None:
         first = min(s.start for s in task.startstops) * 1000.0
         last = max(first, max(s.stop for s in task.startstops) * 1000.0)
-        return first, last, None, last - first, transfer, disk
-    launch = compute[0] - transfer - spans[_DISK_READ]
+        return first, last, None, last - first, 0.0, disk
+    begin = compute[0] - spans[_DISK_READ]
     finish = compute[1] + spans[_DISK_WRITE]
     if done is not None:
         if done.began is not None:
-            launch = min(launch, done.began * 1000.0 - transfer)
+            begin = min(begin, done.began * 1000.0)
         finish = max(finish, done.t * 1000.0)
-    return launch, finish, compute, transfer + disk + compute[1] - compute[0], transfer, disk
+    return begin, finish, compute, disk + compute[1] - compute[0], transfer, disk
 
 
 def _complete_jobs(jobs: list[_Job], rows: list[_Row], stream: DaskStream) -> None:

@@ -161,6 +161,7 @@ class WorkerRecorder(WorkerPlugin):  # type: ignore[misc]
         self.worker: Any = None
         self.last: tuple[str, str] | None = None
         self.executing: dict[Any, float] = {}
+        self.ready: dict[Any, float] = {}
         self.idents: set[int] = set()
 
     def setup(self, worker: Any) -> None:
@@ -185,15 +186,25 @@ class WorkerRecorder(WorkerPlugin):  # type: ignore[misc]
         worker.digest_metric = digest_metric
 
     def transition(self, key: Any, start: str, finish: str, **kwargs: Any) -> None:
+        if finish in ("ready", "constrained"):
+            self.ready[key] = time.time()
+            return
+        if finish in ("released", "forgotten"):
+            self.ready.pop(key, None)
+            self.executing.pop(key, None)
+            return
         if finish == "executing":
             self.executing[key] = time.time()
             return
+        ready = self.ready.pop(key, None) if start == "executing" else None
         began = self.executing.pop(key, None) if start == "executing" else None
         if start != "executing" or finish != "memory":
             return
         record: dict[str, Any] = {"e": "done", "key": _text(key)}
         if began is not None:
             record["began"] = began  # when it took one of the worker's threads
+        if ready is not None:
+            record["ready"] = ready  # when its inputs were all on the worker
         delay = getattr(self.worker, "scheduler_delay", None)
         if isinstance(delay, int | float) and delay:
             record["delay"] = delay  # added to compute and transfer times (not disk ones)

@@ -103,6 +103,8 @@ class Done(msgspec.Struct, tag="done", tag_field="e", frozen=True):
     t: float
     began: float | None = None
     """When the task took a worker thread (its executing transition)."""
+    ready: float | None = None
+    """When its inputs were all on the worker (its ready transition)."""
     memory: int | None = None
     spilled: list[int] | None = None
     delay: float = 0.0

@@ -77,6 +77,7 @@ class StreamBuilder:
         spilled: tuple[int, int] | None = None,
         began: float | None = None,
         stored: float | None = None,
+        ready: float | None = None,
     ) -> None:
         stops = []
         if transfer is not None:
@@ -107,6 +108,8 @@ class StreamBuilder:
         done: dict[str, Any] = {"e": "done", "key": name, "t": T0 + (stored or compute[1])}
         if began is not None:
             done["began"] = T0 + began
+        if ready is not None:
+            done["ready"] = T0 + ready
         if spilled is not None:
             done["spilled"] = list(spilled)
         self.workers[worker].append(done)

@@ -104,6 +104,41 @@ def test_the_workers_overhead_around_a_task_is_scheduling_time(tmp_path: Path) -
     assert decompose_table(t).scheduling[0] == pytest.approx(8.0)
 
 
+def test_a_task_holds_its_thread_from_when_both_were_ready(tmp_path: Path) -> None:
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    x, y, z = key(A, 0), key(A, 1), key(A, 2)
+    s.submit(0.0, [x, y, z], [x, y, z])
+    # x was ready at 0.05 on an unused thread: it holds it from then (the worker took 40 ms
+    # to start it).
+    s.task(x, WORKER_A, 1, (0.10, 0.20), cpu=0.1, began=0.09, ready=0.05)
+    # y was ready while x ran: it holds the thread from x's end (0.20), 4 ms before it began.
+    s.task(y, WORKER_A, 1, (0.25, 0.30), cpu=0.05, began=0.24, ready=0.15)
+    # z became ready only at 0.40 (the thread idled since 0.30): it holds it from then.
+    s.task(z, WORKER_A, 1, (0.45, 0.50), cpu=0.05, began=0.42, ready=0.40)
+    s.close(1.0)
+    t = _profile(s, tmp_path).profile.stages[(0, 0)].table
+    assert t.launch_ms.tolist() == pytest.approx([(T0 + v) * MS for v in (0.05, 0.20, 0.40)])
+    assert decompose_table(t).scheduling.tolist() == pytest.approx([50.0, 50.0, 50.0])
+
+
+def test_a_transfer_beside_another_task_holds_no_thread(tmp_path: Path) -> None:
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    s.worker(WORKER_B, pid=21, nthreads=1)
+    x, y, z = key(A, 0), key(A, 1), key(B, 0)
+    s.submit(0.0, [z], [x, y, z])
+    s.task(x, WORKER_A, 1, (0.1, 0.2), cpu=0.1)
+    s.task(y, WORKER_B, 5, (0.1, 0.3), cpu=0.2)
+    # z's input x arrived while y ran on B's only thread (0.25–0.29): no wait counted;
+    # then z ran right after y.
+    s.task(z, WORKER_B, 5, (0.3, 0.4), cpu=0.1, deps=[x], transfer=(0.25, 0.29))
+    s.close(1.0)
+    t = _profile(s, tmp_path).profile.stages[(1, 0)].table
+    assert t.shuffle_fetch_wait_ms[0] == 0.0 and t.launch_ms[0] == pytest.approx((T0 + 0.3) * MS)
+    assert t.run_ms[0] == pytest.approx(100.0)
+
+
 def test_tasks_without_a_recorded_graph_form_a_job_of_their_own(tmp_path: Path) -> None:
     s = StreamBuilder()
     s.worker(WORKER_A, pid=20, nthreads=1)
