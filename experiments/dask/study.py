@@ -81,9 +81,7 @@ class Pair:
 
 
 def configs(memories: list[str], limit: int | None) -> list[Config]:
-    grid = [
-        Config(w, t, m) for m in memories for w, t in itertools.product((1, 2), (1, 2))
-    ]
+    grid = [Config(w, t, m) for m in memories for w, t in itertools.product((1, 2), (1, 2))]
     return grid[:limit] if limit else grid
 
 
@@ -130,6 +128,7 @@ def record(workload: Path, config: Config, scale: float, out: Path, perfmodel: s
 def predict_pairs(runs: list[Run]) -> list[Pair]:
     """Every ordered pair of runs of one workload: perfmodel's prediction and slot-only's."""
     import perfmodel
+    from perfmodel.errors import PerfmodelError
     from perfmodel.experiment.slot_only import slot_only_seconds
     from perfmodel.simulate.config import WhatIf
     from perfmodel.simulate.units import parse_size
@@ -149,8 +148,13 @@ def predict_pairs(runs: list[Run]) -> list[Pair]:
                 executor_cores=target.config.threads,
                 memory_bytes=parse_size(target.config.memory),
             )
-            prediction = analysis.predict(change)
-            slot = slot_only_seconds(analysis.workload, analysis.baseline, analysis.target(change))
+            try:
+                prediction = analysis.predict(change)
+                target_config = analysis.target(change)
+                slot = slot_only_seconds(analysis.workload, analysis.baseline, target_config)
+            except PerfmodelError as exc:
+                print(f"{base.workload} {base.config.name} → {target.config.name}: {exc}")
+                continue
             pairs.append(
                 Pair(
                     base.workload,
@@ -196,7 +200,11 @@ def markdown(result: dict) -> str:
             f"| {name} | {s['pairs']} | {100 * s['mean_error']:.1f}% | "
             f"{100 * s['slot_only_mean_error']:.1f}% | {100 * s['worst_error']:.1f}% |"
         )
-    lines += ["", "| workload | config | measured s | load before | load after |", "| --- | --- | ---: | ---: | ---: |"]
+    lines += [
+        "",
+        "| workload | config | measured s | load before | load after |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
     for r in result["runs"]:
         lines.append(
             f"| {r['workload']} | {r['config']} | {r.get('measured_s', float('nan')):.2f} | "
@@ -220,8 +228,7 @@ def main() -> None:
     runs_file = args.out / "runs.json"
     if args.report_only:
         runs = [
-            Run(**{**r, "config": Config(**r["config"])})
-            for r in json.loads(runs_file.read_text())
+            Run(**{**r, "config": Config(**r["config"])}) for r in json.loads(runs_file.read_text())
         ]
     else:
         scripts = sorted(p for p in args.workloads.glob("*.py") if not p.name.startswith("_"))
@@ -231,8 +238,11 @@ def main() -> None:
         for script in scripts:
             for config in configs(args.memory, args.configs):
                 run = record(script, config, args.scale, args.out, args.perfmodel)
-                print(f"{run.workload} {config.name}: exit {run.exit_code}, "
-                      f"{run.wall_s:.1f} s, load {run.load_before:.2f}", flush=True)
+                print(
+                    f"{run.workload} {config.name}: exit {run.exit_code}, "
+                    f"{run.wall_s:.1f} s, load {run.load_before:.2f}",
+                    flush=True,
+                )
                 runs.append(run)
         runs_file.write_text(json.dumps([asdict(r) for r in runs], indent=1))
     good = [r for r in runs if r.exit_code == 0]
@@ -242,6 +252,7 @@ def main() -> None:
     measured = {(p.workload, p.target): p.measured_s for p in pairs}
     result = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
+        "load_at_report": os.getloadavg(),
         "machine": f"{platform.node()}, {os.cpu_count()} cores, {platform.platform()}",
         "command": " ".join(sys.argv),
         "summary": summary(pairs) if pairs else {},
