@@ -8,9 +8,9 @@ shuffle); the result is summarised per region. ``--scale`` multiplies the rows.
 import argparse
 import time
 
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-import dask.dataframe as dd
 from dask.distributed import Client, LocalCluster
 
 ROWS_PER_PART = 250_000
