@@ -22,12 +22,15 @@ install: $(STAMP)
 demo: install
 	$(BIN)/perfmodel diagnose $(EXAMPLE)
 
-test: install
+test: install lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
+# Style, types and architecture (import-linter's contracts in .importlinter); `make test` runs it.
 lint: install
 	$(BIN)/ruff check perfmodel tests benchmarks scripts experiments
 	$(BIN)/ruff format --check perfmodel tests benchmarks scripts experiments
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) build

@@ -42,7 +42,7 @@ def _baseline(path: str) -> dict[str, float]:
 
 
 def _perfmodel(path: str) -> dict[str, float]:
-    from perfmodel.dag.spark import build_profile
+    from perfmodel.spark.load import build_profile
 
     start = time.perf_counter()
     loaded = build_profile(path)

@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perfmodel.profile.recording_cost import RECORDING_THREAD_PREFIXES, stat_cpu_s
+from perfmodel.profile.record.cost import stat_cpu_s
+from perfmodel.profile.thread_cpu import RECORDING_THREAD_PREFIXES
 
 THREAD_GROUPS: tuple[tuple[str, str], ...] = (
     ("C2 CompilerThre", "jit"),

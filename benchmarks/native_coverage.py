@@ -35,9 +35,9 @@ REPO = Path(__file__).resolve().parents[1]
 JOB = REPO / "tests" / "data" / "record" / "job.py"
 sys.path.insert(0, str(REPO))
 
-from perfmodel.dag.spark import build_profile  # noqa: E402
 from perfmodel.profile import bundle  # noqa: E402
 from perfmodel.profile.jfr import TASK_THREAD_PREFIX  # noqa: E402
+from perfmodel.spark.load import build_profile  # noqa: E402
 
 
 def coverage(out: Path) -> dict[str, float]:

@@ -129,10 +129,10 @@ def main() -> None:
 
 def report(logs: dict[Run, Path], host_cores: int) -> None:
     """Predict each run from its partner's log; print per-pair and mean absolute errors."""
-    from perfmodel.dag.spark import build_profile
     from perfmodel.simulate.config import BaselineOverrides, WhatIf, baseline_config
     from perfmodel.simulate.replay import replay
     from perfmodel.simulate.units import parse_size
+    from perfmodel.spark.load import build_profile
 
     profiles = {run: build_profile(path).profile for run, path in logs.items()}
     pairs = [

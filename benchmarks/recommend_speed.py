@@ -2,7 +2,7 @@
 
 Why: a catalog search asks about thousands of points (100 types × 20 node counts × up to 3
 layouts); replaying each would take minutes on a 100k-task log. The search replays a point
-only when its lower bound leaves it a chance (`perfmodel.recommend.bounds`), and identical
+only when its lower bound leaves it a chance (`perfmodel.simulate.bounds`), and identical
 configurations once. This times whole processes in the same run: the baseline is
 ``perfmodel predict LOG --cores 4 --json`` (load + one replay), the target
 ``perfmodel recommend LOG --catalog <100 types> --max-nodes 20 --json``; the difference is

@@ -153,7 +153,7 @@ def run(cmd: list[str], env: dict[str, str]) -> float:
 def _app_profile(log_dir: Path) -> ApplicationProfile:
     """The profile of the one application whose event log is in ``log_dir``, which must have
     a start and an end."""
-    from perfmodel.dag.spark import build_profile
+    from perfmodel.spark.load import build_profile
 
     (log,) = [p for p in log_dir.iterdir() if not p.name.startswith(".")]
     profile = build_profile(log).profile

@@ -63,7 +63,8 @@ def job_command(spec_path: str, args: argparse.Namespace, scratch: Path) -> list
     """spark-submit of the spec's script on the benchmark's master, the spec's plan settings
     (parallelism, shuffle partitions) kept, its data prepared at ``--size-mb``."""
     from perfmodel.experiment.runner import build_command, prepare, run_environment
-    from perfmodel.experiment.spec import RunConfig, load_spec
+    from perfmodel.experiment.spec import load_spec
+    from perfmodel.experiment.spec_grid import RunConfig
 
     spec = load_spec(REPO / spec_path)
     if spec.script is None:

@@ -146,7 +146,7 @@ def floor_child(path: str, buffer_bytes: int = 4 << 20) -> None:
     import numpy  # noqa: F401  (every analysis step needs it; its import is part of the floor)
     import zstandard
 
-    from perfmodel.profile import spark_events as ev
+    from perfmodel.spark import events as ev
 
     decode_block = ev.BLOCK_DECODER.decode_lines
     errors = (msgspec.DecodeError, msgspec.ValidationError)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from perfmodel._version import __version__
+
 __all__ = ["Analysis", "PerfmodelError", "WhatIf", "__version__", "load"]
 
 if TYPE_CHECKING:

@@ -20,10 +20,10 @@ from pathlib import Path
 import torch
 
 from perfmodel.embed.ast import binarize
-from perfmodel.embed.charlm import flair_embedder
 from perfmodel.embed.doc_model import DocEmbedder
 from perfmodel.embed.tree_batch import collate, encode_tree
 from perfmodel.embed.weights import load_bundle, rebuild_charlms
+from perfmodel.embed.word_embeddings import flair_embedder
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "data" / "classifier_reference.json"
 

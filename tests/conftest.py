@@ -16,8 +16,8 @@ import pytest
 
 from perfmodel.dag.model import ApplicationProfile
 from perfmodel.dag.samples import SampleProfile, attribute_samples
-from perfmodel.dag.spark import build_profile
 from perfmodel.profile import bundle
+from perfmodel.spark.load import build_profile
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

@@ -7,8 +7,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from perfmodel.fleet.run import FleetOptions, FleetResult, run_fleet
-from perfmodel.fleet.scenarios import parse_scenarios
 from perfmodel.fleet.synth import SynthFleet, generate_fleet
+from perfmodel.report import render_to_file, renderer
+from perfmodel.simulate.whatif import parse_changes
 
 SOURCES = [
     "application_1489705648216_1600",  # first: the slowed-down series is made of it
@@ -35,10 +36,14 @@ def make_fleet(shared: Path, directory: Path, copies: int = 200) -> SynthFleet:
 
 
 def run(inputs: list[str], out: Path, **kwargs: object) -> FleetResult:
-    opts = FleetOptions(inputs=inputs, out=out, scenarios=parse_scenarios(WHAT_IFS))
+    """A fleet run as `perfmodel fleet` makes it: the tables, then summary.html beside them."""
+    opts = FleetOptions(inputs=inputs, out=out, scenarios=parse_changes(WHAT_IFS))
     for key, value in kwargs.items():
         setattr(opts, key, value)
-    return run_fleet(opts)
+    result = run_fleet(opts)
+    html = renderer("html")
+    render_to_file(out / "summary.html", lambda f: html.fleet_summary(result.summary, f))
+    return result
 
 
 def read_tables(out: Path) -> dict[str, object]:

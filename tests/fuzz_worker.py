@@ -21,8 +21,8 @@ from typing import Any
 from typer.testing import CliRunner
 
 from perfmodel.cli import build_app
-from perfmodel.dag.spark import build_profile
 from perfmodel.errors import PerfmodelError
+from perfmodel.spark.load import build_profile
 
 MAX_OUTPUT = 20_000
 

@@ -2,47 +2,54 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+
+from perfmodel.analysis import Analysis, Prediction, analyse_profile
 from perfmodel.dag.model import ApplicationProfile
 from perfmodel.recommend.catalog import COLUMNS, MachineType, parse_catalog_text
-from perfmodel.simulate.config import BaselineOverrides, ClusterConfig, baseline_config
-from perfmodel.simulate.replay import Prediction, replay_baseline, replay_workload
-from perfmodel.simulate.workload import Workload, compile_workload
+from perfmodel.simulate.config import BaselineOverrides, ClusterConfig
+from perfmodel.simulate.workload import Workload
 
 HEADER = ",".join(COLUMNS)
 
 
 class SyntheticAnalysis:
-    """What `perfmodel.analysis.Analysis` offers the search, for a hand-built profile."""
+    """The facade's engine (`perfmodel.analysis.Engine`) on a hand-built profile, counting
+    the replays a search asks for."""
 
     def __init__(self, profile: ApplicationProfile, overrides: BaselineOverrides | None = None):
+        self.analysis: Analysis = analyse_profile(profile, overrides=overrides)
         self.profile = profile
         self.source = "synthetic"
         self.notes: list[str] = []
-        self._baseline = baseline_config(profile, overrides)
-        self._workload = compile_workload(profile, self._baseline)
-        self._replayed = replay_baseline(self._workload, self._baseline)
         self.calls = 0
 
     @property
     def baseline(self) -> ClusterConfig:
-        return self._baseline
+        return self.analysis.baseline
 
     @property
     def workload(self) -> Workload:
-        return self._workload
+        return self.analysis.workload
 
     def predict(self, change: object = None) -> Prediction:
-        from perfmodel.simulate.config import WhatIf, apply_what_if
-
         self.calls += 1
-        if change is None:
-            target = self._baseline
-        elif isinstance(change, WhatIf):
-            target = apply_what_if(self._baseline, change)
-        else:
-            assert isinstance(change, ClusterConfig)
-            target = change
-        return replay_workload(self._workload, self._baseline, target, self._replayed)
+        return self.analysis.predict(change)  # type: ignore[arg-type]
+
+    def slot_only_s(self, change: object = None) -> float:
+        return self.analysis.slot_only_s(change)  # type: ignore[arg-type]
+
+    def lower_bounds_s(self, targets: Sequence[ClusterConfig]) -> np.ndarray:
+        return self.analysis.lower_bounds_s(targets)
+
+    def refined_bound_s(self, target: ClusterConfig) -> float:
+        return self.analysis.refined_bound_s(target)
+
+    @property
+    def fast_replays(self) -> bool:
+        return self.analysis.fast_replays
 
 
 def row(

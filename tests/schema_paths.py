@@ -1,7 +1,7 @@
 """Every JSON field the event parser reads, found from its msgspec schemas, and lines with
 one of them given a value of the wrong JSON type.
 
-Deriving the fields from `perfmodel.profile.spark_events` (not from a hand-written list)
+Deriving the fields from `perfmodel.spark.events` (not from a hand-written list)
 means a field added to the parser is fuzzed from then on.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 from msgspec import inspect as mi
 
-from perfmodel.profile import spark_events as ev
+from perfmodel.spark import events as ev
 
 Path = tuple[str | int, ...]
 

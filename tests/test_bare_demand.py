@@ -15,12 +15,9 @@ from perfmodel.dag.model import (
     QueryNode,
     ResourceConfig,
     StageNode,
-    TaskMetrics,
-    TaskRun,
 )
-from perfmodel.dag.pyspark_work import python_work, workload_class
-from perfmodel.dag.tasks import TaskTable
-from perfmodel.embed.bare_demand import (
+from perfmodel.dag.tasks import TaskMetrics, TaskRun, TaskTable
+from perfmodel.spark.bare_demand import (
     JVM_OTHER_THREADS,
     PYTHON_MIN_DEMAND,
     PYTHON_WORKER_CPU,
@@ -28,7 +25,8 @@ from perfmodel.embed.bare_demand import (
     estimate_bare_log,
     lanes_demand,
 )
-from perfmodel.embed.contention import fit_contention
+from perfmodel.spark.contention import fit_contention
+from perfmodel.spark.pyspark_work import python_work, workload_class
 
 
 def _task(tid: int, stage: int, launch: float, run: float, cpu: float, records: int) -> TaskRun:
@@ -194,7 +192,7 @@ def test_python_stage_without_evidence_gets_the_lanes_or_the_prior() -> None:
 
 
 def test_advice_assumptions_name_share_resource_and_evidence() -> None:
-    from perfmodel.embed.bare_demand import advice_assumptions
+    from perfmodel.spark.bare_demand import advice_assumptions
 
     python = [OperationNode(1, "PythonRDD")]
     jvm = [OperationNode(2, "MapPartitionsRDD")]

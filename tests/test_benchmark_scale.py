@@ -152,7 +152,7 @@ def test_replicas_follow_one_another(tripled):
 
 
 def test_perfmodel_reads_the_replicated_log(tripled):
-    from perfmodel.dag.spark import build_profile
+    from perfmodel.spark.load import build_profile
 
     out, _ = tripled
     original = build_profile(str(SOURCE)).profile
@@ -182,7 +182,7 @@ def test_floor_decodes_every_event(
 ):
     """The floor process reads as many events as the log holds, compressed or plain, and
     whatever its buffer (100 bytes: shorter than every line, so it must grow)."""
-    from perfmodel.profile.spark_events import EVENT_TYPES, PASSIVE_EVENTS
+    from perfmodel.spark.events import EVENT_TYPES, PASSIVE_EVENTS
 
     out, events = tripled
     plain = tmp_path / "x3.json"

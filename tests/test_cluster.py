@@ -132,10 +132,10 @@ def test_failed_up_leaves_nothing(clean_name: str, monkeypatch: pytest.MonkeyPat
 @needs_cluster
 @pytest.mark.parametrize("jvm_sampler", ["jfr", "plugin"])
 def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path, jvm_sampler: str) -> None:
-    from perfmodel.dag.spark import build_profile
     from perfmodel.profile import bundle
-    from perfmodel.profile.record import record
-    from perfmodel.profile.record_setup import RecordOptions
+    from perfmodel.profile.record.run import record
+    from perfmodel.profile.record.setup import RecordOptions
+    from perfmodel.spark.load import build_profile
 
     spec = cluster.ClusterSpec(name=clean_name, subnet=TEST_SUBNET, rate_mbit=RATE_MBIT)
     state = cluster.up(spec)
@@ -257,7 +257,8 @@ def test_local_configs_keep_their_settings(tmp_path: Path) -> None:
     ],
 )
 def test_bad_cluster_grids_are_refused(tmp_path: Path, grid: str) -> None:
-    from perfmodel.experiment.spec import SpecError, load_spec
+    from perfmodel.experiment.spec import load_spec
+    from perfmodel.experiment.spec_grid import SpecError
 
     with pytest.raises(SpecError):
         load_spec(_cluster_spec(tmp_path, grid))

@@ -11,8 +11,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from perfmodel.dag.spark import build_profile
-from perfmodel.profile import bundle_write, thread_cpu
+from perfmodel.profile import thread_cpu
+from perfmodel.profile.record import bundle_write
 from perfmodel.profile.thread_cpu import HOST, HOST_USER, JIT, PY_DRIVER, RECORDING, TASK
 from perfmodel.simulate import cpu_floor
 from perfmodel.simulate.config import BaselineOverrides, WhatIf, apply_what_if, baseline_config
@@ -20,6 +20,7 @@ from perfmodel.simulate.laws import contention_factor, other_load_on_target
 from perfmodel.simulate.replay import replay_workload
 from perfmodel.simulate.rescale import all_stage_times
 from perfmodel.simulate.workload import compile_workload
+from perfmodel.spark.load import build_profile
 from tests.thread_cpu_rows import thread_rows
 
 EVENTLOGS = Path(__file__).parent / "data" / "eventlogs"

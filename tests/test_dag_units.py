@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from perfmodel.analysis.diagnosis import critical_path
 from perfmodel.dag.decomposition import decompose_task, decompose_tasks
-from perfmodel.dag.model import ApplicationProfile, StageNode, TaskMetrics, TaskRun
+from perfmodel.dag.model import ApplicationProfile, StageNode
 from perfmodel.dag.resources import ResourceVector
-from perfmodel.dag.spark_config import parse_jvm_memory, resolve_resources, sustained_concurrency
-from perfmodel.report.diagnosis import critical_path
+from perfmodel.dag.tasks import TaskMetrics, TaskRun
+from perfmodel.spark.config import parse_jvm_memory, resolve_resources, sustained_concurrency
 
 
 def _task(tid: int, launch: float, finish: float | None, **metrics: float) -> TaskRun:

@@ -12,15 +12,14 @@ from typing import Any
 
 import pytest
 import zstandard
-from rich.console import Console
 from typer.testing import CliRunner
 
 import perfmodel
 from perfmodel.cli import build_app
-from perfmodel.dag.spark import build_profile
 from perfmodel.errors import DecompressionLimitError, NotAnEventLogError
 from perfmodel.profile.quality import DAMAGE_KINDS
-from perfmodel.report.render import render_diagnosis
+from perfmodel.report import renderer
+from perfmodel.spark.load import build_profile
 from tests.fuzz_support import PLAIN_LOG, ROLLING_LOG, ZSTD_LOG, shared_log
 
 UNKNOWN = b'{"Event":"com.example.MyListenerEvent","Payload":[1,2,3]}'
@@ -248,8 +247,8 @@ def test_a_task_that_ends_before_it_starts_is_kept_and_counted(tmp_path: Path) -
 
 
 def _render(diagnosis: Any) -> str:
-    buffer = io.StringIO()
-    render_diagnosis(diagnosis, Console(file=buffer, width=120))
+    buffer = io.StringIO()  # not a terminal: the text is laid out 120 columns wide
+    renderer("text").diagnosis(diagnosis, buffer)
     return buffer.getvalue()
 
 

@@ -9,17 +9,12 @@ import torch
 from torch.nn import functional as F
 
 from perfmodel.embed.ast import binarize
-from perfmodel.embed.charlm import (
-    CharLMConfig,
-    CharLMSpec,
-    build_language_model,
-    flair_embedder,
-    train_char_lm,
-)
+from perfmodel.embed.charlm import CharLMConfig, CharLMSpec, build_language_model, train_char_lm
 from perfmodel.embed.code_model import CodeModelConfig, RecursiveAutoencoder
 from perfmodel.embed.doc_model import DocEmbedder, DocGRU, DocModelConfig, doc_words
 from perfmodel.embed.tree_batch import collate, encode_tree
 from perfmodel.embed.vocab import Vocab
+from perfmodel.embed.word_embeddings import flair_embedder
 
 TINY_LM = CharLMConfig(
     hidden_size=16, embedding_size=8, epochs=1, sequence_length=20, mini_batch_size=4

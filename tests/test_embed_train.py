@@ -13,7 +13,8 @@ from perfmodel.embed.classifier import FunctionInput, load_classifier
 from perfmodel.embed.corpus.dataset import CorpusRecord, write_corpus
 from perfmodel.embed.source.extract import Extractor, function_ast
 from perfmodel.embed.source.names import name_tokens
-from perfmodel.embed.train import TrainConfig, train
+from perfmodel.embed.train import train
+from perfmodel.embed.train_data import TrainConfig
 from perfmodel.embed.weights import ModelLoadError, load_bundle
 
 # (package, label, split, verbs/nouns the methods use, doc sentence)

@@ -19,7 +19,7 @@ import pytest
 
 from perfmodel.experiment.runner import run_experiment
 from perfmodel.experiment.spec import load_spec
-from perfmodel.experiment.store import RunStore
+from perfmodel.runs.store import RunStore
 
 MARKER = "perfmodel-test-sleeper"
 

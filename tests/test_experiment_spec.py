@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel.experiment.spec import SpecError, load_spec, substitute
+from perfmodel.experiment.spec import load_spec, substitute
+from perfmodel.experiment.spec_grid import SpecError
 
 REPO = Path(__file__).resolve().parents[1]
 WORDCOUNT = REPO / "experiments" / "workloads" / "wordcount.py"

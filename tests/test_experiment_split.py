@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel.experiment.accuracy import PairResult, _summarise
+from perfmodel.experiment.accuracy import _summarise
 from perfmodel.experiment.held_out import apply_split
-from perfmodel.experiment.report import render_markdown, to_json
+from perfmodel.experiment.results import PairResult
 from perfmodel.experiment.split import (
     DEFAULT_SPLIT,
     FIT,
@@ -21,6 +21,8 @@ from perfmodel.experiment.split import (
     main,
     specs_for,
 )
+from perfmodel.report.jsonrenderer import accuracy_json
+from perfmodel.report.markdown import render_markdown
 from tests.conftest import REPO
 
 
@@ -142,7 +144,7 @@ def test_the_report_labels_workloads_and_summarises_each_side(tmp_path: Path) ->
     assert "| **all held-out** | held-out | 2 |" in text
     assert "without pairs here: window (held-out)" in text
     assert "| tpch | held-out | 2 | 20.0% |" in text  # the per-workload table's set column
-    payload = json.loads(to_json(report))
+    payload = json.loads(accuracy_json(report))
     assert payload["groups"][0]["interval_coverage"] is None
     assert payload["workloads"][0]["role"] in (HELD_OUT, FIT, UNLISTED)
 

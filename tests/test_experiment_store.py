@@ -12,14 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel.experiment.store import (
-    SCHEMA_VERSION,
-    RunOutcome,
-    RunStore,
-    Sample,
-    StageRow,
-    StoreError,
-)
+from perfmodel.runs.rows import RunOutcome, Sample, StageRow
+from perfmodel.runs.store import SCHEMA_VERSION, RunStore, StoreError
 
 
 def _seed(store: RunStore) -> tuple[int, int]:
@@ -41,7 +35,7 @@ def test_migrates_an_empty_database_to_the_latest_schema(tmp_path: Path) -> None
 
 
 def test_migrates_a_version_1_store_forward_keeping_its_runs(tmp_path: Path) -> None:
-    from perfmodel.experiment import store as store_mod
+    from perfmodel.runs import store as store_mod
 
     path = tmp_path / "old.sqlite"
     db = sqlite3.connect(path)
@@ -99,7 +93,7 @@ def test_run_round_trip(tmp_path: Path) -> None:
 
 CRASHER = """
 import sys, time
-from perfmodel.experiment.store import RunStore
+from perfmodel.runs.store import RunStore
 store = RunStore(sys.argv[1])
 exp = store.add_experiment("exp", "wl", "/s", "", {})
 cfg = store.add_config(exp, "c", "local[1]", 1, None, {})

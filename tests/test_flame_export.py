@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from perfmodel.report.flame import collapsed, speedscope, write_flame
+from perfmodel.report import render_to_file, renderer
+from perfmodel.report.flame import collapsed, speedscope
 
 STACKS = {
     ("main", "Executor.run", "SHA5.implCompress"): 7,
@@ -29,5 +30,15 @@ def test_speedscope_shares_frames_and_weights_counts(tmp_path: Path) -> None:
     assert jvm["type"] == "sampled" and jvm["endValue"] == 11 and sum(jvm["weights"]) == 11
     assert [names[i] for i in jvm["samples"][0]] == ["main", "Executor.run", "SHA5.implCompress"]
     assert py["weights"] == [2]
-    folded, scope = write_flame({"jvm": STACKS}, tmp_path, "all")
-    assert folded.read_text().endswith("\n") and json.loads(scope.read_text())["profiles"]
+    profiles = {"jvm": STACKS, "python": {("main", "f (app.py)"): 2}}
+    folded = render_to_file(
+        tmp_path / "all.collapsed", lambda f: renderer("text").stacks(profiles, f, name="all")
+    )
+    scope = render_to_file(
+        tmp_path / "all.speedscope.json",
+        lambda f: renderer("speedscope").stacks(profiles, f, name="all"),
+    )
+    assert folded.read_text() == collapsed(
+        {**STACKS, ("main", "f (app.py)"): 2}
+    )  # the text form merges every profile
+    assert json.loads(scope.read_text()) == speedscope(profiles, "all")

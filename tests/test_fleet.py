@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 from perfmodel.cli import build_app
 from perfmodel.fleet.discover import expand_inputs
 from perfmodel.fleet.regress import threshold
-from perfmodel.fleet.scenarios import parse_scenario
 from perfmodel.fleet.synth import copy_events, read_source, write_huge_log, write_log
 from perfmodel.simulate.config import ConfigError
+from perfmodel.simulate.whatif import parse_change
 from tests.conftest import shared_entries, shared_eventlogs
 from tests.fleet_helpers import make_fleet, read_tables, run
 
@@ -215,12 +215,12 @@ def test_scenarios_are_relative_to_each_baseline() -> None:
         host_cores=2,
         host_cores_assumed=True,
     )
-    change = parse_scenario("cores=2x,mem=0.5x").what_if(base)
+    change = parse_change("cores=2x,mem=0.5x").resolve(base)
     assert (change.cores, change.memory_bytes) == (16, 2 << 30)
-    assert parse_scenario("cores=6").what_if(base).cores == 6
+    assert parse_change("cores=6").resolve(base).cores == 6
     for bad in ("cores=many", "speed=2x", "cores=2x,cores=3x", ""):
         with pytest.raises(ConfigError):
-            parse_scenario(bad)
+            parse_change(bad)
 
 
 def test_the_regression_threshold() -> None:

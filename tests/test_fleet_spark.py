@@ -90,7 +90,7 @@ def test_spark_submit_runs_the_fleet(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     cmd = [str(submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false"]
-    cmd += [str(REPO / "perfmodel" / "fleet" / "__main__.py"), logs.as_uri(), "--out"]
+    cmd += [str(REPO / "perfmodel" / "__main__.py"), "fleet", logs.as_uri(), "--out"]
     cmd += [str(tmp_path / "spark"), "--engine", "spark", "--json"]
     cmd += [arg for w in WHAT_IFS for arg in ("--what-if", w)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)

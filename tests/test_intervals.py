@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel.experiment.accuracy import PairResult, interval_coverage
 from perfmodel.experiment.calibrate import calibrate, residuals_of
+from perfmodel.experiment.results import PairResult, interval_coverage
 from perfmodel.experiment.split import load_split
-from perfmodel.experiment.store import RunOutcome, RunStore
+from perfmodel.runs.rows import RunOutcome
+from perfmodel.runs.store import RunStore
 from perfmodel.simulate.intervals import (
     BARE_LOG,
     BUNDLE,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from perfmodel.profile import spark_events as ev
 from perfmodel.profile.linecheck import is_cut_event, repair_utf8
 from perfmodel.profile.quality import line_problem_kind
+from perfmodel.spark import events as ev
 
 
 def test_valid_utf8_is_not_copied() -> None:

@@ -9,6 +9,7 @@ import pytest
 from perfmodel.dag.concurrency import task_concurrency
 from perfmodel.dag.model import StageKey
 from perfmodel.dag.resources import ResourceVector
+from perfmodel.simulate.app_tasks import AppTasks
 from perfmodel.simulate.config import baseline_config
 from perfmodel.simulate.off_cpu import off_cpu_share
 from perfmodel.simulate.stage_work import (
@@ -23,7 +24,6 @@ from perfmodel.simulate.stage_work import (
 )
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 from perfmodel.simulate.thread_demand import StageThreadCpu
-from perfmodel.simulate.workload import AppTasks
 
 KEY: StageKey = (0, 0)
 

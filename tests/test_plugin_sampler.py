@@ -14,8 +14,8 @@ import pytest
 
 from perfmodel.profile import bundle, jfr
 from perfmodel.profile.bundle import BundleError
-from perfmodel.profile.bundle_write import with_plugin_samples
-from perfmodel.profile.record_setup import PLUGIN_SAMPLES_DIR, RecordOptions, recording_settings
+from perfmodel.profile.record.bundle_write import with_plugin_samples
+from perfmodel.profile.record.setup import PLUGIN_SAMPLES_DIR, RecordOptions, recording_settings
 from tests.conftest import assert_long_tasks_have_jvm_samples, attribute_bundle, record_job
 
 T0 = 1_700_000_000_000_000_000  # epoch ns

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from perfmodel.cli import build_app
 from perfmodel.errors import PerfmodelError
-from perfmodel.report import flame
+from perfmodel.report import flame, render_to_file, renderer
 from tests.conftest import REPO
 
 CLI = [sys.executable, "-c", "from perfmodel.cli import main; main()"]
@@ -176,8 +176,19 @@ def test_a_command_that_cannot_start_leaves_nothing_and_a_retry_works(tmp_path: 
 def test_a_failed_flame_export_leaves_no_partial_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stacks = {"p": {("main", "work"): 3}}
-    folded, scope = flame.write_flame(stacks, tmp_path, "all")
+    def export(stacks: dict[str, dict[tuple[str, ...], int]]) -> list[Path]:
+        """What `perfmodel flame` writes: collapsed stacks, then speedscope's JSON."""
+        text, scope = renderer("text"), renderer("speedscope")
+        return [
+            render_to_file(
+                tmp_path / "all.collapsed", lambda f: text.stacks(stacks, f, name="all")
+            ),
+            render_to_file(
+                tmp_path / "all.speedscope.json", lambda f: scope.stacks(stacks, f, name="all")
+            ),
+        ]
+
+    folded, scope = export({"p": {("main", "work"): 3}})
     before = scope.read_bytes()
 
     def broken(*_args: object) -> dict[str, object]:
@@ -185,6 +196,6 @@ def test_a_failed_flame_export_leaves_no_partial_file(
 
     monkeypatch.setattr(flame, "speedscope", broken)
     with pytest.raises(OSError):
-        flame.write_flame({"p": {("other",): 1}}, tmp_path, "all")
+        export({"p": {("other",): 1}})
     assert scope.read_bytes() == before  # the old file, whole
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([folded.name, scope.name])

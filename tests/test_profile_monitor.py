@@ -7,8 +7,9 @@ import sys
 import time
 from pathlib import Path
 
-from perfmodel.profile import bundle, bundle_write
-from perfmodel.profile.monitor import ProcessTreeMonitor, ResourceSummary
+from perfmodel.profile import bundle
+from perfmodel.profile.record import bundle_write
+from perfmodel.profile.record.monitor import ProcessTreeMonitor, ResourceSummary
 
 BURN = (
     "import subprocess, sys, time\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psutil
 
-from perfmodel.profile.proctree import ProcessTree
+from perfmodel.profile.record.proctree import ProcessTree
 
 # A parent that starts a child, which starts a grandchild; each lives while a file exists.
 NESTED = """

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel.profile import pyspy, pyspy_recorder
-from perfmodel.profile.proctree import ProcessTree
+from perfmodel.profile import pyspy
+from perfmodel.profile.record import pyspy_recorder
+from perfmodel.profile.record.proctree import ProcessTree
 
 DATA = Path(__file__).parent / "data" / "record"
 

@@ -78,10 +78,10 @@ def _run(args: list[str]) -> str:
 
 @pytest.mark.slow
 def test_recommendation_checked_against_measured_runs(tmp_path: Path) -> None:
-    from perfmodel.experiment.store import RunStore
     from perfmodel.recommend.api import recommend
     from perfmodel.recommend.check import check_decision
     from perfmodel.recommend.search import Request
+    from perfmodel.runs.store import RunStore
 
     store = tmp_path / "runs.sqlite"
     catalog = tmp_path / "local.csv"

@@ -10,9 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from perfmodel.cli import build_app
-from perfmodel.experiment.store import RunOutcome, RunStore
 from perfmodel.recommend.api import RequestError, parse_duration, parse_money
-from perfmodel.recommend.bounds import lower_bounds_s, prepare, refined_bound_s
 from perfmodel.recommend.catalog import CatalogError, parse_catalog, parse_catalog_text
 from perfmodel.recommend.history import HistoryError, calibrate
 from perfmodel.recommend.layouts import (
@@ -27,6 +25,9 @@ from perfmodel.recommend.pareto import Front, pareto_front
 from perfmodel.recommend.pricing import billed_seconds, run_cost
 from perfmodel.recommend.search import Request, candidate_points
 from perfmodel.recommend.uncertainty import prediction_band
+from perfmodel.runs.rows import RunOutcome
+from perfmodel.runs.store import RunStore
+from perfmodel.simulate.bounds import lower_bounds_s, prepare, refined_bound_s
 from perfmodel.simulate.config import BaselineOverrides, WhatIf
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 from tests.recommend_helpers import HEADER, SyntheticAnalysis, catalog, row

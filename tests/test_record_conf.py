@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel.profile import bundle, bundle_write
-from perfmodel.profile.record_setup import (
+from perfmodel.profile import bundle
+from perfmodel.profile.record import bundle_write
+from perfmodel.profile.record.setup import (
     RecordOptions,
     merged_defaults,
     parse_defaults,

@@ -10,7 +10,7 @@ import time
 import psutil
 import pytest
 
-from perfmodel.profile.record import _has_exited, _pidfd, _sleep_unless_exit, _wait_for_exit
+from perfmodel.profile.record.run import _has_exited, _pidfd, _sleep_unless_exit, _wait_for_exit
 
 # The main thread ends (pthread_exit) while another thread goes on for a while, as Java's
 # launcher thread may: the process shows as a zombie, yet it is still running.

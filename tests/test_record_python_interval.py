@@ -6,7 +6,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from perfmodel.profile.record_setup import RecordOptions, python_interval
+from perfmodel.profile.record.setup import RecordOptions, python_interval
 
 
 def test_python_interval_defaults_to_the_sampling_interval(tmp_path: Path) -> None:

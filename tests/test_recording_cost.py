@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel.profile.recording_cost import (
+from perfmodel.profile.record.cost import (
     JvmRecordingThreads,
     RecordingCost,
     thread_cpu_s,

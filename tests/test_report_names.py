@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from perfmodel.report.diagnosis import short_function, short_name
+from perfmodel.analysis.diagnosis import short_function, short_name
 
 
 def test_python_frames_keep_the_end_of_their_path() -> None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from perfmodel.dag.model import ApplicationProfile, OperationNode, StageNode, TaskRun
+from perfmodel.dag.model import ApplicationProfile, OperationNode, StageNode
 from perfmodel.dag.samples import CallProfile, attribute_samples
+from perfmodel.dag.tasks import TaskRun
 from perfmodel.profile import sampletable
 from perfmodel.profile.sampletable import StackDictionary
 

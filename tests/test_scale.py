@@ -12,11 +12,11 @@ import random
 
 import pytest
 
+from perfmodel.analysis.critical_path import CRITICAL_SLACK_MS, critical_path
+from perfmodel.analysis.diagnosis import diagnose
 from perfmodel.dag.model import ApplicationProfile, StageNode
 from perfmodel.dag.tasks import TaskTable
-from perfmodel.report.critical_path import CRITICAL_SLACK_MS, critical_path
-from perfmodel.report.diagnosis import diagnose
-from perfmodel.simulate import replay
+from perfmodel.simulate.replay import replay
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 
 N_JOBS = 5_000
@@ -127,7 +127,7 @@ def test_twenty_thousand_stage_replay_reproduces_the_run(many_jobs: ApplicationP
 def test_twenty_thousand_stage_diagnosis(many_jobs: ApplicationProfile) -> None:
     from pathlib import Path
 
-    from perfmodel.dag.spark import LoadedProfile
+    from perfmodel.dag.loaded import LoadedProfile
     from perfmodel.profile.eventlog import EventLogSource
 
     loaded = LoadedProfile(

@@ -2,13 +2,13 @@
 
 import pytest
 
+from perfmodel.analysis import analyse_profile
 from perfmodel.dag.model import ApplicationProfile
 from perfmodel.errors import PerfmodelError
 from perfmodel.simulate.advice import advise
-from perfmodel.simulate.config import ConfigError, baseline_config
-from perfmodel.simulate.sweep import SweepAxis, is_axis_spec, parse_axes, run_sweep
+from perfmodel.simulate.config import ConfigError
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
-from perfmodel.simulate.workload import compile_workload
+from perfmodel.simulate.whatif import SweepAxis, is_axis_spec, parse_axes
 
 
 def _mixed() -> ApplicationProfile:
@@ -44,10 +44,7 @@ def test_sweep_axes_parse_and_validate() -> None:
 
 
 def test_sweep_covers_the_grid() -> None:
-    p = _mixed()
-    base = baseline_config(p)
-    w = compile_workload(p, base)
-    points = run_sweep(w, base, parse_axes(["cores=1,2,4", "disk-bw=1x,2x"]))
+    points = analyse_profile(_mixed()).sweep(parse_axes(["cores=1,2,4", "disk-bw=1x,2x"]))
     assert [pt.settings for pt in points][:2] == [
         {"cores": "1", "disk-bw": "1x"},
         {"cores": "1", "disk-bw": "2x"},

@@ -8,7 +8,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from perfmodel import analysis
+from perfmodel.analysis import facade as analysis
 from perfmodel.cli import _ErrorBoundary
 from perfmodel.cli import predict as predict_cli
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic

@@ -49,7 +49,7 @@ def _logs() -> list[Path]:
 @pytest.mark.skipif(not EVENTLOGS.is_dir(), reason=f"shared event logs not found at {EVENTLOGS}")
 @pytest.mark.parametrize("log", _logs(), ids=lambda p: p.name)
 def test_baseline_replay_reproduces_observed_runtime(log: Path) -> None:
-    from perfmodel.dag.spark import build_profile
+    from perfmodel.spark.load import build_profile
 
     profile = build_profile(log).profile
     prediction = replay(profile)

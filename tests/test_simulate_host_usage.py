@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from perfmodel.dag.model import HostUsage, TaskMetrics, TaskRun
+from perfmodel.dag.model import HostUsage
+from perfmodel.dag.tasks import TaskMetrics, TaskRun
 from perfmodel.simulate.config import BaselineOverrides, WhatIf, baseline_config
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
 from perfmodel.simulate.replay import replay

@@ -13,8 +13,8 @@ from collections import defaultdict
 
 import pytest
 
-from perfmodel.dag.spark import build_profile
-from perfmodel.report.diagnosis import diagnose
+from perfmodel.analysis.diagnosis import diagnose
+from perfmodel.spark.load import build_profile
 from tests.conftest import shared_eventlogs
 
 PLAIN_LOGS = [

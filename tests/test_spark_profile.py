@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from perfmodel.analysis.diagnosis import diagnose
 from perfmodel.dag.decomposition import decompose_task
-from perfmodel.dag.model import TaskMetrics, TaskRun
-from perfmodel.dag.spark import build_profile
-from perfmodel.report.diagnosis import diagnose
+from perfmodel.dag.tasks import TaskMetrics, TaskRun
+from perfmodel.spark.load import build_profile
 from tests.conftest import EXAMPLE_LOG, TEST_DATA, shared_entries, shared_eventlogs
 from tests.rawcount import count
 

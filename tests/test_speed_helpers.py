@@ -105,8 +105,8 @@ def test_streamed_json_equals_the_whole_document() -> None:
 def test_a_profile_whose_stages_never_ran_compiles_and_diagnoses() -> None:
     """Stages declared but never run (all skipped): no replayed stage, no task; the
     application-wide arrays are empty, not off by one."""
+    from perfmodel.analysis.task_figures import TaskFigures
     from perfmodel.dag.model import ApplicationProfile, JobNode, StageNode
-    from perfmodel.report.task_figures import TaskFigures
     from perfmodel.simulate.config import BaselineOverrides, baseline_config
     from perfmodel.simulate.workload import compile_workload
 

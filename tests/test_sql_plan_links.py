@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from perfmodel.dag.model import ApplicationProfile, PlanNode, QueryNode, StageNode
-from perfmodel.dag.spark import build_profile
-from perfmodel.dag.sql_plans import link_plans_to_stages
+from perfmodel.spark.load import build_profile
+from perfmodel.spark.sql_plans import link_plans_to_stages
 from tests.conftest import SHARED_EVENTLOGS
 
 LOGS = [

@@ -1,4 +1,4 @@
-"""`stage_cache._working_sets_and_idle_rows`: every stage's working set and idle rows from
+"""`rescale._working_sets_and_idle_rows`: every stage's working set and idle rows from
 all stages' tasks at once must equal, value for value, the per-stage `working_set` and
 idle rows it replaced (`idle_rows` below), including stages without tasks, -0.0, NaN and
 infinities."""
@@ -14,8 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import perfmodel
-from perfmodel.simulate.rescale import working_set
-from perfmodel.simulate.stage_cache import _working_sets_and_idle_rows
+from perfmodel.simulate.rescale import _working_sets_and_idle_rows, working_set
 from perfmodel.simulate.stage_work import (
     COMPONENTS,
     CPU,

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from perfmodel.dag.spark import LoadedProfile, build_profile
-from perfmodel.report.diagnosis import diagnose
+from perfmodel.analysis.diagnosis import diagnose
+from perfmodel.dag.loaded import LoadedProfile
+from perfmodel.spark.load import build_profile
 from tests.conftest import shared_eventlogs
 
 LOG = "example_spark_event_log.txt"
@@ -148,7 +149,7 @@ def test_rows_kept_in_small_chunks_give_the_same_profile(
 ) -> None:
     """Chunk boundaries (and Resubmitted ends reaching back into earlier chunks) change
     nothing: the log with 50 Resubmitted ends, read with 7-row chunks."""
-    from perfmodel.dag import task_ingest
+    from perfmodel.spark import task_ingest
 
     log = shared_eventlogs() / "tasks_executors_fail_compressed_eventlog.zstd"
     whole = diagnose(build_profile(log)).to_json()

@@ -13,8 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from perfmodel.dag.model import ApplicationProfile
-from perfmodel.dag.spark import build_profile
-from perfmodel.profile import bundle, bundle_write, thread_cpu, thread_sampler
+from perfmodel.profile import bundle, thread_cpu
+from perfmodel.profile.record import bundle_write, thread_sampler
+from perfmodel.profile.record.thread_sampler import ThreadCpuSampler
 from perfmodel.profile.thread_cpu import (
     GC,
     JIT,
@@ -27,7 +28,6 @@ from perfmodel.profile.thread_cpu import (
     classify_jvm_thread,
     python_kind,
 )
-from perfmodel.profile.thread_sampler import ThreadCpuSampler
 from perfmodel.simulate.config import BaselineOverrides, WhatIf, apply_what_if, baseline_config
 from perfmodel.simulate.laws import contention_factor
 from perfmodel.simulate.replay import replay_workload
@@ -39,6 +39,7 @@ from perfmodel.simulate.thread_demand import (
     stage_thread_cpu,
 )
 from perfmodel.simulate.workload import compile_workload
+from perfmodel.spark.load import build_profile
 
 EVENTLOGS = Path(__file__).parent / "data" / "eventlogs"
 

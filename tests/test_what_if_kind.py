@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from perfmodel.experiment import what_if_kind as wk
-from perfmodel.experiment.accuracy import PairResult, _comparable
+from perfmodel.experiment.accuracy import _comparable
+from perfmodel.experiment.results import PairResult
+from perfmodel.report.markdown import render_kinds
 from perfmodel.simulate.config import DEFAULT_NET_BW
 
 BASE = {"master": "cluster", "workers": 2, "rate_mbit": 100.0, "executor_memory": "512m"}
@@ -85,10 +87,10 @@ def test_summaries_per_kind_in_a_fixed_order_with_the_worst_pair() -> None:
     assert network.mean_error == pytest.approx(0.2)
     assert network.worst_error == pytest.approx(0.3) and network.worst_pair.endswith("+30.0%")
     assert math.isnan(network.bare_log_mean_error)  # no variants read
-    table = "\n".join(wk.render_kinds(kinds))
+    table = "\n".join(render_kinds(kinds))
     assert "| network bandwidth | 2 | join, sort | **20.0%** | n/a | 100.0% |" in table
     # A local-mode study (cores only) gets no extra table.
-    assert wk.render_kinds(wk.summarise_kinds([_pair(wk.CORES, "sort", 1.0, 1.0)])) == []
+    assert render_kinds(wk.summarise_kinds([_pair(wk.CORES, "sort", 1.0, 1.0)])) == []
 
 
 EVENTLOG = Path(__file__).parents[1] / ".." / "shared" / "data" / "eventlogs"
@@ -116,7 +118,8 @@ def test_evaluate_pairs_link_rates_and_labels_every_pair(tmp_path: Path) -> None
     "run" read from a real event log: every pair is predicted, labelled by what it changes,
     and summarised per kind; the faster link is given to the replay as its bandwidth."""
     from perfmodel.experiment.accuracy import evaluate
-    from perfmodel.experiment.store import RunOutcome, RunStore
+    from perfmodel.runs.rows import RunOutcome
+    from perfmodel.runs.store import RunStore
 
     if not WORDCOUNT.exists():
         pytest.skip(f"{WORDCOUNT} not found")

@@ -129,7 +129,6 @@ def predict_pairs(runs: list[Run]) -> list[Pair]:
     """Every ordered pair of runs of one workload: perfmodel's prediction and slot-only's."""
     import perfmodel
     from perfmodel.errors import PerfmodelError
-    from perfmodel.experiment.slot_only import slot_only_seconds
     from perfmodel.simulate.config import WhatIf
     from perfmodel.simulate.units import parse_size
 
@@ -150,8 +149,7 @@ def predict_pairs(runs: list[Run]) -> list[Pair]:
             )
             try:
                 prediction = analysis.predict(change)
-                target_config = analysis.target(change)
-                slot = slot_only_seconds(analysis.workload, analysis.baseline, target_config)
+                slot = analysis.slot_only_s(change)
             except PerfmodelError as exc:
                 print(f"{base.workload} {base.config.name} → {target.config.name}: {exc}")
                 continue

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from perfmodel import __version__
+from perfmodel._version import __version__
 from perfmodel.cli import (
     diagnose,
     experiment,
@@ -51,7 +51,7 @@ class _ErrorBoundary(TyperGroup):
     traceback.
     """
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:  # typer's own (vendored) click Context
         try:
             return super().invoke(ctx)
         except (PerfmodelError, OSError) as exc:

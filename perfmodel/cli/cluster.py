@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -12,7 +13,6 @@ import typer
 
 from perfmodel.cli.record import JVM_SAMPLER_HELP, JvmSampler
 from perfmodel.experiment import cluster as cl
-from perfmodel.jsonout import dumps
 
 cluster_app = typer.Typer(
     help=(
@@ -72,7 +72,9 @@ def up_command(
     started = time.monotonic()
     state = cl.up(spec)
     if as_json:
-        typer.echo(dumps(cl.status(name)))
+        from perfmodel.report import renderer
+
+        renderer("json").cluster_status(cl.status(name), sys.stdout)
         return
     typer.echo(
         f"cluster {name!r} up in {time.monotonic() - started:.0f} s: master {state.master_url}, "
@@ -93,25 +95,9 @@ def status_command(
     name: str = _NAME, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
 ) -> None:
     """What exists of the cluster: hosts, daemons, link limits, cgroups."""
-    info = cl.status(name)
-    if as_json:
-        typer.echo(dumps(info))
-        return
-    if not info["state_file"] and not info["found"]:
-        typer.echo(f"cluster {name!r}: nothing exists")
-        return
-    if not info["state_file"]:
-        typer.echo(f"cluster {name!r}: no state, but found: {', '.join(info['found'])}")
-        typer.echo(f"remove them with: perfmodel cluster down --name {name}")
-        return
-    typer.echo(f"cluster {name!r}: master {info['master_url']}, conf {info['conf_dir']}")
-    for host in info["hosts"]:  # type: ignore[union-attr]
-        alive = "running" if host["running"] else "NOT running"
-        typer.echo(
-            f"  {host['role']:<6} {host['namespace']:<8} {host['address']:<12} "
-            f"pid {host['pid']} {alive}; cgroups {','.join(host['cgroups']) or '-'}; "
-            f"{host['qdisc'] or 'no namespace'}"
-        )
+    from perfmodel.report import renderer
+
+    renderer("json" if as_json else "text").cluster_status(cl.status(name), sys.stdout)
 
 
 @cluster_app.command(
@@ -167,8 +153,8 @@ def record_command(
 
     Example: perfmodel cluster record -o run1 -- spark-submit app.py
     """
-    from perfmodel.profile.record import record
-    from perfmodel.profile.record_setup import RecordOptions
+    from perfmodel.profile.record.run import record
+    from perfmodel.profile.record.setup import RecordOptions
 
     state = _state(name)
     options = RecordOptions(

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from perfmodel.errors import PerfmodelError
-from perfmodel.jsonout import dumps
 
 # The corpus builder and source locator (tree-sitter grammars) are imported by the commands:
 # every `perfmodel` invocation imports this module to build the CLI.
 if TYPE_CHECKING:
-    from perfmodel.embed.source.locator import LocatedSource
     from perfmodel.embed.source.roots import SourceRoot
 
 
@@ -94,7 +92,7 @@ def build_command(
     """Extract, label, deduplicate and split functions from installed sources."""
     from perfmodel.embed.corpus.builder import BuildConfig, BuildError, build_corpus
     from perfmodel.embed.corpus.manifest import ManifestError
-    from perfmodel.embed.corpus.stats import stats_markdown
+    from perfmodel.report import renderer
 
     if root is None:
         root = []
@@ -131,11 +129,9 @@ def build_command(
     except ValueError as e:  # a malformed split file
         raise _fail(str(e)) from None
     if as_json:
-        typer.echo(dumps(result.stats, indent=1))
+        renderer("json").corpus_stats(result, sys.stdout, split=split)
         return
-    console.print(stats_markdown(result.stats), markup=False, highlight=False)
-    if result.new_packages:
-        console.print(f"{len(result.new_packages)} new package(s) assigned in {split}")
+    renderer("text").corpus_stats(result, sys.stderr, split=split)
     typer.echo(f"wrote {len(result.records)} functions to {out} in {result.seconds:.0f} s")
 
 
@@ -149,32 +145,6 @@ def _locator_roots(specs: list[str], defaults: bool) -> list[SourceRoot]:
         except (FileNotFoundError, ValueError) as e:
             raise _fail(str(e)) from None
     return extra + (default_roots() if defaults else [])
-
-
-def _print_located(console: Console, loc: LocatedSource) -> None:
-    # Plain "key value" lines, soft-wrapped: a table would break long paths and frames
-    # mid-word on an 80-column (or piped) terminal, and users copy these into an editor.
-    rows: list[tuple[str, str]] = [
-        ("frame", escape(loc.frame)),
-        ("name", escape(loc.qualified_name)),
-        ("language", loc.language),
-        (
-            "source",
-            "[green]found[/]" if loc.source_found else "[yellow]not found[/] (name only)",
-        ),
-    ]
-    if loc.source_found:
-        rows.append(("function", escape(loc.source_name or "")))
-        rows.append(("path", escape(f"{loc.path}:{loc.line_start}-{loc.line_end}")))
-    rows.append(("tokens", escape(" ".join(loc.name_tokens))))
-    rows.append(("note", escape(loc.note)))
-    if loc.doc:
-        rows.append(("doc", escape(loc.doc)))
-    for key, value in rows:
-        console.print(f"[bold]{key:<9}[/] {value}", soft_wrap=True, highlight=False)
-    if loc.code:
-        console.print(loc.code, markup=False, highlight=False, soft_wrap=True)
-    console.print()
 
 
 @corpus_app.command("locate")
@@ -203,24 +173,14 @@ def locate_command(
 ) -> None:
     """Show the source and doc the locator finds for each frame (for debugging attribution)."""
     from perfmodel.embed.source.locator import SourceLocator
+    from perfmodel.report import renderer
 
     if root is None:
         root = []
     roots = _locator_roots(root, defaults)
     with SourceLocator(roots) as locator:
         results = [locator.locate(f) for f in frames]
-    if as_json:
-        out = []
-        for r in results:
-            d = r.to_dict()
-            if not ast:
-                d.pop("ast")
-            out.append(d)
-        typer.echo(dumps(out, indent=1))
-        return
-    console = Console()
-    for r in results:
-        _print_located(console, r)
+    renderer("json" if as_json else "text").located_sources(results, sys.stdout, ast=ast)
 
 
 if __name__ == "__main__":  # `python -m perfmodel.cli.corpus build` before it is mounted

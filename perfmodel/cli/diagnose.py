@@ -8,8 +8,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from perfmodel.cli import options
 from perfmodel.cli.collector import without_cycle_collector
-from perfmodel.profile.codecs import DEFAULT_MAX_DECOMPRESSED
 
 
 def register(app: typer.Typer) -> None:
@@ -33,11 +33,7 @@ def register(app: typer.Typer) -> None:
         all_stages: bool = typer.Option(
             False, "--all-stages", help="List every stage, not only the longest ones."
         ),
-        max_decompressed: int = typer.Option(
-            DEFAULT_MAX_DECOMPRESSED,
-            "--max-decompressed-bytes",
-            help="Refuse logs that decompress to more than this (guards against bombs).",
-        ),
+        max_decompressed: options.MaxDecompressed = None,
     ) -> None:
         """Bottleneck, where the time goes per stage, critical path, and findings.
 
@@ -50,28 +46,26 @@ def register(app: typer.Typer) -> None:
 
 
 def _diagnose(
-    eventlog: Path, attempt: str | None, as_json: bool, all_stages: bool, max_decompressed: int
+    eventlog: Path,
+    attempt: str | None,
+    as_json: bool,
+    all_stages: bool,
+    max_decompressed: int | None,
 ) -> None:
     # Imported here: the facade pulls in the whole analysis stack, which every other
     # command (`record` before it starts the job) would otherwise wait for.
-    from perfmodel.analysis import load
-    from perfmodel.jsonout import dump
-    from perfmodel.report.render import render_diagnosis
+    from perfmodel.analysis import DEFAULT_MAX_DECOMPRESSED, load
+    from perfmodel.report import renderer
     from perfmodel.state import remember_profile
 
     status = Console(stderr=True)
     # Bundles take a while (locating sources, running the code models): show it.
     with status.status(f"Analysing {eventlog} …", spinner="dots"):
-        analysis = load(eventlog, attempt, max_decompressed_bytes=max_decompressed)
+        cap = DEFAULT_MAX_DECOMPRESSED if max_decompressed is None else max_decompressed
+        analysis = load(eventlog, attempt, max_decompressed_bytes=cap)
         result = analysis.diagnose()
     try:
         remember_profile(eventlog, attempt)
     except OSError:
         pass  # remembering is a convenience; never fail a diagnosis over it
-    if as_json:
-        dump(result, sys.stdout)  # streamed member by member, not one dict tree
-        return
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=120)  # piped output: don't wrap tables at 80 columns
-    render_diagnosis(result, console, all_stages=all_stages)
+    renderer("json" if as_json else "text").diagnosis(result, sys.stdout, all_stages=all_stages)

@@ -1,23 +1,25 @@
 """``perfmodel experiment run|report`` and ``perfmodel runs list|show|compare``.
 
 A thin layer over `perfmodel.experiment`: it resolves the store (``--store``, else
-``$PERFMODEL_STORE``, else the user's data directory) and prints tables or ``--json``; errors
-are the CLI's boundary's (`perfmodel.cli`).
+``$PERFMODEL_STORE``, else the user's data directory) and hands what it reads or computes to
+a renderer of `perfmodel.report` (text or ``--json``; Markdown and HTML for the accuracy
+report); errors are the CLI's boundary's (`perfmodel.cli`).
 """
 
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable
-from dataclasses import asdict
+import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from perfmodel.experiment.store import RunRow, RunStore, default_store_path
-from perfmodel.jsonout import dumps
+from perfmodel.runs.rows import RunRow
+from perfmodel.runs.store import RunStore, default_store_path
+
+if TYPE_CHECKING:
+    from perfmodel.report import Renderer
 
 StoreOption = Annotated[
     Path | None,
@@ -50,7 +52,7 @@ def _open(store: Path | None) -> RunStore:
 
 
 def _params(values: list[str] | None) -> dict[str, str]:
-    from perfmodel.experiment.spec import SpecError
+    from perfmodel.experiment.spec_grid import SpecError
 
     out = {}
     for item in values or []:
@@ -85,7 +87,7 @@ def experiment_run(
     """Run every configuration of SPEC, recording each run into the store."""
     from perfmodel.experiment.runner import RunReport, run_experiment
     from perfmodel.experiment.spec import load_spec
-    from perfmodel.profile.children import find_orphans
+    from perfmodel.profile.record.children import find_orphans
 
     spec = load_spec(spec_path).with_overrides(
         _params(param), repetitions=repetitions, warmups=warmups, only=only
@@ -107,41 +109,15 @@ def experiment_run(
             )
 
         reports = run_experiment(spec, db, root, progress=show, capture_output=not show_output)
-    if as_json:
-        typer.echo(
-            dumps(
-                [
-                    {
-                        "run_id": r.run_id,
-                        "config": r.config,
-                        "repetition": r.repetition,
-                        "warmup": r.warmup,
-                        "status": r.status,
-                        "wall_s": r.wall_s,
-                        "app_s": r.app_s,
-                        "error": r.error,
-                        "bundle": str(r.bundle),
-                    }
-                    for r in reports
-                ],
-                indent=2,
-            )
-        )
-    else:
-        ok = sum(r.status == "ok" for r in reports)
-        typer.echo(f"{spec.name}: {ok}/{len(reports)} runs ok; ids {_id_span(reports)}")
+    _output(as_json).experiment_runs(spec.name, reports, sys.stdout)
     if any(r.status != "ok" for r in reports):
         raise typer.Exit(1)
 
 
-def _id_span(reports: list[Any]) -> str:
-    ids = [r.run_id for r in reports]
-    return f"{min(ids)}–{max(ids)}" if ids else "none"
-
-
 def _select_runs(db: RunStore, targets: list[str]) -> list[RunRow]:
     """Run ids, ranges (3-9), experiment names or spec files → the runs they name."""
-    from perfmodel.experiment.spec import SpecError, load_spec
+    from perfmodel.experiment.spec import load_spec
+    from perfmodel.experiment.spec_grid import SpecError
 
     runs: dict[int, RunRow] = {}
     for target in targets:
@@ -202,8 +178,9 @@ def experiment_report(
 ) -> None:
     """Measured vs predicted for every (baseline run → other configuration) pair."""
     from perfmodel.experiment.accuracy import evaluate
-    from perfmodel.experiment.report import render_markdown, to_json, write_report
     from perfmodel.experiment.split import load_split
+    from perfmodel.report import render_to_file, renderer
+    from perfmodel.report.markdown import write_report
 
     held_out = load_split(split) if split is not None else None
     with _open(store) as db:
@@ -214,20 +191,20 @@ def experiment_report(
     if out is not None:
         write_report(report, out, load_range)
         if plots:
-            from perfmodel.experiment.plots import plot_all
+            # Imported here: matplotlib costs a second, and only the figures need it.
+            from perfmodel.experiment.plots import study_curves
+            from perfmodel.report.figures import write_figures
 
-            files = plot_all(runs, out / "plots")
+            files = write_figures(study_curves(runs), out / "plots")
             typer.echo(f"wrote {len(files)} figure files to {out / 'plots'}", err=True)
     if html:
-        from perfmodel.experiment.report import html_page
-        from perfmodel.report.html import write_html
-
-        page_path = write_html(html_page(report, load_range), (out or Path(".")) / "accuracy.html")
+        page = renderer("html")
+        page_path = render_to_file(
+            (out or Path(".")) / "accuracy.html",
+            lambda f: page.accuracy(report, f, run_load=load_range),
+        )
         typer.echo(f"wrote {page_path}", err=True)
-    if as_json:
-        typer.echo(to_json(report, load_range))
-    else:
-        typer.echo(render_markdown(report, load_range))
+    renderer("json" if as_json else "markdown").accuracy(report, sys.stdout, run_load=load_range)
 
 
 def experiment_calibrate(
@@ -272,7 +249,8 @@ def experiment_calibrate(
 
     held_out = load_split(split)
     with ExitStack() as stack:
-        dbs = [stack.enter_context(_open(path)) for path in (store or [None])]
+        paths: list[Path | None] = [*store] if store else [None]
+        dbs = [stack.enter_context(_open(path)) for path in paths]
         model = calibrate(dbs, held_out, level, variants)
         runs = [run for db in dbs for run in fit_runs(db, held_out)]
         co = measure(runs)
@@ -314,18 +292,12 @@ def experiment_calibrate(
         typer.echo("spilling CPU: no fit runs that differ only in memory and spill to measure it")
 
 
-def _fmt_bytes(n: float | None) -> str:
-    if n is None:
-        return "-"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
+def _output(as_json: bool) -> Renderer:
+    """The renderer a ``--json`` flag picks (imported on use, as every command's heavy
+    imports: building the CLI must not load them)."""
+    from perfmodel.report import renderer
 
-
-def _fmt_s(x: float | None) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1f}"
+    return renderer("json" if as_json else "text")
 
 
 def runs_list(
@@ -338,21 +310,7 @@ def runs_list(
     """List stored runs."""
     with _open(store) as db:
         rows = db.runs(experiment=experiment, status=status, limit=last)
-    if as_json:
-        typer.echo(dumps([r.as_dict() for r in rows]))
-        return
-    typer.echo(
-        f"{'id':>5}  {'started':<16} {'experiment':<14} {'config':<24} {'rep':>4} "
-        f"{'status':<7} {'app s':>7} {'wall s':>7} {'cpu s':>7} {'peak rss':>10}"
-    )
-    for r in rows:
-        rep = f"w{r.repetition}" if r.warmup else str(r.repetition)
-        typer.echo(
-            f"{r.id:>5}  {time.strftime('%Y-%m-%d %H:%M', time.localtime(r.started_at)):<16} "
-            f"{r.experiment[:14]:<14} {r.config[:24]:<24} {rep:>4} {r.status:<7} "
-            f"{_fmt_s(r.app_s):>7} {_fmt_s(r.wall_s):>7} {_fmt_s(r.cpu_s):>7} "
-            f"{_fmt_bytes(r.peak_rss_bytes):>10}"
-        )
+    _output(as_json).runs(rows, sys.stdout)
 
 
 def runs_show(
@@ -365,55 +323,7 @@ def runs_show(
         run = db.run(run_id)
         samples = db.samples(run_id)
         stages = db.stages(run_id)
-    if as_json:
-        payload = run.as_dict()
-        payload["samples"] = [asdict(s) for s in samples]
-        payload["stages"] = [s.as_dict() for s in stages]
-        typer.echo(dumps(payload))
-        return
-    typer.echo(f"run {run.id}: {run.experiment} [{run.config}] — {run.status}")
-    if run.error:
-        typer.echo(f"  error: {run.error}")
-    typer.echo(f"  command: {' '.join(run.command)}")
-    typer.echo(f"  bundle:  {run.bundle_path}")
-    typer.echo(
-        f"  app {_fmt_s(run.app_s)} s · wall {_fmt_s(run.wall_s)} s · cpu {_fmt_s(run.cpu_s)} s"
-        f" · peak rss {_fmt_bytes(run.peak_rss_bytes)} · disk read "
-        f"{_fmt_bytes(run.read_bytes)} write {_fmt_bytes(run.write_bytes)} · net sent "
-        f"{_fmt_bytes(run.net_sent_bytes)} (host) · load {_fmt_s(run.load_avg)}"
-    )
-    if samples:
-        peak_cpu = max(s.cpu_percent for s in samples)
-        typer.echo(
-            f"  {len(samples)} samples over {samples[-1].t_s:.1f} s; CPU peak {peak_cpu:.0f}%, "
-            f"mean {sum(s.cpu_percent for s in samples) / len(samples):.0f}%"
-        )
-    if stages:
-        typer.echo(
-            f"  {'stage':>6} {'tasks':>6} {'dur s':>7} {'task s':>7} {'cpu s':>7} "
-            f"{'gc s':>6} {'input':>10} {'shuf wr':>10} {'spill':>10}  name"
-        )
-        for s in stages:
-            typer.echo(
-                f"  {s.stage_id:>4}.{s.attempt:<1} {s.tasks:>6} {s.duration_s:>7.1f} "
-                f"{s.task_s:>7.1f} {s.cpu_s:>7.1f} {s.gc_s:>6.1f} {_fmt_bytes(s.input_bytes):>10} "
-                f"{_fmt_bytes(s.shuffle_write_bytes):>10} {_fmt_bytes(s.spill_bytes):>10}  "
-                f"{s.name[:40]}"
-            )
-
-
-COMPARE_FIELDS: list[tuple[str, Callable[[RunRow], str]]] = [
-    ("experiment", lambda r: r.experiment),
-    ("config", lambda r: r.config),
-    ("status", lambda r: r.status),
-    ("app s", lambda r: _fmt_s(r.app_s)),
-    ("wall s", lambda r: _fmt_s(r.wall_s)),
-    ("cpu s", lambda r: _fmt_s(r.cpu_s)),
-    ("peak rss", lambda r: _fmt_bytes(r.peak_rss_bytes)),
-    ("disk read", lambda r: _fmt_bytes(r.read_bytes)),
-    ("disk write", lambda r: _fmt_bytes(r.write_bytes)),
-    ("load avg", lambda r: _fmt_s(r.load_avg)),
-]
+    _output(as_json).run_detail(run, samples, stages, sys.stdout)
 
 
 def runs_compare(
@@ -423,31 +333,10 @@ def runs_compare(
 ) -> None:
     """Side by side: time, memory, CPU, and per-stage durations of several runs."""
     if len(run_ids) < 2:
-        from perfmodel.experiment.spec import SpecError
+        from perfmodel.experiment.spec_grid import SpecError
 
         raise SpecError("runs compare needs at least two run ids")
     with _open(store) as db:
         runs = [db.run(i) for i in run_ids]
         stages = {i: db.stages(i) for i in run_ids}
-    if as_json:
-        typer.echo(
-            dumps(
-                [{**r.as_dict(), "stages": [s.as_dict() for s in stages[r.id]]} for r in runs],
-                indent=2,
-            )
-        )
-        return
-    width = 2 + max(16, *(len(get(r)) for _, get in COMPARE_FIELDS for r in runs))
-    typer.echo(f"{'':<12}" + "".join(f"{'run ' + str(r.id):>{width}}" for r in runs))
-    for label, get in COMPARE_FIELDS:
-        typer.echo(f"{label:<12}" + "".join(f"{get(r):>{width}}" for r in runs))
-    keys = sorted({(s.stage_id, s.attempt) for i in run_ids for s in stages[i]})
-    if keys:
-        typer.echo("stage duration s (tasks)")
-        for key in keys:
-            cells = []
-            for r in runs:
-                s = next((s for s in stages[r.id] if (s.stage_id, s.attempt) == key), None)
-                cells.append(f"{s.duration_s:.1f} ({s.tasks})" if s else "-")
-            name = f"stage {key[0]}" + (f" (attempt {key[1]})" if key[1] else "")
-            typer.echo(f"{name:<12}" + "".join(f"{c:>{width}}" for c in cells))
+    _output(as_json).run_comparison(runs, stages, sys.stdout)

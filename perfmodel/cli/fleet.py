@@ -93,13 +93,12 @@ def fleet(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     from perfmodel.fleet.run import FleetOptions, run_fleet
-    from perfmodel.fleet.scenarios import is_scenario_spec, parse_scenarios
-    from perfmodel.fleet.summary import render_summary
-    from perfmodel.jsonout import dump
+    from perfmodel.report import render_to_file, renderer
     from perfmodel.simulate.config import ConfigError
     from perfmodel.simulate.units import parse_size
+    from perfmodel.simulate.whatif import is_change_spec, parse_changes
 
-    paths = [i for i in inputs if not (is_scenario_spec(i) and not Path(i).exists())]
+    paths = [i for i in inputs if not (is_change_spec(i) and not Path(i).exists())]
     specs = list(what_if or []) + [i for i in inputs if i not in paths]
     if not paths:
         raise ConfigError("no logs given: name a directory, glob, listing file or log")
@@ -114,7 +113,7 @@ def fleet(
         out=out,
         engine=engine,
         since=_date(since),
-        scenarios=parse_scenarios(specs),
+        scenarios=parse_changes(specs),
         jobs=jobs,
         memory_cap_bytes=parse_size(memory_cap) if memory_cap else None,
         fresh=fresh,
@@ -139,13 +138,13 @@ def fleet(
             on_start=lambda n: progress.update(task, total=n),
             on_done=lambda _ref: progress.advance(task),
         )
-    if as_json:
-        dump(result.summary.to_json(), sys.stdout)
-        return
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=140)
-    render_summary(result.summary, console, str(out))
+    html = renderer("html")
+    render_to_file(
+        out.expanduser() / "summary.html", lambda f: html.fleet_summary(result.summary, f)
+    )
+    renderer("json" if as_json else "text").fleet_summary(
+        result.summary, sys.stdout, out_dir=str(out)
+    )
 
 
 def _date(text: str | None) -> datetime | None:

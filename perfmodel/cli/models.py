@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from perfmodel.errors import PerfmodelError
-from perfmodel.jsonout import dump
 
 DEFAULT_OUT = Path("models/resource")
 _SOURCE_SUFFIXES = (".java", ".scala", ".py")
@@ -70,10 +68,12 @@ def register(app: typer.Typer) -> None:
         from dataclasses import replace
 
         from perfmodel.embed.card import render_card
-        from perfmodel.embed.train import TrainConfig, train
+        from perfmodel.embed.train import train
+        from perfmodel.embed.train_data import TrainConfig
+        from perfmodel.report import renderer
 
         config = TrainConfig.tiny() if tiny else TrainConfig()
-        overrides = {
+        overrides: dict[str, Any] = {
             k: v
             for k, v in (
                 ("epochs", epochs),
@@ -115,12 +115,7 @@ def register(app: typer.Typer) -> None:
         card_path = card or (Path("models/README.md") if out == DEFAULT_OUT else out / "README.md")
         card_path.parent.mkdir(parents=True, exist_ok=True)
         card_path.write_text(render_card(result.bundle.meta, " ".join(argv), str(out)))
-        table = Table(title=f"held-out macro-F1 ({result.seconds:.0f} s)")
-        table.add_column("model")
-        table.add_column("macro-F1", justify="right")
-        for name, m in result.metrics["test"].items():
-            table.add_row(name, f"{m['macro_f1']:.3f}")
-        Console().print(table)
+        renderer("text").training(result, sys.stdout)
         Console().print(f"saved {out}/ and {card_path}")
 
     @app.command("classify")
@@ -155,6 +150,7 @@ def register(app: typer.Typer) -> None:
         import torch
 
         from perfmodel.embed.classifier import load_classifier
+        from perfmodel.report import renderer
 
         torch.set_num_threads(threads)
         from perfmodel.embed.source.roots import default_roots, root_from_spec
@@ -180,38 +176,6 @@ def register(app: typer.Typer) -> None:
             raise _fail(f"cannot read source: {exc}") from None
         finally:
             clf.close()
-        if as_json:
-            dump([r.to_dict(explain) for r in results], sys.stdout)
-            return
-        console = Console()
-        table = Table()
-        table.add_column("frame / function", overflow="fold")
-        table.add_column("label")
-        for c in clf.classes:
-            table.add_column(c, justify="right")
-        table.add_column("source")
-        for r in results:
-            table.add_row(
-                escape(r.frame),  # a frame name is data: "[...]" in it is not markup
-                r.label,
-                *(f"{r.vector[c]:.2f}" for c in clf.classes),
-                "found" if r.source_found else "name only",
-            )
-        console.print(table)
-        if explain:
-            for r in results:
-                console.print(f"[bold]{escape(r.frame)}[/]", highlight=False)
-                for k in ("path", "line", "note"):
-                    if r.explain.get(k) is not None:
-                        console.print(f"  {k}: {r.explain[k]}", highlight=False, markup=False)
-                doc = r.explain.get("doc") or ""
-                console.print(
-                    f"  doc: {doc[:200] + ('...' if len(doc) > 200 else '') or '-'}",
-                    highlight=False,
-                    markup=False,
-                )
-                code = ", ".join(f"{k} {v:.2f}" for k, v in r.code_vector.items())
-                console.print(f"  code model: {code}", highlight=False)
-                if r.doc_vector is not None:
-                    docv = ", ".join(f"{k} {v:.2f}" for k, v in r.doc_vector.items())
-                    console.print(f"  doc model: {docv}", highlight=False)
+        renderer("json" if as_json else "text").classifications(
+            results, sys.stdout, classes=clf.classes, explain=explain
+        )

@@ -1,26 +1,22 @@
 """``perfmodel recommend``: the cheapest configuration of a catalog that meets a deadline.
 
-Thin: reads the options, calls `perfmodel.recommend.api.recommend`, renders the answer
-(rich tables, data never read as markup) or prints the documented JSON
+Thin: reads the options, calls `perfmodel.recommend.api.recommend`, and hands the answer
+to the text renderer (rich tables, data never read as markup) or the JSON one
 (docs/recommend.md). Bad input raises a `PerfmodelError`, which the group turns into one
 ``error:`` line.
 """
 
 from __future__ import annotations
 
-import math
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
+from perfmodel.cli import options
 from perfmodel.cli.collector import without_cycle_collector
-
-if TYPE_CHECKING:
-    from perfmodel.recommend.api import Recommendation
-    from perfmodel.recommend.search import Point
-
-MAX_FRONT_ROWS = 25
 
 
 def register(app: typer.Typer) -> None:
@@ -52,12 +48,8 @@ def recommend(
     baseline_cpu_speed: Annotated[
         float | None, typer.Option(help="The profiled machine's cpu_speed on the catalog's scale.")
     ] = None,
-    baseline_disk_bw: Annotated[
-        str | None, typer.Option(help="Disk bandwidth the profiled run had (500MB/s).")
-    ] = None,
-    baseline_net_bw: Annotated[
-        str | None, typer.Option(help="Network bandwidth the profiled run had (10Gbit/s).")
-    ] = None,
+    baseline_disk_bw: options.BaselineDiskBw = None,
+    baseline_net_bw: options.BaselineNetBw = None,
     history: Annotated[
         str | None,
         typer.Option(help="Experiment in the run store whose runs calibrate the predictions."),
@@ -76,26 +68,18 @@ def recommend(
             "at most 2% more than the cheapest)."
         ),
     ] = 0.0,
-    attempt: Annotated[
-        str | None, typer.Option(help="Application attempt, when the log holds several.")
-    ] = None,
-    code_vectors: Annotated[
-        bool,
-        typer.Option(
-            "--code-vectors/--no-code-vectors",
-            help="With a bundle: use the code-inferred resource vectors (see predict).",
-        ),
-    ] = True,
+    attempt: options.Attempt = None,
+    code_vectors: options.CodeVectors = True,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print JSON (docs/recommend.md).")
     ] = False,
 ) -> None:
     """Cheapest configuration of a VM catalog that meets a deadline, from one profiled run."""
-    from perfmodel.jsonout import dumps
     from perfmodel.recommend.api import parse_duration, parse_money
     from perfmodel.recommend.api import recommend as run_recommend
     from perfmodel.recommend.search import Request
-    from perfmodel.simulate.units import parse_bandwidth
+    from perfmodel.report import renderer
+    from perfmodel.simulate.whatif import baseline_overrides
 
     request = Request(
         max_nodes=max_nodes,
@@ -107,6 +91,7 @@ def recommend(
         exhaustive=exhaustive,
         tolerance=tolerance,
     )
+    given = baseline_overrides(disk_bw=baseline_disk_bw, net_bw=baseline_net_bw)
     progress = None if as_json else _progress()
     try:
         answer = without_cycle_collector(
@@ -116,8 +101,8 @@ def recommend(
                 request,
                 baseline_machine=baseline_machine,
                 baseline_cpu_speed=baseline_cpu_speed,
-                baseline_disk_bw=parse_bandwidth(baseline_disk_bw) if baseline_disk_bw else None,
-                baseline_net_bw=parse_bandwidth(baseline_net_bw) if baseline_net_bw else None,
+                baseline_disk_bw=given.disk_bw,
+                baseline_net_bw=given.net_bw,
                 history=history,
                 store=store,
                 attempt=attempt,
@@ -128,16 +113,11 @@ def recommend(
     finally:
         if progress is not None:
             progress(-1, -1)
-    if as_json:
-        typer.echo(dumps(answer.as_dict()))
-    else:
-        _render(answer)
+    renderer("json" if as_json else "text").recommendation(answer, sys.stdout)
 
 
-def _progress():  # type: ignore[no-untyped-def]
+def _progress() -> Callable[[int, int], None]:
     """A one-line progress count on stderr while the search replays points."""
-    import sys
-
     shown = [False]
 
     def show(done: int, total: int) -> None:
@@ -152,104 +132,3 @@ def _progress():  # type: ignore[no-untyped-def]
         sys.stderr.flush()
 
     return show
-
-
-def _render(answer: Recommendation) -> None:
-    from rich.console import Console
-    from rich.text import Text
-
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=120)
-    r = answer.result
-    req = r.request
-    console.print(Text(f"perfmodel recommend: {answer.source}", style="bold"))
-    console.print(
-        Text(
-            f"profiled run {answer.observed_s:.1f}s, model self-check error "
-            f"{answer.model_error:+.1%}; profiled machine: {answer.machine.description}"
-        )
-    )
-    limits = []
-    if req.deadline_s is not None:
-        limits.append(f"deadline {_dur(req.deadline_s)} (checked on the upper bound)")
-    if req.budget_usd is not None:
-        limits.append(f"budget ${req.budget_usd:g} (on the predicted cost)")
-    console.print(
-        Text(
-            f"{len(r.points)} points ({r.unique_configs} distinct configurations), "
-            f"{r.replays} replayed; interval ±{r.band.relative:.0%} from {r.band.source}"
-            + (f"; {', '.join(limits)}" if limits else "")
-        )
-    )
-    if answer.calibration is not None:
-        c = answer.calibration
-        console.print(
-            Text(
-                f"calibrated on {len(c.runs)} stored run(s) of {c.experiment!r}: × "
-                f"{c.factor:.3f} (leave-one-out mean error {c.mean_error:.1%} → "
-                f"{c.mean_loo_error:.1%})"
-            )
-        )
-    console.print()
-    rec = r.recommended
-    console.print(Text("Recommended: " + _describe(rec), style="bold green"))
-    for key, value in rec.spark_conf(answer.profiled_partitions).items():
-        console.print(Text(f"  --conf {key}={value}"))
-    if r.fastest_within_budget is not None and r.fastest_within_budget is not rec:
-        console.print(Text("Fastest within the budget: " + _describe(r.fastest_within_budget)))
-    console.print()
-    if req.deadline_s is not None:
-        console.print(_table(f"Cheapest {len(r.top)} meeting the deadline", r.top, True))
-    else:
-        console.print(_table(f"Cheapest {len(r.top)}", r.top, False))
-    front = r.pareto
-    if len(front) > MAX_FRONT_ROWS:
-        step = len(front) / MAX_FRONT_ROWS
-        front = [front[int(i * step)] for i in range(MAX_FRONT_ROWS - 1)] + [front[-1]]
-    title = f"Pareto front, time vs cost ({len(r.pareto)} points"
-    title += ", every other row shown)" if len(front) < len(r.pareto) else ")"
-    console.print(_table(title, front, req.deadline_s is not None))
-    for note in answer.as_dict()["notes"]:  # type: ignore[union-attr]
-        console.print(Text(f"note: {note}", style="dim"))
-
-
-def _describe(p: Point) -> str:
-    return (
-        f"{p.nodes} × {p.machine.vm_type} ({p.layout.label}), predicted {_dur(p.predicted_s)} "
-        f"(upper {_dur(p.upper_s)}), ${p.cost:.4f}, bottleneck {p.bottleneck}"
-    )
-
-
-def _table(title: str, points: list[Point], deadline: bool):  # type: ignore[no-untyped-def]
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=Text(title), highlight=False, title_justify="left")
-    names = ("vm type", "nodes", "layout", "predicted", "upper", "cost", "bottleneck", "deadline")
-    for name in names:
-        table.add_column(
-            Text(name), justify="right" if name in ("nodes", "cost") else "left", no_wrap=True
-        )
-    for p in points:
-        table.add_row(
-            Text(p.machine.vm_type),
-            Text(str(p.nodes)),
-            Text(p.layout.label),
-            Text(_dur(p.predicted_s)),
-            Text(_dur(p.upper_s)),
-            Text(f"${p.cost:.4f}"),
-            Text(p.bottleneck),
-            Text(("yes" if p.meets_deadline else "no") if deadline else "-"),
-        )
-    return table
-
-
-def _dur(seconds: float) -> str:
-    if not math.isfinite(seconds):
-        return "-"
-    if seconds >= 3600:
-        return f"{seconds / 3600:.2f}h"
-    if seconds >= 60:
-        return f"{seconds / 60:.1f}min"
-    return f"{seconds:.1f}s"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import typer
 
-from perfmodel.profile import bundle, bundle_write
+from perfmodel.profile import bundle
+from perfmodel.profile.record import bundle_write
 
 
 class JvmSampler(StrEnum):
@@ -87,8 +88,8 @@ def register(app: typer.Typer) -> None:
         """
         # Imported here: the recorder pulls in the JFR reader and pyarrow (~0.25 s), which
         # every other command would otherwise wait for at start-up.
-        from perfmodel.profile.record import record
-        from perfmodel.profile.record_setup import RecordOptions
+        from perfmodel.profile.record.run import record
+        from perfmodel.profile.record.setup import RecordOptions
 
         target = out or _default_out()
         options = RecordOptions(
@@ -123,14 +124,14 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create."),
     ) -> None:
         """Build a bundle from recordings collected elsewhere (e.g. on a cluster)."""
-        from perfmodel.dag.spark import build_profile
+        from perfmodel.analysis import read
 
         for path in [eventlog, *jfr_files, *pyspy_files]:
             if not path.exists():
                 raise bundle.BundleError(f"{path} does not exist")
         # A bundle is only as good as its event log: refuse one that cannot be read now,
         # not when the bundle is first analysed.
-        build_profile(eventlog)
+        read(eventlog)
         with bundle_write.staged_directory(out) as stage:
             manifest = bundle_write.assemble(
                 stage, event_logs=[eventlog], jfr_files=jfr_files, pyspy_files=pyspy_files
@@ -148,30 +149,21 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Export collapsed stacks and speedscope JSON (per process, or of one stage)."""
-        from perfmodel.report.flame import stacks_by, write_flame
+        from perfmodel.analysis import load
+        from perfmodel.report import render_to_file, renderer
 
         bundle.read_manifest(bundle_dir)
-        samples = bundle.load_samples(bundle_dir)
+        analysis = load(bundle_dir, code_vectors=False)
+        profiles = analysis.stack_profiles(stage)
+        stem = "all" if stage is None else f"stage-{stage}"
         target = out or bundle_dir / "flame"
-        if stage is None:
-            profiles = stacks_by(samples, "process")
-            stem = "all"
-        else:
-            from perfmodel.dag.samples import attribute_samples
-            from perfmodel.dag.spark import build_profile
-
-            loaded = build_profile(bundle.find_event_log(bundle_dir))
-            attributed = attribute_samples(loaded.profile, samples)
-            profiles = {
-                f"stage {sid}.{att}": dict(cp.stacks)
-                for (sid, att), cp in sorted(attributed.stages.items())
-                if sid == stage
-            }
-            if not profiles:
-                known = sorted({sid for sid, _ in attributed.stages})
-                raise bundle.BundleError(
-                    f"no samples attributed to stage {stage}; stages with samples: {known}"
-                )
-            stem = f"stage-{stage}"
-        folded, scope = write_flame(profiles, target, stem)
-        typer.echo(f"{folded}\n{scope}")
+        # The text form of stacks is the collapsed one (every profile merged); speedscope's
+        # keeps one profile per process kind.
+        text, scope = renderer("text"), renderer("speedscope")
+        folded = render_to_file(
+            target / f"{stem}.collapsed", lambda f: text.stacks(profiles, f, name=stem)
+        )
+        speedscope = render_to_file(
+            target / f"{stem}.speedscope.json", lambda f: scope.stacks(profiles, f, name=stem)
+        )
+        typer.echo(f"{folded}\n{speedscope}")

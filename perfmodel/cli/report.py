@@ -8,8 +8,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from perfmodel.cli import options
 from perfmodel.cli.collector import without_cycle_collector
-from perfmodel.profile.codecs import DEFAULT_MAX_DECOMPRESSED
 
 
 def register(app: typer.Typer) -> None:
@@ -29,26 +29,24 @@ def register(app: typer.Typer) -> None:
         open_page: bool = typer.Option(
             False, "--open", help="Open the report in the default browser when written."
         ),
-        max_decompressed: int = typer.Option(
-            DEFAULT_MAX_DECOMPRESSED,
-            "--max-decompressed-bytes",
-            help="Refuse logs that decompress to more than this (guards against bombs).",
-        ),
+        max_decompressed: options.MaxDecompressed = None,
     ) -> None:
         """Write one HTML page: summary, timeline, stage DAG, stages, flames, what-if, findings.
 
         Self-contained (scripts and styles inlined, nothing fetched): it opens offline.
         """
-        from perfmodel.analysis import load
-        from perfmodel.report.html import application_page, write_html
+        from perfmodel.analysis import DEFAULT_MAX_DECOMPRESSED, load
+        from perfmodel.report import render_to_file, renderer
+
+        html = renderer("html")
 
         def run() -> Path:
             status = Console(stderr=True)
             with status.status(f"Analysing {eventlog} …", spinner="dots") as spinner:
-                analysis = load(eventlog, attempt, max_decompressed_bytes=max_decompressed)
+                cap = DEFAULT_MAX_DECOMPRESSED if max_decompressed is None else max_decompressed
+                analysis = load(eventlog, attempt, max_decompressed_bytes=cap)
                 spinner.update("Building the report …")
-                page = application_page(analysis)
-                return write_html(page, out)
+                return render_to_file(out, lambda f: html.application(analysis, f))
 
         written = without_cycle_collector(run)
         typer.echo(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB)", err=True)

@@ -2,7 +2,7 @@
 
 A fact of the profile, not of any model: per task attempt, the mean number of task
 attempts running on the same host (itself included) over its run. The contention
-estimator (`perfmodel.embed.contention`) reads slowdown off it, and the replay's compiler
+estimator (`perfmodel.spark.contention`) reads slowdown off it, and the replay's compiler
 (`perfmodel.simulate.workload`) takes each stage's concurrency from it.
 """
 

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfmodel.dag.model import TaskRun
-from perfmodel.dag.tasks import TaskTable
+from perfmodel.dag.tasks import TaskRun, TaskTable
 
 COMPONENTS: tuple[str, ...] = ("cpu", "gc", "network", "disk", "scheduling", "unattributed")
 """Order in which components are reported.

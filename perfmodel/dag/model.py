@@ -15,87 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from perfmodel.dag.tasks import TaskRun, TaskTable, concat_tables
+
 if TYPE_CHECKING:
     import networkx as nx
 
-    from perfmodel.dag.tasks import TaskTable
     from perfmodel.profile.jvm_cpu import JvmCpu
     from perfmodel.profile.thread_cpu import ThreadCpu
 
 StageKey = tuple[int, int]
 """(stage id, attempt number): a stage attempt is the unit that runs tasks."""
-
-
-@dataclass(slots=True)
-class TaskMetrics:
-    """Measured components of one task attempt's time and the data it moved.
-
-    These are the metrics a dataflow engine measures for itself; they form the
-    *measured* decomposition that code-inferred resource vectors are checked against.
-    Missing metrics (older engines) stay 0 and `has_cpu_time` tells whether CPU time
-    was measured at all, so a 0 is never mistaken for "no CPU used".
-    """
-
-    reported: bool = True
-    """False when the engine reported no metrics for the attempt (e.g. its executor was
-    lost): its time cannot be broken down at all."""
-    run_ms: float = 0.0
-    cpu_ms: float = 0.0
-    has_cpu_time: bool = False
-    deserialize_ms: float = 0.0
-    result_serialize_ms: float = 0.0
-    gc_ms: float = 0.0
-    shuffle_fetch_wait_ms: float = 0.0
-    shuffle_write_ms: float = 0.0
-    input_bytes: int = 0
-    input_records: int = 0
-    output_bytes: int = 0
-    output_records: int = 0
-    shuffle_read_bytes: int = 0
-    shuffle_remote_read_bytes: int = 0
-    shuffle_read_records: int = 0
-    shuffle_write_bytes: int = 0
-    shuffle_write_records: int = 0
-    memory_spill_bytes: int = 0
-    disk_spill_bytes: int = 0
-    peak_execution_memory: int = 0
-    result_size: int = 0
-
-
-@dataclass(slots=True)
-class TaskRun:
-    """One attempt of one task on one executor slot."""
-
-    task_id: int
-    index: int
-    attempt: int
-    stage_id: int
-    stage_attempt: int
-    executor_id: str
-    host: str
-    launch_ms: float
-    finish_ms: float | None = None
-    getting_result_ms: float = 0.0
-    status: str = "RUNNING"
-    """SUCCESS, FAILED, KILLED, RESUBMITTED, RUNNING (never ended: log cut off)."""
-    failure_reason: str | None = None
-    locality: str = ""
-    speculative: bool = False
-    resubmitted: bool = False
-    """Succeeded, but its output was lost with its executor and the task re-run."""
-    task_type: str = ""
-    metrics: TaskMetrics = field(default_factory=TaskMetrics)
-
-    @property
-    def duration_ms(self) -> float:
-        """Wall time on the slot; 0 for a task that never ended."""
-        if self.finish_ms is None:
-            return 0.0
-        return max(0.0, self.finish_ms - self.launch_ms)
-
-    @property
-    def succeeded(self) -> bool:
-        return self.status == "SUCCESS"
 
 
 @dataclass(slots=True)
@@ -135,7 +64,7 @@ class StageNode:
     graph_cache: nx.DiGraph | None = field(default=None, repr=False, compare=False)
     """`operations`, once asked for: a networkx graph costs ~4 KB a stage, which a log
     of 100,000 stages should not pay unless something walks its operations."""
-    table: TaskTable = field(default_factory=lambda: _empty_table())
+    table: TaskTable = field(default_factory=TaskTable.empty)
     """Its task attempts as columns, in launch order (see `perfmodel.dag.tasks`)."""
     accumulable_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     """Metric ids updated by this stage, sorted, unique (an array: 8 bytes an id, where a
@@ -148,8 +77,6 @@ class StageNode:
 
     @tasks.setter
     def tasks(self, runs: list[TaskRun]) -> None:
-        from perfmodel.dag.tasks import TaskTable
-
         self.table = TaskTable.from_runs(runs)
 
     @property
@@ -189,12 +116,6 @@ class StageNode:
 
     def operation(self, op_id: int) -> OperationNode:
         return self.operations.nodes[op_id]["op"]
-
-
-def _empty_table() -> TaskTable:
-    from perfmodel.dag.tasks import TaskTable
-
-    return TaskTable.empty()
 
 
 @dataclass(slots=True)
@@ -406,7 +327,7 @@ class ApplicationProfile:
     task_thread_only: bool = False
     """True when a task's work all runs in its task thread (a Dask task's function), so
     nothing beside it (a PySpark Python worker, the JVM's GC and JIT threads) is left for the
-    bare-log estimators (`perfmodel.embed.bare_demand`) to guess."""
+    bare-log estimators (`perfmodel.spark.bare_demand`) to guess."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -422,8 +343,6 @@ class ApplicationProfile:
     def task_table(self) -> TaskTable:
         """All task attempts of all stage attempts as one table, in stage order (a view of
         the built profile's columns, no copy)."""
-        from perfmodel.dag.tasks import concat_tables
-
         return concat_tables([s.table for s in self.stages.values()])
 
     def latest_attempts(self) -> dict[int, StageNode]:

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
+from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode
+from perfmodel.dag.tasks import TaskRun
 
 if TYPE_CHECKING:
     import pyarrow as pa  # imported where used: plain event logs never need it (~0.1 s)
@@ -58,8 +59,8 @@ class CallProfile:
     by_kind: Counter[str] = field(default_factory=Counter)
     self_samples: Counter[str] = field(default_factory=Counter)
     total_samples: Counter[str] = field(default_factory=Counter)
-    self_ms: Counter[str] = field(default_factory=Counter)
-    total_ms: Counter[str] = field(default_factory=Counter)
+    self_ms: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+    total_ms: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     kind_stacks: Counter[tuple[str, tuple[str, ...]]] = field(default_factory=Counter)
     """Sample counts by (kind, stack): what ran on CPU (``java``) apart from what waited."""
 
@@ -174,22 +175,24 @@ def attribute_samples(profile: ApplicationProfile, samples: pa.Table) -> SampleP
         else:
             acc[0] += 1
             acc[1] += float(weights[i])
-    for (sid, task_id, stage_id, stage_attempt, kind, how), (count, weight) in groups.items():
+    for (sid, task_id, stage_id, stage_attempt, kind, how), (n, weight) in groups.items():
         frames = frames_of[sid]
-        count = int(count)
+        count = int(n)
         out.attribution[how] += count
         if stage_id < 0:
             out.outside.add(frames, kind, count, weight)
             continue
-        key = (stage_id, stage_attempt)
-        out.stages.setdefault(key, CallProfile()).add(frames, kind, count, weight)
+        stage_key = (stage_id, stage_attempt)
+        out.stages.setdefault(stage_key, CallProfile()).add(frames, kind, count, weight)
         if task_id >= 0:
             out.tasks.setdefault(task_id, CallProfile()).add(frames, kind, count, weight)
-        node = profile.stages.get(key)
+        node = profile.stages.get(stage_key)
         if node is not None:
             op = op_finder.find(node, frames, sid)
             if op is not None:
-                out.operations.setdefault((key, op), CallProfile()).add(frames, kind, count, weight)
+                out.operations.setdefault((stage_key, op), CallProfile()).add(
+                    frames, kind, count, weight
+                )
     if out.attribution.get("window-task") or out.attribution.get("window-stage"):
         out.warnings.append(
             "some samples were placed by time window per executor (no plugin events for them), "

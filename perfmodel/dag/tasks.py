@@ -16,7 +16,78 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from perfmodel.dag.model import TaskMetrics, TaskRun
+
+@dataclass(slots=True)
+class TaskMetrics:
+    """Measured components of one task attempt's time and the data it moved.
+
+    These are the metrics a dataflow engine measures for itself; they form the
+    *measured* decomposition that code-inferred resource vectors are checked against.
+    Missing metrics (older engines) stay 0 and `has_cpu_time` tells whether CPU time
+    was measured at all, so a 0 is never mistaken for "no CPU used".
+    """
+
+    reported: bool = True
+    """False when the engine reported no metrics for the attempt (e.g. its executor was
+    lost): its time cannot be broken down at all."""
+    run_ms: float = 0.0
+    cpu_ms: float = 0.0
+    has_cpu_time: bool = False
+    deserialize_ms: float = 0.0
+    result_serialize_ms: float = 0.0
+    gc_ms: float = 0.0
+    shuffle_fetch_wait_ms: float = 0.0
+    shuffle_write_ms: float = 0.0
+    input_bytes: int = 0
+    input_records: int = 0
+    output_bytes: int = 0
+    output_records: int = 0
+    shuffle_read_bytes: int = 0
+    shuffle_remote_read_bytes: int = 0
+    shuffle_read_records: int = 0
+    shuffle_write_bytes: int = 0
+    shuffle_write_records: int = 0
+    memory_spill_bytes: int = 0
+    disk_spill_bytes: int = 0
+    peak_execution_memory: int = 0
+    result_size: int = 0
+
+
+@dataclass(slots=True)
+class TaskRun:
+    """One attempt of one task on one executor slot."""
+
+    task_id: int
+    index: int
+    attempt: int
+    stage_id: int
+    stage_attempt: int
+    executor_id: str
+    host: str
+    launch_ms: float
+    finish_ms: float | None = None
+    getting_result_ms: float = 0.0
+    status: str = "RUNNING"
+    """SUCCESS, FAILED, KILLED, RESUBMITTED, RUNNING (never ended: log cut off)."""
+    failure_reason: str | None = None
+    locality: str = ""
+    speculative: bool = False
+    resubmitted: bool = False
+    """Succeeded, but its output was lost with its executor and the task re-run."""
+    task_type: str = ""
+    metrics: TaskMetrics = field(default_factory=TaskMetrics)
+
+    @property
+    def duration_ms(self) -> float:
+        """Wall time on the slot; 0 for a task that never ended."""
+        if self.finish_ms is None:
+            return 0.0
+        return max(0.0, self.finish_ms - self.launch_ms)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "SUCCESS"
+
 
 FLOAT_FIELDS: tuple[str, ...] = (
     "launch_ms",

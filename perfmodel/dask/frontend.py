@@ -7,12 +7,10 @@ A bundle is a Dask recording when its ``raw/dask`` directory holds task-stream f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from perfmodel.dag.loaded import LoadedProfile
 from perfmodel.dag.model import HostUsage
-from perfmodel.dag.spark import LoadedProfile  # framework-free; lives there until the re-cut
 from perfmodel.dask.stream import stream_files
 from perfmodel.profile.bundle import (
     DASK_DIR,
@@ -23,29 +21,14 @@ from perfmodel.profile.bundle import (
 )
 from perfmodel.profile.eventlog import EventLogSource
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-
-@dataclass(slots=True)
-class DaskLoaded:
-    """A Dask recording, read: the profile (as every front end gives it) and the bundle's
-    stack samples with those of task threads tied to their tasks."""
-
-    loaded: LoadedProfile
-    samples: pa.Table
-
 
 def is_dask_bundle(path: str | Path) -> bool:
     """True for a profile bundle with a Dask task stream in it."""
     return is_bundle(path) and bool(stream_files(Path(path) / DASK_DIR))
 
 
-def read_dask_bundle(path: str | Path) -> DaskLoaded | None:
-    """The Dask recording at ``path``; None when ``path`` is not one (the caller then reads
-    it as a Spark event log or bundle)."""
-    if not is_dask_bundle(path):
-        return None
+def read_dask_bundle(path: str | Path) -> LoadedProfile:
+    """The Dask recording at ``path`` (`is_dask_bundle`), its stack samples tied to tasks."""
     # Here, not at the top: every analysis imports this module, and reading a Spark log
     # never needs the Dask reader, builder and sample tables (~40 ms of start-up).
     from perfmodel.dask.build import build
@@ -73,7 +56,7 @@ def read_dask_bundle(path: str | Path) -> DaskLoaded | None:
         profile.warnings.append(
             f"{bad} task-stream line(s) could not be read and were skipped (see problems)"
         )
-    loaded = LoadedProfile(
+    return LoadedProfile(
         profile=profile,
         source=EventLogSource(
             path=bundle,
@@ -86,8 +69,8 @@ def read_dask_bundle(path: str | Path) -> DaskLoaded | None:
         task_end_events=built.tasks,
         task_end_reasons=built.task_end_reasons,
         quality=stream.quality,
+        samples=tie_samples(load_samples(bundle), built.spans),
     )
-    return DaskLoaded(loaded, tie_samples(load_samples(bundle), built.spans))
 
 
 def _script_name(command: list[str]) -> str:

@@ -71,7 +71,7 @@ except ImportError:  # pragma: no cover - imported without Dask (perfmodel's own
         return _text(key)
 
 
-class SchedulerRecorder(SchedulerPlugin):  # type: ignore[misc]
+class SchedulerRecorder(SchedulerPlugin):
     """Task transitions, graph submissions and workers, as the scheduler sees them."""
 
     name = "perfmodel-scheduler"
@@ -84,7 +84,11 @@ class SchedulerRecorder(SchedulerPlugin):  # type: ignore[misc]
         import distributed
 
         self.out.write(
-            {"e": "scheduler", "address": scheduler.address, "version": distributed.__version__}
+            {
+                "e": "scheduler",
+                "address": scheduler.address,
+                "version": getattr(distributed, "__version__", ""),
+            }
         )
 
     def add_worker(self, scheduler: Any, worker: str) -> None:
@@ -143,7 +147,7 @@ class SchedulerRecorder(SchedulerPlugin):  # type: ignore[misc]
         self.out.close()
 
 
-class WorkerRecorder(WorkerPlugin):  # type: ignore[misc]
+class WorkerRecorder(WorkerPlugin):
     """Per task: when it took a thread, the CPU time of its thread, and when its result was
     stored with the worker's memory then (its start and end on the worker, overheads
     included, where the scheduler's ``startstops`` time the function alone).

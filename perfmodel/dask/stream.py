@@ -155,10 +155,7 @@ Record = (
     | Submit
     | Gathered
 )
-TAGS = frozenset(
-    t.__struct_config__.tag  # type: ignore[attr-defined]
-    for t in Record.__args__  # type: ignore[attr-defined]
-)
+TAGS = frozenset(t.__struct_config__.tag for t in Record.__args__)
 _DECODER = msgspec.json.Decoder(Record)
 _ANY = msgspec.json.Decoder()
 
@@ -247,15 +244,13 @@ def _lines(handle: Iterable[bytes]) -> Iterable[bytes]:
 
 def add_lines(kind: str, name: str, lines: Iterable[bytes], out: DaskStream) -> None:
     """Decode ``lines`` of a file of ``kind`` (scheduler, worker or client) into ``out``."""
+    sink: SchedulerFile | WorkerFile | ClientFile
     if kind == "scheduler":
-        sink: SchedulerFile | WorkerFile | ClientFile = SchedulerFile(name)
-        out.schedulers.append(sink)
+        out.schedulers.append(sink := SchedulerFile(name))
     elif kind == "worker":
-        sink = WorkerFile(name)
-        out.workers.append(sink)
+        out.workers.append(sink := WorkerFile(name))
     elif kind == "client":
-        sink = ClientFile(name)
-        out.clients.append(sink)
+        out.clients.append(sink := ClientFile(name))
     else:
         out.problems.append(LogProblem(name, None, "not a perfmodel Dask file", "unknown_event"))
         out.quality.add("unknown_event", name)
@@ -375,6 +370,6 @@ def _add(
 
 
 def _misplaced(out: DaskStream, name: str, number: int, r: Record) -> bool:
-    tag = type(r).__struct_config__.tag  # type: ignore[attr-defined]
+    tag = type(r).__struct_config__.tag
     _problem(out, name, number, "unknown_event", f"{tag} record in the wrong kind of file")
     return False

@@ -81,7 +81,7 @@ _PLUMBING_PY_FUNCS = frozenset(
 class FrameVectorSource(Protocol):
     """Anything that maps frames to class distributions (the classifier, or a table)."""
 
-    def frame_vectors(self, frames: Sequence[str]) -> list[Mapping[str, float]]: ...
+    def frame_vectors(self, frames: Sequence[str]) -> Sequence[Mapping[str, float]]: ...
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,6 @@ character dictionary, and the ``LanguageModel`` is rebuilt from those.
 
 from __future__ import annotations
 
-import logging
-import os
 import random
 import tempfile
 import warnings
@@ -23,16 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from perfmodel.embed.word_embeddings import import_flair_offline
+
 if TYPE_CHECKING:
-    from flair.embeddings import StackedEmbeddings
     from flair.models import LanguageModel
-
-
-def import_flair_offline() -> None:
-    """Make sure flair and the hub libraries it imports never try the network."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    logging.getLogger("flair").setLevel(logging.WARNING)
 
 
 @dataclass(frozen=True)
@@ -162,17 +154,3 @@ def train_char_lm(
         if not k.startswith("decoder.")
     }
     return spec, state
-
-
-def flair_embedder(lms: Sequence[LanguageModel], glove: bool = False) -> StackedEmbeddings:
-    """Contextual string embeddings from our LMs (forward and backward stacked), optionally
-    stacked with GloVe word vectors (see ``perfmodel.embed.glove``)."""
-    import_flair_offline()
-    from flair.embeddings import FlairEmbeddings, StackedEmbeddings, TokenEmbeddings
-
-    parts: list[TokenEmbeddings] = [FlairEmbeddings(lm, chars_per_chunk=2048) for lm in lms]
-    if glove:
-        from perfmodel.embed.glove import glove_embeddings
-
-        parts.append(glove_embeddings())
-    return StackedEmbeddings(parts)

@@ -136,7 +136,7 @@ class ResourceClassifier:
         if self.bundle.doc_model is None or not self.bundle.charlms:
             return None
         if self._embedder is None:
-            from perfmodel.embed.charlm import flair_embedder
+            from perfmodel.embed.word_embeddings import flair_embedder
 
             self._embedder = DocEmbedder(
                 flair_embedder(rebuild_charlms(self.bundle), glove=self.bundle.glove)

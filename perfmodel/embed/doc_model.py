@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
 
-from perfmodel.embed.charlm import import_flair_offline
+from perfmodel.embed.word_embeddings import import_flair_offline
 
 if TYPE_CHECKING:
     from flair.embeddings import StackedEmbeddings

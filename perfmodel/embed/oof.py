@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from perfmodel.embed.code_model import RecursiveAutoencoder
+from perfmodel.embed.doc_model import DocGRU
 from perfmodel.embed.ensemble import choose_language_weights, package_folds
 from perfmodel.embed.evaluate import fit_tfidf_lr, score
 from perfmodel.embed.token_model import HEAD_CHAR_NGRAMS
@@ -40,7 +42,9 @@ class OutOfFold:
     """Per model, out-of-fold macro-F1 after each epoch."""
 
 
-def _epoch_log(y: np.ndarray, per_epoch: list[np.ndarray], rows: np.ndarray, classes: list[str]):
+def _epoch_log(
+    y: np.ndarray, per_epoch: list[np.ndarray], rows: np.ndarray, classes: list[str]
+) -> list[dict[str, Any]]:
     return [
         {
             "epoch": e + 1,
@@ -74,6 +78,13 @@ def out_of_fold(
     y = data.y[everything]
     for f, held_pos in enumerate(folds):
         fold = _Fold(everything, held_pos, f"fold {f + 1}/{len(folds)}: ", progress)
+
+        def keep_code(model: RecursiveAutoencoder, fold: _Fold = fold) -> None:
+            fold.keep(code_oof, predict_code(model, fold.held_trees(encoded)))
+
+        def keep_doc(model: DocGRU, fold: _Fold = fold) -> None:
+            fold.keep(doc_oof, doc_probs(model, vectors, fold.held, c))
+
         train_code_model(
             data,
             encoded,
@@ -85,9 +96,7 @@ def out_of_fold(
             fold.train_idx,
             None,
             config.epochs,
-            lambda model, fold=fold: fold.keep(
-                code_oof, predict_code(model, fold.held_trees(encoded))
-            ),
+            keep_code,
         )
         train_doc_model(
             data,
@@ -97,7 +106,7 @@ def out_of_fold(
             fold.train_idx,
             None,
             config.doc_epochs,
-            lambda model, fold=fold: fold.keep(doc_oof, doc_probs(model, vectors, fold.held, c)),
+            keep_doc,
         )
         head = fit_tfidf_lr(
             token_texts(data, fold.train_idx),

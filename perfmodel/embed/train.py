@@ -34,7 +34,7 @@ import torch
 
 from perfmodel.embed.aggregate_eval import EXECUTOR_PLUMBING, evaluate_policies
 from perfmodel.embed.ast import binarize
-from perfmodel.embed.charlm import build_language_model, flair_embedder, train_char_lm
+from perfmodel.embed.charlm import build_language_model, train_char_lm
 from perfmodel.embed.classifier import average_heads
 from perfmodel.embed.code_model import RecursiveAutoencoder
 from perfmodel.embed.doc_model import DocEmbedder, DocGRU
@@ -60,6 +60,7 @@ from perfmodel.embed.train_heads import (
 from perfmodel.embed.tree_batch import EncodedTree, encode_tree
 from perfmodel.embed.vocab import Vocab
 from perfmodel.embed.weights import ModelBundle, save_bundle
+from perfmodel.embed.word_embeddings import flair_embedder
 
 ENSEMBLE_ROW = "ensemble (code + doc + tokens, weighted)"
 """The shipped combination's row in the metrics."""

@@ -38,7 +38,7 @@ class Vocab:
         return len(self.tokens)
 
     def id(self, token: str) -> int:
-        return self._index.get(token, 0)  # type: ignore[attr-defined,no-any-return]
+        return self._index.get(token, 0)  # type: ignore[attr-defined]
 
     def ids(self, tokens: Iterable[str]) -> list[int]:
         index: dict[str, int] = self._index  # type: ignore[attr-defined]

@@ -26,23 +26,31 @@ import socket
 import statistics
 import time
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfmodel import __version__
+from perfmodel._version import __version__
 from perfmodel.errors import PerfmodelError
-from perfmodel.experiment.slot_only import slot_only_seconds
+from perfmodel.experiment import allocation_pairs
+from perfmodel.experiment.held_out import apply_split
+from perfmodel.experiment.results import (
+    AccuracyReport,
+    PairResult,
+    WorkloadAccuracy,
+    interval_coverage,
+    mean,
+    nanmean,
+)
 from perfmodel.experiment.split import Split
-from perfmodel.experiment.store import RunRow, RunStore
 from perfmodel.experiment.variants import BARE_LOG, VARIANTS, load_variants, record_variant
 from perfmodel.experiment.what_if_kind import (
-    KindAccuracy,
     link_bandwidth,
     pair_kind,
     summarise_kinds,
     target_link_bandwidth,
 )
+from perfmodel.runs.rows import RunRow
+from perfmodel.runs.store import RunStore
 from perfmodel.simulate.config import (
     DEFAULT_MEMORY_BYTES,
     BaselineOverrides,
@@ -50,150 +58,12 @@ from perfmodel.simulate.config import (
     WhatIf,
     apply_what_if,
 )
-from perfmodel.simulate.replay import Prediction
 
 if TYPE_CHECKING:
-    from perfmodel.analysis import Analysis
+    from perfmodel.analysis import Analysis, Prediction
 
 REPLAY = "replay"
 SLOT_ONLY = "slot-only"
-
-
-@dataclass(slots=True)
-class PairResult:
-    """One baseline run replayed on one other configuration, against what was measured."""
-
-    experiment: str
-    workload: str
-    baseline_run: int
-    baseline_config: str
-    target_config: str
-    target_runs: list[int]
-    measured_s: float
-    """Mean application runtime of the target configuration's runs."""
-    measured_sd_s: float
-    measured_wall_s: float
-    predicted_s: float
-    error: float
-    """|predicted − measured| ÷ measured."""
-    slot_only_s: float
-    slot_only_error: float
-    bottleneck: str
-    baseline_observed_s: float
-    baseline_model_error: float
-    """The baseline replay's own signed error against its observed run."""
-    stage_components: dict[str, dict[str, float]] = field(default_factory=dict)
-    """Predicted task-seconds per component, per stage (``"id.attempt"``)."""
-    bare_log_s: float = math.nan
-    bare_log_error: float = math.nan
-    no_code_vectors_s: float = math.nan
-    no_code_vectors_error: float = math.nan
-    plugin_samples_s: float = math.nan
-    """The bundle read from the plugin's samples of the same run (``jvm_sampler = "both"``)."""
-    plugin_samples_error: float = math.nan
-    predicted_low_s: float = math.nan
-    predicted_high_s: float = math.nan
-    """The prediction's 80% interval (`perfmodel.simulate.intervals`)."""
-    kind: str = ""
-    """Which what-if the pair tests (`perfmodel.experiment.what_if_kind`)."""
-    workload_class: str = ""
-    """The baseline profile's class (`perfmodel.dag.pyspark_work.workload_class`)."""
-    widening: float = math.nan
-    """The interval's widening for this prediction (what calibration takes out again)."""
-    bare_log_low_s: float = math.nan
-    bare_log_high_s: float = math.nan
-    bare_log_widening: float = math.nan
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(slots=True)
-class WorkloadAccuracy:
-    workload: str
-    pairs: int
-    mean_error: float
-    worst_error: float
-    slot_only_mean_error: float
-    slot_only_worst_error: float
-    bottlenecks: list[str]
-    repeat_error: float = math.nan
-    """Noise floor: mean |a − b| ÷ b over ordered pairs of runs of one configuration — the
-    error of "predicting" a run by another run of the same configuration."""
-    role: str = ""
-    """``fit``, ``held-out`` or ``unlisted`` under the report's split; empty without one."""
-    bare_log_mean_error: float = math.nan
-    no_code_vectors_mean_error: float = math.nan
-    interval_coverage: float = math.nan
-    bare_log_interval_coverage: float = math.nan
-    plugin_samples_mean_error: float = math.nan
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(slots=True)
-class GroupAccuracy:
-    """One side of the held-out split (``held-out`` or ``fit``), all its pairs together."""
-
-    role: str
-    workloads: list[str]
-    pairs: int
-    mean_error: float
-    """From the bundles as `perfmodel predict` reads them (code vectors where recorded)."""
-    worst_error: float
-    worst_pair: str
-    """``workload: baseline → target, signed error`` of the largest error."""
-    slot_only_mean_error: float
-    bare_log_mean_error: float
-    no_code_vectors_mean_error: float
-    interval_coverage: float
-    missing: list[str] = field(default_factory=list)
-    """Workloads the split puts on this side that have no pairs in the report."""
-    bare_log_interval_coverage: float = math.nan
-    plugin_samples_mean_error: float = math.nan
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(slots=True)
-class AccuracyReport:
-    """The validation table and the context needed to read it."""
-
-    pairs: list[PairResult]
-    workloads: list[WorkloadAccuracy]
-    mean_error: float
-    worst_error: float
-    slot_only_mean_error: float
-    slot_only_worst_error: float
-    model_version: str
-    created: str
-    host: str
-    machine: str
-    cores: int
-    load_avg: list[float]
-    runs: int
-    skipped: list[str] = field(default_factory=list)
-    repeat_error: float = math.nan
-    """The noise floor over all workloads (see `WorkloadAccuracy.repeat_error`)."""
-    split: str = ""
-    """The split file the workloads were labelled by; empty without one."""
-    split_rule: str = ""
-    groups: list[GroupAccuracy] = field(default_factory=list)
-    """One summary per side of the split (held-out first); empty without a split."""
-    kinds: list[KindAccuracy] = field(default_factory=list)
-    """One summary per what-if kind (network bandwidth, memory, worker count...)."""
-
-    def as_dict(self) -> dict[str, Any]:
-        nested = ("pairs", "workloads", "groups", "kinds")
-        return {
-            **{k: getattr(self, k) for k in self.__slots__ if k not in nested},
-            "workloads": [w.as_dict() for w in self.workloads],
-            "groups": [g.as_dict() for g in self.groups],
-            "kinds": [k.as_dict() for k in self.kinds],
-            "pairs": [p.as_dict() for p in self.pairs],
-        }
 
 
 def model_version() -> str:
@@ -218,26 +88,48 @@ def load_baseline(bundle: str | Path, net_bw: float | None = None) -> Analysis:
 
 
 def target_config(
-    loaded: Analysis, cores: int | None, memory: int | None, net_bw: float | None = None
+    loaded: Analysis,
+    cores: int | None,
+    memory: int | None,
+    net_bw: float | None = None,
+    allocation: dict[str, Any] | None = None,
 ) -> ClusterConfig:
     """The baseline moved to ``cores`` slots and ``memory`` heap (None = Spark's default),
-    and to a ``net_bw`` link (bytes/s per host; None = the baseline's)."""
-    change = WhatIf(cores=cores, memory_bytes=memory or DEFAULT_MEMORY_BYTES, net_bw=net_bw)
-    return apply_what_if(loaded.baseline, change)
+    and to a ``net_bw`` link (bytes/s per host; None = the baseline's). ``allocation``:
+    the dynamic allocation what-if of the pair (`allocation_pairs.what_if_fields`); a
+    dynamic target's executors are the policy's, not ``cores``."""
+    fields: dict[str, Any] = {
+        "cores": cores,
+        "memory_bytes": memory or DEFAULT_MEMORY_BYTES,
+        "net_bw": net_bw,
+    }
+    if allocation:
+        fields |= allocation
+        if allocation.get("dynamic_allocation"):
+            fields["cores"] = None
+    return apply_what_if(loaded.baseline, WhatIf(**fields))
 
 
 def predict(
-    loaded: Analysis, cores: int | None, memory: int | None, net_bw: float | None = None
+    loaded: Analysis,
+    cores: int | None,
+    memory: int | None,
+    net_bw: float | None = None,
+    allocation: dict[str, Any] | None = None,
 ) -> Prediction:
-    return loaded.predict(target_config(loaded, cores, memory, net_bw))
+    return loaded.predict(target_config(loaded, cores, memory, net_bw, allocation))
 
 
 def slot_only(
-    loaded: Analysis, cores: int | None, memory: int | None, net_bw: float | None = None
+    loaded: Analysis,
+    cores: int | None,
+    memory: int | None,
+    net_bw: float | None = None,
+    allocation: dict[str, Any] | None = None,
 ) -> float:
-    return slot_only_seconds(
-        loaded.workload, loaded.baseline, target_config(loaded, cores, memory, net_bw)
-    )
+    """Slot-only replay of the pair through the engine (`Analysis.slot_only_s`): on a
+    dynamic target its slots follow the allocation policy, as the replay's do."""
+    return loaded.slot_only_s(target_config(loaded, cores, memory, net_bw, allocation))
 
 
 def group_key(run: RunRow) -> tuple[str, str]:
@@ -249,7 +141,9 @@ def _comparable(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """True when two configs differ only in what the what-if can change (slots, heap, the
     network bandwidth of a cluster's links)."""
     # A cluster's worker count is its slots (cores), which the what-if changes.
+    # Dynamic allocation's limits are a what-if too (`allocation_pairs`).
     ignore = {"name", "master", "driver_memory", "executor_memory", "workers", "rate_mbit"}
+    a, b = allocation_pairs.without_allocation(a), allocation_pairs.without_allocation(b)
     return {k: v for k, v in a.items() if k not in ignore} == {
         k: v for k, v in b.items() if k not in ignore
     }
@@ -307,8 +201,11 @@ def evaluate(
                     continue
                 pair = _pair(store, loaded, base_run, targets, save, ids[REPLAY], ids[SLOT_ONLY])
                 net_bw = target_link_bandwidth(base_run.config_settings, t0.config_settings)
+                allocation = allocation_pairs.what_if_fields(
+                    base_run.config_settings, t0.config_settings
+                )
                 for method, analysis in others.items():
-                    variant = predict(analysis, t0.cores, t0.memory_bytes, net_bw)
+                    variant = predict(analysis, t0.cores, t0.memory_bytes, net_bw, allocation)
                     record_variant(store, pair, method, variant, t0.config_id, save, ids[method])
                     if method == BARE_LOG:
                         pair.bare_log_low_s = variant.predicted_low_s
@@ -317,17 +214,15 @@ def evaluate(
                 pairs.append(pair)
     repeats: dict[str, list[float]] = defaultdict(list)
     for group in by_exp.values():
-        by_config = defaultdict(list)
+        times_by_config: defaultdict[str, list[float]] = defaultdict(list)
         for r in group:
-            by_config[r.config].append(float(r.app_s or 0.0))
-        for times in by_config.values():
+            times_by_config[r.config].append(float(r.app_s or 0.0))
+        for times in times_by_config.values():
             repeats[group[0].workload] += [
                 abs(a - b) / b for i, a in enumerate(times) for j, b in enumerate(times) if i != j
             ]
     report = _summarise(pairs, version, len(usable), skipped, repeats)
     if split is not None:
-        from perfmodel.experiment.held_out import apply_split
-
         apply_split(report, split)
     return report
 
@@ -343,8 +238,9 @@ def _pair(
 ) -> PairResult:
     t0 = targets[0]
     net_bw = target_link_bandwidth(base_run.config_settings, t0.config_settings)
-    prediction = predict(loaded, t0.cores, t0.memory_bytes, net_bw)
-    slot_s = slot_only(loaded, t0.cores, t0.memory_bytes, net_bw)
+    allocation = allocation_pairs.what_if_fields(base_run.config_settings, t0.config_settings)
+    prediction = predict(loaded, t0.cores, t0.memory_bytes, net_bw, allocation)
+    slot_s = slot_only(loaded, t0.cores, t0.memory_bytes, net_bw, allocation)
     measured = [float(r.app_s or 0.0) for r in targets]
     walls = [float(r.wall_s) for r in targets if r.wall_s is not None]
     mean = statistics.fmean(measured)
@@ -399,31 +295,6 @@ def _pair(
     return result
 
 
-def _mean(values: list[float]) -> float:
-    return statistics.fmean(values) if values else math.nan
-
-
-def _nanmean(values: list[float]) -> float:
-    """Mean of the figures that exist (a variant that could not be read leaves NaN)."""
-    return _mean([v for v in values if not math.isnan(v)])
-
-
-def interval_coverage(pairs: list[PairResult], bare_log: bool = False) -> float:
-    """Share of pairs whose measured runtime lies inside the predicted interval (of the
-    bundle's prediction, or with ``bare_log`` of the bare log's), over the pairs that have
-    one; NaN when none has."""
-    inside: list[bool] = []
-    for p in pairs:
-        low, high = (
-            (p.bare_log_low_s, p.bare_log_high_s)
-            if bare_log
-            else (p.predicted_low_s, p.predicted_high_s)
-        )
-        if not (math.isnan(low) or math.isnan(high)):
-            inside.append(low <= p.measured_s <= high)
-    return sum(inside) / len(inside) if inside else math.nan
-
-
 def _summarise(
     pairs: list[PairResult],
     version: str,
@@ -443,10 +314,10 @@ def _summarise(
             slot_only_mean_error=statistics.fmean(p.slot_only_error for p in ps),
             slot_only_worst_error=max(p.slot_only_error for p in ps),
             bottlenecks=sorted({p.bottleneck for p in ps}),
-            repeat_error=_mean(repeats.get(w, [])),
-            bare_log_mean_error=_nanmean([p.bare_log_error for p in ps]),
-            no_code_vectors_mean_error=_nanmean([p.no_code_vectors_error for p in ps]),
-            plugin_samples_mean_error=_nanmean([p.plugin_samples_error for p in ps]),
+            repeat_error=mean(repeats.get(w, [])),
+            bare_log_mean_error=nanmean([p.bare_log_error for p in ps]),
+            no_code_vectors_mean_error=nanmean([p.no_code_vectors_error for p in ps]),
+            plugin_samples_mean_error=nanmean([p.plugin_samples_error for p in ps]),
             interval_coverage=interval_coverage(ps),
             bare_log_interval_coverage=interval_coverage(ps, bare_log=True),
         )
@@ -468,6 +339,6 @@ def _summarise(
         load_avg=[round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else [],
         runs=runs,
         skipped=skipped,
-        repeat_error=_mean([x for values in repeats.values() for x in values]),
+        repeat_error=mean([x for values in repeats.values() for x in values]),
         kinds=summarise_kinds(pairs),
     )

@@ -16,9 +16,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from perfmodel.experiment.accuracy import PairResult, evaluate
+from perfmodel.experiment.accuracy import evaluate
+from perfmodel.experiment.results import PairResult
 from perfmodel.experiment.split import FIT, Split
-from perfmodel.experiment.store import RunStore
+from perfmodel.runs.store import RunStore
 from perfmodel.simulate.intervals import (
     BARE_LOG,
     BUNDLE,

@@ -12,7 +12,8 @@ from types import TracebackType
 
 from perfmodel.experiment import cluster
 from perfmodel.experiment.cluster import ClusterSpec, ClusterState
-from perfmodel.experiment.spec import CLUSTER, RunConfig
+from perfmodel.experiment.spec import CLUSTER
+from perfmodel.experiment.spec_grid import RunConfig
 
 STUDY_NAME = "pms"
 STUDY_SUBNET = "10.77.2"

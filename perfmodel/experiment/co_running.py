@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from perfmodel.experiment.split import FIT, Split
-from perfmodel.experiment.store import RunRow, RunStore
+from perfmodel.runs.rows import RunRow
+from perfmodel.runs.store import RunStore
 from perfmodel.simulate import jit_load
 
 
@@ -67,12 +68,12 @@ class CoRunning:
 
 def run_cpu(run: RunRow) -> RunCpu | None:
     """A run's `RunCpu` from its bundle (None where it has none or no task CPU)."""
+    from perfmodel.analysis import read
     from perfmodel.dag.concurrency import task_concurrency
-    from perfmodel.dag.spark import build_profile
 
     if not run.bundle_path or not run.cores:
         return None
-    profile = build_profile(run.bundle_path).profile
+    profile = read(run.bundle_path).profile
     table = profile.task_table()
     ended = np.asarray(table.ended, dtype=bool)
     cpu = np.nan_to_num(np.asarray(table.cpu_ms, dtype=np.float64))[ended]

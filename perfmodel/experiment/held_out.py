@@ -7,20 +7,15 @@ side is kept beside it to show how much of the headline error is memory.
 from __future__ import annotations
 
 import math
-import statistics
 
-from perfmodel.experiment.accuracy import (
+from perfmodel.experiment.results import (
     AccuracyReport,
     GroupAccuracy,
     PairResult,
     interval_coverage,
+    nanmean,
 )
 from perfmodel.experiment.split import FIT, HELD_OUT, Split
-
-
-def _nanmean(values: list[float]) -> float:
-    present = [v for v in values if not math.isnan(v)]
-    return statistics.fmean(present) if present else math.nan
 
 
 def describe_pair(pair: PairResult) -> str:
@@ -37,13 +32,13 @@ def summarise_group(role: str, workloads: list[str], pairs: list[PairResult]) ->
         role=role,
         workloads=workloads,
         pairs=len(pairs),
-        mean_error=_nanmean([p.error for p in pairs]),
+        mean_error=nanmean([p.error for p in pairs]),
         worst_error=worst.error if worst else math.nan,
         worst_pair=describe_pair(worst) if worst else "",
-        slot_only_mean_error=_nanmean([p.slot_only_error for p in pairs]),
-        bare_log_mean_error=_nanmean([p.bare_log_error for p in pairs]),
-        no_code_vectors_mean_error=_nanmean([p.no_code_vectors_error for p in pairs]),
-        plugin_samples_mean_error=_nanmean([p.plugin_samples_error for p in pairs]),
+        slot_only_mean_error=nanmean([p.slot_only_error for p in pairs]),
+        bare_log_mean_error=nanmean([p.bare_log_error for p in pairs]),
+        no_code_vectors_mean_error=nanmean([p.no_code_vectors_error for p in pairs]),
+        plugin_samples_mean_error=nanmean([p.plugin_samples_error for p in pairs]),
         interval_coverage=interval_coverage(pairs),
         bare_log_interval_coverage=interval_coverage(pairs, bare_log=True),
     )

@@ -1,6 +1,6 @@
 """Running a spec: every configuration × (warm-ups + repetitions), each run recorded and stored.
 
-Each run goes through `perfmodel.profile.record.record` (a profile bundle per run, so any
+Each run goes through `perfmodel.profile.record.run.record` (a profile bundle per run, so any
 run can later serve as the baseline of a prediction); `record` also monitors the run's
 process tree (CPU, memory, I/O), and the runner stores what it measured. The run's row is
 written before the command starts and completed after; any exception — including Ctrl-C
@@ -27,11 +27,13 @@ import psutil
 from perfmodel.errors import PerfmodelError
 from perfmodel.experiment.cluster import ClusterState
 from perfmodel.experiment.cluster_runs import ClusterSession
-from perfmodel.experiment.spec import ExperimentSpec, RunConfig, substitute
-from perfmodel.experiment.store import RunOutcome, RunStore, Sample, StageRow
-from perfmodel.profile.monitor import IGNORED_NAMES, ResourceSummary
-from perfmodel.profile.record import record
-from perfmodel.profile.record_setup import RecordOptions
+from perfmodel.experiment.spec import ExperimentSpec, substitute
+from perfmodel.experiment.spec_grid import RunConfig
+from perfmodel.profile.record.monitor import IGNORED_NAMES, ResourceSummary
+from perfmodel.profile.record.run import record
+from perfmodel.profile.record.setup import RecordOptions
+from perfmodel.runs.rows import RunOutcome, Sample, StageRow
+from perfmodel.runs.store import RunStore
 
 QUIET_CONF = (
     ("spark.ui.enabled", "false"),
@@ -331,9 +333,9 @@ class _Watchdog:
 
 def profile_summary(bundle: Path) -> tuple[float, list[StageRow]]:
     """The application's runtime by its event log, and a per-stage summary."""
-    from perfmodel.dag.spark import build_profile  # heavy import, only after a run
+    from perfmodel.analysis import read  # heavy import, only after a run
 
-    profile = build_profile(bundle).profile
+    profile = read(bundle).profile
     rows = []
     for stage in sorted(profile.stages.values(), key=lambda s: s.key):
         tasks = [t for t in stage.tasks if t.finish_ms is not None]

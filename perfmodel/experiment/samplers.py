@@ -11,24 +11,47 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
+from dataclasses import dataclass
 
-from perfmodel.experiment.accuracy import AccuracyReport, PairResult
-from perfmodel.simulate.units import format_share as pct
+from perfmodel.experiment.results import AccuracyReport, PairResult
 
 
-def _row(label: str, role: str, pairs: list[PairResult]) -> str:
+@dataclass(frozen=True, slots=True)
+class SamplerComparison:
+    """One workload's pairs (or one side of the split's, ``total``) predicted from either
+    sampler's samples of the same runs."""
+
+    workload: str
+    """The workload; for a total, the side of the split (empty without a split)."""
+    role: str
+    pairs: int
+    jfr_mean_error: float
+    plugin_mean_error: float
+    plugin_minus_jfr: float
+    """Mean over the pairs of the plugin's error minus JFR's (a fraction)."""
+    largest_move: float
+    """The largest change of a prediction between the two readings, relative to JFR's."""
+    total: bool = False
+
+
+def _compare(workload: str, role: str, pairs: list[PairResult], total: bool) -> SamplerComparison:
     diffs = [p.plugin_samples_error - p.error for p in pairs]
     moved = [abs(p.plugin_samples_s - p.predicted_s) / p.predicted_s for p in pairs]
-    return (
-        f"| {label} | {role} | {len(pairs)} | {pct(statistics.fmean(p.error for p in pairs))} | "
-        f"{pct(statistics.fmean(p.plugin_samples_error for p in pairs))} | "
-        f"{100 * statistics.fmean(diffs):+.1f} | {100 * max(moved):.1f}% |"
+    return SamplerComparison(
+        workload=workload,
+        role=role,
+        pairs=len(pairs),
+        jfr_mean_error=statistics.fmean(p.error for p in pairs),
+        plugin_mean_error=statistics.fmean(p.plugin_samples_error for p in pairs),
+        plugin_minus_jfr=statistics.fmean(diffs),
+        largest_move=max(moved),
+        total=total,
     )
 
 
-def render_sampler_comparison(report: AccuracyReport) -> list[str]:
-    """Markdown lines: per workload, the bundle's mean error read from JFR's samples and from
-    the plugin's, on the same pairs; nothing where no run kept both."""
+def compare_samplers(report: AccuracyReport) -> list[SamplerComparison]:
+    """Per workload (by name), then per side of the split, the bundle's mean error read from
+    JFR's samples and from the plugin's, on the same pairs; nothing where no run kept both."""
     both = [p for p in report.pairs if not math.isnan(p.plugin_samples_error)]
     if not both:
         return []
@@ -36,23 +59,11 @@ def render_sampler_comparison(report: AccuracyReport) -> list[str]:
     by_workload: dict[str, list[PairResult]] = defaultdict(list)
     for p in both:
         by_workload[p.workload].append(p)
-    lines = [
-        "",
-        '### JVM samplers on the same runs (`jvm_sampler = "both"`)',
-        "",
-        "Each pair predicted from its baseline's bundle read from JFR's samples (the bundle as "
-        "recorded) and from the plugin sampler's samples of the same run; the runs, event logs, "
-        "per-thread CPU and Python samples are the same, so the difference is the samplers'. "
-        "*Largest move*: the largest change of a prediction between the two readings.",
-        "",
-        "| workload | set | pairs | JFR samples | plugin samples | plugin − JFR, points "
-        "| largest move |",
-        "|---|---|---:|---:|---:|---:|---:|",
+    out = [
+        _compare(name, role.get(name, ""), pairs, False)
+        for name, pairs in sorted(by_workload.items())
     ]
-    for name, pairs in sorted(by_workload.items()):
-        lines.append(_row(name, role.get(name, ""), pairs))
-    sides = sorted({role.get(p.workload, "") for p in both})
-    for side in sides:
+    for side in sorted({role.get(p.workload, "") for p in both}):
         pairs = [p for p in both if role.get(p.workload, "") == side]
-        lines.append(_row(f"**all{' ' + side if side else ''}**", side, pairs))
-    return lines
+        out.append(_compare(side, side, pairs, True))
+    return out

@@ -22,7 +22,7 @@ import msgspec
 
 from perfmodel.experiment.spec_grid import CLUSTER as CLUSTER
 from perfmodel.experiment.spec_grid import MAX_CONFIGS, RunConfig, SpecError, expand_configs
-from perfmodel.profile.record_setup import JVM_SAMPLERS
+from perfmodel.profile.record.setup import JVM_SAMPLERS
 
 _PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 TOP_KEYS = {
@@ -47,7 +47,7 @@ TOP_KEYS = {
 
 @dataclass(frozen=True, slots=True)
 class RecordSettings:
-    """How each run is recorded (passed to `perfmodel.profile.record_setup.RecordOptions`)."""
+    """How each run is recorded (passed to `perfmodel.profile.record.setup.RecordOptions`)."""
 
     jfr: bool = True
     pyspy: bool = True

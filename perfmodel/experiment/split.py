@@ -21,14 +21,14 @@ import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from perfmodel.errors import PerfmodelError
 
-FIT = "fit"
-HELD_OUT = "held-out"
-UNLISTED = "unlisted"
 Role = Literal["fit", "held-out", "unlisted"]
+FIT: Final = "fit"
+HELD_OUT: Final = "held-out"
+UNLISTED: Final = "unlisted"
 DEFAULT_SPLIT = Path(__file__).resolve().parents[2] / "experiments" / "splits" / "default.toml"
 """The repository's split (present in a source checkout, not in an installed wheel)."""
 

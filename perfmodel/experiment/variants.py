@@ -13,12 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from perfmodel.experiment.store import RunStore
+from perfmodel.runs.store import RunStore
 
 if TYPE_CHECKING:
-    from perfmodel.analysis import Analysis
-    from perfmodel.experiment.accuracy import PairResult
-    from perfmodel.simulate.replay import Prediction
+    from perfmodel.analysis import Analysis, Prediction
+    from perfmodel.experiment.results import PairResult
 
 BARE_LOG = "bare-log"
 """The bundle's event log alone replayed: no measured CPU use, no stack samples."""
@@ -40,7 +39,7 @@ def load_variants(bundle: str | Path, net_bw: float | None = None) -> dict[str, 
     (``--baseline-net-bw``)."""
     from perfmodel.analysis import load  # heavy import
     from perfmodel.profile.bundle import find_event_log, read_manifest
-    from perfmodel.profile.bundle_write import with_plugin_samples
+    from perfmodel.profile.record.bundle_write import with_plugin_samples
     from perfmodel.simulate.config import BaselineOverrides
 
     overrides = BaselineOverrides(net_bw=net_bw) if net_bw else None

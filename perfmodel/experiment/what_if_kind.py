@@ -9,19 +9,14 @@ single kind's figure.
 
 from __future__ import annotations
 
-import math
 import re
-import statistics
 from collections import defaultdict
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from perfmodel.experiment.allocation_pairs import DYNAMIC_ALLOCATION, differs
+from perfmodel.experiment.results import KindAccuracy, PairResult, nanmean
 from perfmodel.simulate.config import DEFAULT_NET_BW
 from perfmodel.simulate.units import UnitError, parse_size
-from perfmodel.simulate.units import format_share as pct
-
-if TYPE_CHECKING:
-    from perfmodel.experiment.accuracy import PairResult
 
 NETWORK = "network bandwidth"
 MEMORY = "memory"
@@ -32,26 +27,7 @@ COMBINED = "combined"
 """More than one resource changed at once."""
 OTHER = "other"
 """None of these resources changed (the configurations differ in name only)."""
-KIND_ORDER = (NETWORK, MEMORY, WORKERS, CORES, COMBINED, OTHER)
-
-
-@dataclass(slots=True)
-class KindAccuracy:
-    """All pairs of one what-if kind, over every workload."""
-
-    kind: str
-    pairs: int
-    workloads: list[str]
-    mean_error: float
-    """From the bundles (the default reading)."""
-    worst_error: float
-    worst_pair: str
-    slot_only_mean_error: float
-    bare_log_mean_error: float
-    no_code_vectors_mean_error: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+KIND_ORDER = (NETWORK, MEMORY, WORKERS, CORES, DYNAMIC_ALLOCATION, COMBINED, OTHER)
 
 
 def _memory(settings: dict[str, Any]) -> int | None:
@@ -82,6 +58,8 @@ def changed_resources(base: dict[str, Any], target: dict[str, Any]) -> list[str]
         kinds.append(WORKERS)
     if _local_cores(base) != _local_cores(target):
         kinds.append(CORES)
+    if differs(base, target):
+        kinds.append(DYNAMIC_ALLOCATION)
     return kinds
 
 
@@ -91,11 +69,6 @@ def pair_kind(base: dict[str, Any], target: dict[str, Any]) -> str:
     if not kinds:
         return OTHER
     return kinds[0] if len(kinds) == 1 else COMBINED
-
-
-def _nanmean(values: list[float]) -> float:
-    present = [v for v in values if not math.isnan(v)]
-    return statistics.fmean(present) if present else math.nan
 
 
 def summarise_kinds(pairs: list[PairResult]) -> list[KindAccuracy]:
@@ -114,42 +87,18 @@ def summarise_kinds(pairs: list[PairResult]) -> list[KindAccuracy]:
                 kind=kind,
                 pairs=len(ps),
                 workloads=sorted({p.workload for p in ps}),
-                mean_error=_nanmean([p.error for p in ps]),
+                mean_error=nanmean([p.error for p in ps]),
                 worst_error=worst.error,
                 worst_pair=(
                     f"{worst.workload}: {worst.baseline_config} (run {worst.baseline_run}) → "
                     f"{worst.target_config}, {100 * signed:+.1f}%"
                 ),
-                slot_only_mean_error=_nanmean([p.slot_only_error for p in ps]),
-                bare_log_mean_error=_nanmean([p.bare_log_error for p in ps]),
-                no_code_vectors_mean_error=_nanmean([p.no_code_vectors_error for p in ps]),
+                slot_only_mean_error=nanmean([p.slot_only_error for p in ps]),
+                bare_log_mean_error=nanmean([p.bare_log_error for p in ps]),
+                no_code_vectors_mean_error=nanmean([p.no_code_vectors_error for p in ps]),
             )
         )
     return out
-
-
-def render_kinds(kinds: list[KindAccuracy]) -> list[str]:
-    """The Markdown table of errors per what-if kind (nothing when only one kind exists
-    and it is plain cores, as in a local-mode study, where the overall table says it all)."""
-    if not kinds or [k.kind for k in kinds] == [CORES]:
-        return []
-    lines = [
-        "",
-        "### By what-if kind",
-        "",
-        "Pairs grouped by the one resource their configurations differ in (*combined*: more "
-        "than one). Mean error from the baseline's bundle, from its bare event log (n/a "
-        "without `--variants`) and by slot-only replay.",
-        "",
-        "| what-if | pairs | workloads | bundle | bare log | slot-only | worst pair |",
-        "|---|---:|---|---:|---:|---:|---|",
-    ]
-    for k in kinds:
-        lines.append(
-            f"| {k.kind} | {k.pairs} | {', '.join(k.workloads)} | **{pct(k.mean_error)}** | "
-            f"{pct(k.bare_log_mean_error)} | {pct(k.slot_only_mean_error)} | {k.worst_pair} |"
-        )
-    return lines
 
 
 def link_bandwidth(settings: dict[str, Any]) -> float | None:

@@ -6,8 +6,11 @@ log is analysed alone through the library facade (`perfmodel.load`), so every fi
 what `perfmodel diagnose --json` and `perfmodel predict` say about that log; the per-log work
 runs in a local process pool or as a PySpark job, and both give the same tables.
 
-Layout: `discover` (which logs), `scenarios` (the what-ifs), `analyse` (one log → rows),
+Layout: `discover` (which logs), `analyse` (one log → rows),
 `limits` (the per-log memory cap), `schema` and `store` (Parquet tables, manifest),
-`local` and `spark` (engines), `regress` (regressions), `summary` and `htmlpage` (reports),
-`run` (one fleet run end to end), `synth` (generated fleets for tests and benchmarks).
+`local` and `spark` (engines), `regress` (regressions), `summary` (what the run tells, as
+data), `run` (one fleet run end to end), `synth` (generated fleets for tests and
+benchmarks). The what-if scenarios are `perfmodel.simulate.whatif` changes, as everywhere.
+The package computes; `perfmodel.report` renders its summary (terminal, JSON,
+``summary.html``).
 """

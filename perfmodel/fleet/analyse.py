@@ -31,11 +31,11 @@ from perfmodel.dag.decomposition import COMPONENTS
 from perfmodel.errors import PerfmodelError
 from perfmodel.fleet.discover import LogRef
 from perfmodel.fleet.limits import memory_cap
-from perfmodel.fleet.scenarios import Scenario
+from perfmodel.simulate.whatif import Change
 
 if TYPE_CHECKING:
     from perfmodel.analysis import Analysis
-    from perfmodel.report.diagnosis import Diagnosis
+    from perfmodel.analysis.diagnosis import Diagnosis
 
 SKEW_FACTOR = 3.0
 SKEW_MIN_TASK_S = 1.0
@@ -62,7 +62,7 @@ def error_rows(ref: LogRef, kind: str, reason: str) -> Rows:
 
 def analyse_log(
     ref: LogRef,
-    scenarios: Sequence[Scenario] = (),
+    scenarios: Sequence[Change] = (),
     *,
     memory_cap_bytes: int | None = None,
     read_path: str | None = None,
@@ -90,12 +90,15 @@ def analyse_log(
 
 
 def _analyse(
-    ref: LogRef, scenarios: Sequence[Scenario], read_path: str, max_decompressed: int | None
+    ref: LogRef, scenarios: Sequence[Change], read_path: str, max_decompressed: int | None
 ) -> Rows:
     from perfmodel.analysis import load
 
-    kwargs = {} if max_decompressed is None else {"max_decompressed_bytes": max_decompressed}
-    analysis = load(read_path, **kwargs)
+    analysis = (
+        load(read_path)
+        if max_decompressed is None
+        else load(read_path, max_decompressed_bytes=max_decompressed)
+    )
     p = analysis.profile
     if p.start_ms is None and not p.jobs and not p.stages:
         problems = analysis.loaded.problems
@@ -257,7 +260,7 @@ def _app_row(ref: LogRef, analysis: Analysis, d: Diagnosis) -> dict[str, Any]:
 
 
 def _prediction_row(
-    ref: LogRef, analysis: Analysis, d: Diagnosis, scenario: Scenario
+    ref: LogRef, analysis: Analysis, d: Diagnosis, scenario: Change
 ) -> dict[str, Any]:
     row: dict[str, Any] = {
         "log_path": ref.path,
@@ -266,7 +269,7 @@ def _prediction_row(
         "what_if": scenario.label,
     }
     try:
-        prediction = analysis.predict(scenario.what_if(analysis.baseline))
+        prediction = analysis.predict(scenario)
     except PerfmodelError as exc:
         row["error"] = str(exc)
         return row

@@ -24,7 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from perfmodel.fleet.analyse import Rows, analyse_log, empty_rows, error_rows
 from perfmodel.fleet.discover import LogRef
-from perfmodel.fleet.scenarios import Scenario
+from perfmodel.simulate.whatif import Change
 
 TASKS_PER_WORKER = 64
 _PRELOAD = ["perfmodel.fleet.analyse", "perfmodel.analysis"]
@@ -51,7 +51,7 @@ def merge_rows(into: Rows, rows: Rows) -> None:
 
 def run_local(
     refs: Sequence[LogRef],
-    scenarios: Sequence[Scenario],
+    scenarios: Sequence[Change],
     *,
     jobs: int | None = None,
     memory_cap_bytes: int | None = None,
@@ -77,7 +77,7 @@ def run_local(
 
 def _run_batch(
     refs: Sequence[LogRef],
-    scenarios: Sequence[Scenario],
+    scenarios: Sequence[Change],
     workers: int,
     cap: int | None,
     out: Rows,
@@ -101,7 +101,7 @@ def _run_batch(
     return []
 
 
-def _run_isolated(ref: LogRef, scenarios: Sequence[Scenario], cap: int | None) -> Rows:
+def _run_isolated(ref: LogRef, scenarios: Sequence[Change], cap: int | None) -> Rows:
     with _pool(1) as pool:
         try:
             return pool.submit(analyse_log, ref, scenarios, memory_cap_bytes=cap).result()

@@ -1,15 +1,15 @@
-"""One fleet run end to end: discover, skip what is done, analyse the rest, merge, report.
+"""One fleet run end to end: discover, skip what is done, analyse the rest, merge, summarise.
 
 Both engines feed the same merge, so the tables on disk do not depend on which one ran:
 the rows of every log analysed now replace that log's earlier rows, rows of logs not seen
 this time are kept (a ``--since`` run does not forget older logs; ``--fresh`` starts over),
-and regressions and the summary are recomputed from the merged tables every time.
+and regressions and the summary are recomputed from the merged tables every time. The run
+computes; `perfmodel.report` renders its summary (``perfmodel fleet`` writes
+``summary.html`` beside the tables).
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,19 +20,17 @@ import pyarrow as pa
 from perfmodel.errors import PerfmodelError
 from perfmodel.fleet.analyse import Rows
 from perfmodel.fleet.discover import LogRef, discover
-from perfmodel.fleet.htmlpage import render_html
 from perfmodel.fleet.regress import find_regressions
-from perfmodel.fleet.scenarios import Scenario, signature
 from perfmodel.fleet.schema import MANIFEST, RESULT_TABLES, table_from_rows
 from perfmodel.fleet.store import (
     manifest_entries,
-    publish,
     read_table,
     replace_logs,
     unchanged,
     write_table,
 )
 from perfmodel.fleet.summary import FleetSummary, summarise
+from perfmodel.simulate.whatif import Change
 
 ENGINES = ("local", "spark")
 
@@ -47,7 +45,7 @@ class FleetOptions:
     out: Path
     engine: str = "local"
     since: datetime | None = None
-    scenarios: list[Scenario] = field(default_factory=list)
+    scenarios: list[Change] = field(default_factory=list)
     jobs: int | None = None
     memory_cap_bytes: int | None = None
     fresh: bool = False
@@ -71,7 +69,7 @@ def run_fleet(
     on_start: Callable[[int], None] | None = None,
     on_done: Callable[[LogRef], None] | None = None,
 ) -> FleetResult:
-    """Analyse the logs that changed, merge, write the tables and ``summary.html``."""
+    """Analyse the logs that changed, merge, write the tables and summarise them."""
     if opts.engine not in ENGINES:
         raise FleetOptionError(f"--engine must be one of {', '.join(ENGINES)}")
     out = opts.out.expanduser().resolve()
@@ -94,7 +92,7 @@ def run_fleet(
             since_ns = int(opts.since.timestamp() * 1e9) if opts.since else None
             refs = sorted(refs + list_remote(spark, remote, since_ns))
     try:
-        what_if = signature(opts.scenarios)
+        what_if = ";".join(s.label for s in opts.scenarios)
         manifest = MANIFEST.empty_table() if opts.fresh else read_table(out, "manifest", MANIFEST)
         entries = manifest_entries(manifest)
         todo = [r for r in refs if not unchanged(r, entries, what_if)]
@@ -137,7 +135,6 @@ def run_fleet(
     )
     write_table(out, "manifest", replace_logs(manifest, done, paths))
     summary = summarise(tables, analysed_now=len(todo), skipped=len(refs) - len(todo))
-    _write_text(out / "summary.html", render_html(summary))
     return FleetResult(tables, todo, len(refs) - len(todo), summary)
 
 
@@ -169,10 +166,3 @@ def _analyse(
         on_done=on_done,
     )
     return {name: table_from_rows(rows[name], schema) for name, schema in RESULT_TABLES.items()}
-
-
-def _write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    publish(tmp, path)

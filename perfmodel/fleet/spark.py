@@ -34,9 +34,9 @@ import pyarrow as pa
 from perfmodel.errors import PerfmodelError
 from perfmodel.fleet.analyse import Rows, analyse_log
 from perfmodel.fleet.discover import ROLLING_PREFIX, LogRef, is_remote, local_path
-from perfmodel.fleet.scenarios import Scenario
 from perfmodel.fleet.schema import RESULT_TABLES, spark_schema
 from perfmodel.fleet.store import conform
+from perfmodel.simulate.whatif import Change
 
 TRANSFERS = ("auto", "direct", "binary")
 
@@ -127,7 +127,7 @@ def _tagged(rows: Rows) -> Iterator[tuple[str, tuple[Any, ...]]]:
 
 
 def _analyse_direct(
-    refs: Iterable[LogRef], scenarios: Sequence[Scenario], cap: int | None
+    refs: Iterable[LogRef], scenarios: Sequence[Change], cap: int | None
 ) -> Iterator[tuple[str, tuple[Any, ...]]]:
     for ref in refs:
         yield from _tagged(analyse_log(ref, scenarios, memory_cap_bytes=cap))
@@ -136,7 +136,7 @@ def _analyse_direct(
 def _analyse_binary(
     groups: Iterable[tuple[str, Iterable[tuple[str, bytes]]]],
     refs: dict[str, LogRef],
-    scenarios: Sequence[Scenario],
+    scenarios: Sequence[Change],
     cap: int | None,
 ) -> Iterator[tuple[str, tuple[Any, ...]]]:
     """Write each log's files to a temporary directory under their names; analyse there."""
@@ -171,7 +171,7 @@ def _group_key(refs: dict[str, LogRef]) -> Any:
 def analyse_spark(
     spark: Any,
     refs: Sequence[LogRef],
-    scenarios: Sequence[Scenario],
+    scenarios: Sequence[Change],
     *,
     memory_cap_bytes: int | None,
     staging: str,

@@ -1,8 +1,8 @@
-"""What a fleet run tells a platform team, as plain data, and its terminal rendering.
+"""What a fleet run tells a platform team, as plain data.
 
 `FleetSummary` is computed from the tables alone (so the summary of a resumed run covers
-the whole fleet, not only the logs analysed this time); the terminal view and
-``summary.html`` both render it. Log data (names, ids, paths) is never read as markup.
+the whole fleet, not only the logs analysed this time); `perfmodel.report` renders it (the
+terminal view, ``summary.html``, ``--json``).
 """
 
 from __future__ import annotations
@@ -12,9 +12,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pyarrow as pa
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 TOP = 10
 
@@ -55,37 +52,6 @@ _APP_COLS = [
     "stages_failed",
     "failed_tasks",
 ]
-
-
-REGRESSION_HEADERS = (
-    "application",
-    "scope",
-    "latest s",
-    "median s",
-    "threshold s",
-    "latest run",
-    "earlier runs",
-)
-
-
-def regression_row(r: dict[str, Any], *, full: bool) -> list[Any]:
-    """One regression as a table row: the terminal's (``full=False``) keeps ids short and the
-    last five earlier runs; the HTML page names the stage, the log and every earlier run."""
-    if r["scope"] == "app":
-        scope = "run"
-    else:
-        scope = f"stage {r['stage_id']}" + (f" {r['stage_name']}" if full else "")
-    latest = f"{r['latest_app_id']} ({r['latest_log']})" if full else r["latest_app_id"]
-    earlier = r["earlier_app_ids"] if full else r["earlier_app_ids"][-5:]
-    return [
-        r["app_name"],
-        scope,
-        r["latest_s"],
-        r["baseline_median_s"],
-        r["threshold_s"],
-        latest,
-        ", ".join(earlier),
-    ]
 
 
 def summarise(
@@ -149,98 +115,3 @@ def _failure(a: dict[str, Any]) -> str:
     if not a["complete"]:
         parts.append("no application end (running, or cut off)")
     return "; ".join(parts)
-
-
-def _t(value: Any) -> Text:
-    """A cell: always literal text (log data may hold ``[brackets]``)."""
-    if value is None:
-        return Text("–")
-    if isinstance(value, float):
-        return Text(f"{value:,.2f}")
-    return Text(str(value))
-
-
-def _name(a: dict[str, Any]) -> str:
-    return f"{a['app_name'] or '(unnamed)'} ({a['app_id']})"
-
-
-def render_summary(s: FleetSummary, console: Console, out_dir: str) -> None:
-    """The terminal summary (rich, no highlighting, no markup from the data)."""
-    console.print(
-        Text(
-            f"perfmodel fleet: {s.applications} application(s) from {s.logs} log(s) "
-            f"({s.analysed_now} analysed now, {s.skipped} unchanged since the last run), "
-            f"{s.errors} error(s); {s.held_core_hours:,.1f} core-hours held, "
-            f"{s.wasted_core_hours:,.1f} wasted."
-        )
-    )
-    _table(
-        console,
-        "Most wasted core-hours",
-        ["application", "wasted h", "held h", "utilisation", "runtime s"],
-        [
-            [
-                _name(a),
-                a["wasted_core_hours"],
-                a["held_core_hours"],
-                a["slot_utilisation"],
-                a["duration_s"],
-            ]
-            for a in s.top_wasted
-        ],
-    )
-    _table(
-        console,
-        "Longest runs",
-        ["application", "runtime s", "bottleneck", "start"],
-        [[_name(a), a["duration_s"], a["bottleneck"], a["start"]] for a in s.top_runtime],
-    )
-    _table(
-        console,
-        "Recurring bottlenecks",
-        ["bottleneck", "runs", "applications", "wasted h"],
-        [
-            [b["bottleneck"], b["runs"], b["applications"], b["wasted_core_hours"]]
-            for b in s.bottlenecks
-        ],
-    )
-    if s.predictions:
-        _table(
-            console,
-            "What-ifs across the fleet",
-            ["what-if", "apps", "observed s", "predicted s"],
-            [[p["what_if"], p["apps"], p["observed_s"], p["predicted_s"]] for p in s.predictions],
-        )
-    if s.failed:
-        _table(
-            console,
-            "Failed or unfinished applications",
-            ["application", "why", "failed tasks"],
-            [[_name(a), a["why"], a["failed_tasks"]] for a in s.failed[:TOP]],
-        )
-    if s.regressions:
-        _table(
-            console,
-            "Regressions (latest run beyond its own noise)",
-            list(REGRESSION_HEADERS),
-            [regression_row(r, full=False) for r in s.regressions],
-        )
-    if s.error_list:
-        _table(
-            console,
-            "Logs that could not be analysed",
-            ["log", "reason"],
-            [[e["log_path"], e["reason"].splitlines()[0][:160]] for e in s.error_list[:TOP]],
-        )
-    console.print(Text(f"Tables and summary.html in {out_dir}"))
-
-
-def _table(console: Console, title: str, header: list[str], rows: list[list[Any]]) -> None:
-    if not rows:
-        return
-    table = Table(title=Text(title), title_justify="left", show_edge=False)
-    for h in header:
-        table.add_column(Text(h))
-    for row in rows:
-        table.add_row(*(_t(v) for v in row))
-    console.print(table)

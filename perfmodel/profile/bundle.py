@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
-from perfmodel import __version__
+from perfmodel._version import __version__
 from perfmodel.errors import PerfmodelError
-from perfmodel.profile.monitor import ResourceSample
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -235,6 +234,23 @@ RESOURCE_COLUMNS = (
     ("processes", "int32"),
 )
 RESOURCE_NAMES = [name for name, _ in RESOURCE_COLUMNS]
+
+
+@dataclass(slots=True)
+class ResourceSample:
+    """One sample of the recorded process tree (a row of ``resources.parquet``); byte
+    counters are cumulative since the monitor started."""
+
+    t_ms: float
+    """Wall clock (ms since the epoch), the time base of Spark's event log."""
+    cpu_cores: float
+    """Cores the tree kept busy over the interval that ends here (CPU seconds per second)."""
+    rss_bytes: int
+    read_bytes: int
+    write_bytes: int
+    net_sent_bytes: int
+    net_recv_bytes: int
+    processes: int
 
 
 def load_resources(bundle: str | Path) -> list[ResourceSample]:

@@ -17,13 +17,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from perfmodel.profile import sample_dump
-from perfmodel.profile.sample_dump import (  # noqa: F401  (re-exported: the JFR side's names)
-    ADD_EXPORTS,
-    JfrError,
-    JfrRecording,
-    TaskSpan,
-    spans_table,
+from perfmodel.profile.sample_dump import (  # re-exported: the JFR side's names
+    ADD_EXPORTS as ADD_EXPORTS,
 )
+from perfmodel.profile.sample_dump import JfrError as JfrError
+from perfmodel.profile.sample_dump import JfrRecording as JfrRecording
+from perfmodel.profile.sample_dump import TaskSpan as TaskSpan
+from perfmodel.profile.sample_dump import spans_table as spans_table
 
 PLUGIN_CLASS = "perfmodel.spark.PerfmodelPlugin"
 READER_CLASS = "perfmodel.jfr.SampleDump"

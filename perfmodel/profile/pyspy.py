@@ -6,7 +6,7 @@ py-spy's start-up, a few milliseconds). Chrometrace records *changes* of a threa
 samples are rebuilt from the time each stack lasted. ``--idle`` is on so that a thread's stack is
 refreshed at every sample; without it a thread that went idle would keep its last busy stack until
 it woke up, smearing busy time over idle time. Recording (one py-spy per Python process, started
-and stopped as processes come, go busy and go idle): `perfmodel.profile.pyspy_recorder`.
+and stopped as processes come, go busy and go idle): `perfmodel.profile.record.pyspy_recorder`.
 """
 
 from __future__ import annotations
@@ -178,13 +178,13 @@ def _samples(events: list[dict], meta: PySpyMeta, label: str) -> pa.Table:
     sid_out: list[np.ndarray] = []
     keys_out: list[np.ndarray] = []
     key_ids: dict[tuple[int, int], int] = {}
-    for key, start, end, stack in segments:
-        sid = stack_ids.get(stack)
+    for key, start, end, segment in segments:
+        sid = stack_ids.get(segment)
         if sid is None:
             sid = len(frames)
-            stack_ids[stack] = sid
+            stack_ids[segment] = sid
             ids = []
-            for frame, _line in stack:
+            for frame, _line in segment:
                 fid = name_ids.get(frame)
                 if fid is None:
                     fid = len(names)
@@ -192,7 +192,7 @@ def _samples(events: list[dict], meta: PySpyMeta, label: str) -> pa.Table:
                     names.append(frame)
                 ids.append(fid)
             frames.append(np.array(ids, dtype=np.int32))
-            lines.append(np.array([ln for _f, ln in stack], dtype=np.int32))
+            lines.append(np.array([ln for _f, ln in segment], dtype=np.int32))
         count = max(1, int(round((end - start) / interval_us)))
         ts_out.append(start + np.arange(count) * interval_us)
         sid_out.append(np.full(count, sid, dtype=np.int64))

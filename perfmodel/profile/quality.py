@@ -85,9 +85,10 @@ class DataQuality:
             seen.extend(places[: MAX_EXAMPLES - len(seen)])
 
     def count_reading(
-        self, problems: Iterable[LogProblem], event_counts: Mapping[str, int] | None = None
+        self, problems: Iterable[LogProblem], unknown_events: Mapping[str, int] | None = None
     ) -> None:
-        """Count what reading a log met: its problems by kind, and events Spark never writes.
+        """Count what reading a log met: its problems by kind, and events of types the front
+        end does not know (``unknown_events``: name → count, which the front end tells).
 
         A problem without a ``kind`` that names a line is a line the event decoder could not
         use; its message says why (`line_problem_kind`). Problems that are neither (skipped
@@ -107,12 +108,9 @@ class DataQuality:
                 lines_seen.add((problem.file, problem.line))
             where = f"{problem.file}:{problem.line}" if problem.line else problem.file
             self.add(kind, where)
-        if event_counts:
-            from perfmodel.profile.spark_events import is_known_event
-
-            for name, n in event_counts.items():
-                if n and not is_known_event(name):
-                    self.add("unknown_event", name, n)
+        for name, n in (unknown_events or {}).items():
+            if n:
+                self.add("unknown_event", name, n)
 
     @property
     def damaged(self) -> bool:

@@ -311,9 +311,9 @@ def _spans(events: list[tuple[int, str, int, int, int, int, str]], threads: dict
             out.append(span)
             open_by_thread[java_id] = span
         else:
-            span = open_by_thread.pop(java_id, None)
-            if span is not None and span.task_id == task:
-                span.end_ms = ts / 1e6
+            ended = open_by_thread.pop(java_id, None)
+            if ended is not None and ended.task_id == task:
+                ended.end_ms = ts / 1e6
                 span.status = status
     return out
 

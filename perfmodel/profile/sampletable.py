@@ -116,3 +116,28 @@ def concat(tables: Sequence[pa.Table]) -> pa.Table:
     if not out:
         return empty_table()
     return pa.concat_tables(out).unify_dictionaries()
+
+
+def stacks_by(samples: pa.Table, column: str = "process") -> dict[str, dict[tuple[str, ...], int]]:
+    """Stack counts of a samples table (bundle schema), one set per value of ``column``."""
+    if samples.num_rows == 0:
+        return {}
+    ids = samples.column("stack_id").to_numpy()
+    unique, first = np.unique(ids, return_index=True)
+    frames = dict(
+        zip(
+            unique.tolist(),
+            (tuple(f) for f in samples.column("frames").take(pa.array(first)).to_pylist()),
+            strict=True,
+        )
+    )
+    groups = samples.group_by([column, "stack_id"]).aggregate([("stack_id", "count")])
+    out: dict[str, dict[tuple[str, ...], int]] = {}
+    for key, sid, count in zip(
+        groups.column(column).to_pylist(),
+        groups.column("stack_id").to_pylist(),
+        groups.column("stack_id_count").to_pylist(),
+        strict=True,
+    ):
+        out.setdefault(str(key), {})[frames[sid]] = int(count)
+    return out

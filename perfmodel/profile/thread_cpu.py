@@ -1,7 +1,7 @@
 """Per-thread CPU of the executor JVMs and per-process CPU of PySpark's Python workers.
 
 Why: Spark's task metrics time the task thread only, and the process-tree monitor
-(`perfmodel.profile.monitor`) sees the whole run as one figure. On a saturated host neither
+(`perfmodel.profile.record.monitor`) sees the whole run as one figure. On a saturated host neither
 tells how many cores a task would use on its own: a PySpark task's Python worker and its
 JVM thread share the cores with every other task's, and the host's other load. Read per
 thread, the kernel tells both how much CPU each thread used (the task thread, the Python
@@ -9,7 +9,7 @@ worker, GC, JIT and the rest of the JVM) and how long it sat runnable waiting fo
 (run-queue delay): what the what-if replay needs to find a task's demand behind the
 saturation (`perfmodel.simulate.thread_demand`).
 
-`record` samples them (`perfmodel.profile.thread_sampler`); this module says what is stored
+`record` samples them (`perfmodel.profile.record.thread_sampler`); this module says what is stored
 and reads it back. Stored as ``thread_cpu.parquet`` (docs/bundle.md): one row per (poll,
 thread whose counters moved), columnar, strings dictionary-encoded.
 """
@@ -24,7 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from perfmodel.profile.recording_cost import RECORDING_THREAD_PREFIXES
+RECORDING_THREAD_PREFIXES = ("JFR ", "perfmodel ")
+"""Threads of the recorders themselves (JFR's, perfmodel's samplers): their CPU is the
+recording's cost, never the application's."""
+
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perfmodel.errors import PerfmodelError
-from perfmodel.experiment.store import RunRow, RunStore
+from perfmodel.runs.rows import RunRow
+from perfmodel.runs.store import RunStore
 from perfmodel.simulate.config import DEFAULT_MEMORY_BYTES, WhatIf
 
 if TYPE_CHECKING:

@@ -8,13 +8,13 @@ library facade. Two things keep a 5 000-point search to a few hundred replays on
 * points with the same replay configuration are replayed once (VM types of one family
   and size class often differ only in price), and every point of a replayed
   configuration is priced;
-* a point is replayed only when its lower bound (`perfmodel.recommend.bounds`) leaves it a
+* a point is replayed only when its lower bound (`perfmodel.simulate.bounds`) leaves it a
   chance to be on the time/cost front or among the ``top`` cheapest meeting the deadline:
   points are visited cheapest-bound first, and one whose (time, cost) bounds are
   dominated by a replayed point, strictly in at least one of the two, is skipped
   (``exhaustive=True`` replays everything); where replays are slow (the pure-Python
   placement loop, ~55 ms a replay of a 230k-task log), a point that survives gets the
-  tighter bound of its own configuration (`perfmodel.recommend.bounds.refined_bound_s`,
+  tighter bound of its own configuration (`perfmodel.simulate.bounds.refined_bound_s`,
   ~3.5 ms) and is checked again before it is replayed. With the C placement loop a
   replay costs only ~2.5 refined bounds, and the refined bound spared 71 of 443 replays
   there (16 %), so it cost more than it saved: survivors are replayed directly
@@ -39,19 +39,15 @@ import bisect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
+from perfmodel.analysis import Engine, Prediction
 from perfmodel.errors import PerfmodelError
-from perfmodel.recommend.bounds import lower_bounds_s, prepare, refined_bound_s
 from perfmodel.recommend.catalog import MachineType
 from perfmodel.recommend.layouts import Layout, layouts_for, spark_conf, spark_memory
 from perfmodel.recommend.pareto import Front, pareto_front
 from perfmodel.recommend.pricing import run_cost
 from perfmodel.recommend.uncertainty import Band, prediction_band
 from perfmodel.simulate.config import ClusterConfig
-from perfmodel.simulate.replay import Prediction
-from perfmodel.simulate.scheduler import native_placement
-from perfmodel.simulate.workload import Workload
 
 DEFAULT_TOLERANCE = 0.0
 """Exact: the answers are the exhaustive search's. A positive tolerance (``--tolerance``)
@@ -60,18 +56,6 @@ trades that for fewer replays (see module doc)."""
 
 class RecommendError(PerfmodelError):
     """A request no configuration of the catalog satisfies; the message says the closest."""
-
-
-class Predictor(Protocol):
-    """What the search needs of the facade (`perfmodel.analysis.Analysis` has all three)."""
-
-    @property
-    def baseline(self) -> ClusterConfig: ...
-
-    @property
-    def workload(self) -> Workload: ...
-
-    def predict(self, change: ClusterConfig | None = None) -> Prediction: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +206,7 @@ def target_config(
 
 
 def search(
-    predictor: Predictor,
+    predictor: Engine,
     machines: Sequence[MachineType],
     request: Request,
     progress: Callable[[int, int], None] | None = None,
@@ -242,15 +226,15 @@ def search(
     baseline = predictor.predict()
     band = prediction_band(baseline.model_error, request.calibration_loo_error, prediction=baseline)
     scale = request.calibration
-    bounds = prepare(predictor.workload, base)
-    for point, lb in zip(points, lower_bounds_s(bounds, [p.config for p in points]), strict=True):
+    lower = predictor.lower_bounds_s([p.config for p in points])
+    for point, lb in zip(points, lower, strict=True):
         point.lower_bound_s = float(lb) * scale
     deadline = request.deadline_s if request.deadline_s is not None else math.inf
     if request.tolerance < 0:
         raise RecommendError("--tolerance must be at least 0")
     cache: dict[ClusterConfig, Prediction] = {}
     refined: dict[ClusterConfig, float] = {}
-    refine = request.refine if request.refine is not None else not native_placement()
+    refine = request.refine if request.refine is not None else not predictor.fast_replays
     front = Front()
     feasible_costs: list[float] = []
     order = sorted(
@@ -266,7 +250,7 @@ def search(
                 continue
             if refine:  # before a slow replay, the tighter bound of this configuration
                 if point.config not in refined:
-                    refined[point.config] = refined_bound_s(bounds, point.config) * scale
+                    refined[point.config] = predictor.refined_bound_s(point.config) * scale
                 point.lower_bound_s = max(point.lower_bound_s, refined[point.config])
                 if _skippable(point, front, feasible_costs, band, deadline, request):
                     continue

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from perfmodel.simulate.replay import Prediction
+    from perfmodel.analysis import Prediction
 
 DEFAULT_BAND = 0.15
 

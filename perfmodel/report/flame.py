@@ -1,22 +1,29 @@
-"""Flame-graph exports: collapsed stacks and speedscope JSON.
+"""Flame-graph exports: collapsed stacks and the speedscope renderer.
 
 Users already have tools for looking at stacks (Brendan Gregg's flamegraph.pl, speedscope,
 IDEs that read collapsed stacks); exporting to their formats beats drawing our own. Both
 formats take root-first stacks with sample counts, which is how the samples table and
-:class:`perfmodel.dag.samples.CallProfile` hold them.
+:class:`perfmodel.dag.samples.CallProfile` hold them. Collapsed stacks are the text
+renderer's form of stack profiles; speedscope's JSON is this module's renderer.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from perfmodel import __version__
-from perfmodel.atomic import write_atomically
+from perfmodel._version import __version__
+from perfmodel.report.base import Renderer, Stacks
 
-Stacks = Mapping[tuple[str, ...], int]
+
+def merged(profiles: Mapping[str, Stacks]) -> dict[tuple[str, ...], int]:
+    """The stacks of every profile in one: counts of the same stack add up."""
+    out: dict[tuple[str, ...], int] = {}
+    for stacks in profiles.values():
+        for frames, count in stacks.items():
+            out[frames] = out.get(frames, 0) + count
+    return out
 
 
 def collapsed(stacks: Stacks) -> str:
@@ -72,44 +79,11 @@ def speedscope(profiles: Mapping[str, Stacks], name: str) -> dict[str, Any]:
     }
 
 
-def write_flame(profiles: Mapping[str, Stacks], out_dir: Path, stem: str) -> tuple[Path, Path]:
-    """Write ``<stem>.collapsed`` (all profiles merged) and ``<stem>.speedscope.json``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    merged: dict[tuple[str, ...], int] = {}
-    for stacks in profiles.values():
-        for frames, count in stacks.items():
-            merged[frames] = merged.get(frames, 0) + count
-    folded = out_dir / f"{stem}.collapsed"
-    scope = out_dir / f"{stem}.speedscope.json"
-    # Each file appears whole or not at all (a temporary name, then a rename).
-    write_atomically(folded, collapsed(merged))
-    write_atomically(scope, json.dumps(speedscope(profiles, stem), allow_nan=False))
-    return folded, scope
+class SpeedscopeRenderer(Renderer):
+    """speedscope's file format (https://www.speedscope.app): one "sampled" profile per
+    process kind, frames shared between them."""
 
+    format = "speedscope"
 
-def stacks_by(samples: Any, column: str = "process") -> dict[str, dict[tuple[str, ...], int]]:
-    """Stack counts of a samples table (bundle schema), one set per value of ``column``."""
-    import numpy as np
-    import pyarrow as pa
-
-    if samples.num_rows == 0:
-        return {}
-    ids = samples.column("stack_id").to_numpy()
-    unique, first = np.unique(ids, return_index=True)
-    frames = dict(
-        zip(
-            unique.tolist(),
-            (tuple(f) for f in samples.column("frames").take(pa.array(first)).to_pylist()),
-            strict=True,
-        )
-    )
-    groups = samples.group_by([column, "stack_id"]).aggregate([("stack_id", "count")])
-    out: dict[str, dict[tuple[str, ...], int]] = {}
-    for key, sid, count in zip(
-        groups.column(column).to_pylist(),
-        groups.column("stack_id").to_pylist(),
-        groups.column("stack_id_count").to_pylist(),
-        strict=True,
-    ):
-        out.setdefault(str(key), {})[frames[sid]] = int(count)
-    return out
+    def stacks(self, profiles: Mapping[str, Stacks], out: TextIO, *, name: str) -> None:
+        out.write(json.dumps(speedscope(profiles, name), allow_nan=False))

@@ -1,33 +1,7 @@
-"""Performance-resource model: runtime laws, what-if replay, bottlenecks and advice.
+"""Performance-resource model: what-if configurations (one grammar), runtime laws, replay,
+bottlenecks and advice.
 
-Reads only `perfmodel.dag` (profiles, resource vectors); the CLI and reports call in.
+Reads only `perfmodel.dag` (profiles, resource vectors); the facade (`perfmodel.analysis`)
+calls in. The package imports nothing on its own: the CLI reads the what-if grammar
+(`perfmodel.simulate.whatif`) to build its options without loading the replay.
 """
-
-from perfmodel.simulate.advice import Advice, advise
-from perfmodel.simulate.config import (
-    BaselineOverrides,
-    ClusterConfig,
-    ConfigError,
-    WhatIf,
-    apply_what_if,
-    baseline_config,
-)
-from perfmodel.simulate.replay import Prediction, StagePrediction, replay, replay_workload
-from perfmodel.simulate.workload import Workload, compile_workload
-
-__all__ = [
-    "Advice",
-    "BaselineOverrides",
-    "ClusterConfig",
-    "ConfigError",
-    "Prediction",
-    "StagePrediction",
-    "WhatIf",
-    "Workload",
-    "advise",
-    "apply_what_if",
-    "baseline_config",
-    "compile_workload",
-    "replay",
-    "replay_workload",
-]

@@ -24,8 +24,11 @@ RESOURCE_OF: dict[str, str] = {
 
 
 class _StageLike(Protocol):
-    predicted_s: float
-    component_s: dict[str, float]
+    @property
+    def predicted_s(self) -> float: ...
+
+    @property
+    def component_s(self) -> dict[str, float]: ...
 
     @property
     def vector(self) -> dict[str, float]: ...  # `resource_shares` of ``component_s``

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfmodel.dag.model import HostUsage, StageKey, TaskRun
+from perfmodel.dag.model import HostUsage, StageKey
+from perfmodel.dag.tasks import TaskRun
 
 BIN_MS = 50.0
 """Resolution of the shared time grid; finer than the monitor's interval, coarser than tasks."""

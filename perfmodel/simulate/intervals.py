@@ -5,7 +5,7 @@ Built from three things, each visible in ``interval_source``:
 * **calibration residuals by workload class** — ``log(measured / predicted)`` of the
   validation study's pairs, fitted *only* on the fit workloads of the held-out split
   (`perfmodel experiment calibrate`), per input (a bundle, or a bare event log) and per
-  workload class (`perfmodel.dag.pyspark_work.WORKLOAD_CLASSES`). Each fit workload gives
+  workload class (`perfmodel.spark.pyspark_work.WORKLOAD_CLASSES`). Each fit workload gives
   its own 10th and 90th percentiles; the interval's ends (log scale) are the lowest and the
   highest of them: the band that held 80% of the pairs of *every* fit workload. Pairs of
   one workload share its errors, so pooling them as if independent gave a band as narrow

@@ -4,13 +4,20 @@ Kept apart from the scheduler so each can be tested alone: this module answers "
 would each task of this stage take on that configuration", the replay answers "when".
 For the baseline configuration every factor is exactly 1, which is what makes the
 baseline replay reproduce the observed task times.
+
+Stage times are also shared between the configurations of one workload (a search's many
+replays): a stage's task times are a function of a few numbers (its factors, its expected
+concurrency, the memory per task), so `StageTimesCache` keeps them by those numbers, and two
+replays whose stages all share them and whose slots are equal share the timeline too
+(`perfmodel.simulate.replay.BaselineReplay.schedule`).
 """
 
 from __future__ import annotations
 
+import math
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,9 +34,6 @@ from perfmodel.simulate.stage_work import (
     SPILL,
     StageWork,
 )
-
-if TYPE_CHECKING:
-    from perfmodel.simulate.stage_cache import StageTimesCache
 
 
 @dataclass(slots=True)
@@ -127,7 +131,9 @@ def stages_concurrency(
     ).astype(np.float64, copy=False)
 
 
-def _parallelism(total_ms: float, longest_ms: float, slots: FloatArray | float) -> FloatArray:
+def _parallelism(
+    total_ms: FloatArray | float, longest_ms: FloatArray | float, slots: FloatArray | float
+) -> FloatArray:
     """`mean_parallelism` from the stage's total and longest task time (total > 0)."""
     makespan = np.maximum(longest_ms, total_ms / np.maximum(slots, 1.0))
     return np.maximum(1.0, total_ms / makespan)
@@ -153,7 +159,7 @@ def contention_factors(
 ) -> tuple[FloatArray, FloatArray]:
     """`laws.contention_factor` on the baseline and on the target, the target's other load
     from `laws.other_load_on_target`: the one place `all_stage_times` and the recommender's
-    bounds (`perfmodel.recommend.bounds`) both take them from."""
+    bounds (`perfmodel.simulate.bounds`) both take them from."""
     free0 = free_cores(base_cores, taken)
     free1 = free_cores(new_cores, taken)
     d = np.asarray(demand, dtype=np.float64)
@@ -261,7 +267,7 @@ def all_stage_times(
             concurrency=k1s[i],
             cpu_work_change_ms=cpu_change,
         )
-        if cache is not None:
+        if cache is not None and key is not None:
             times.key = key
             cache.put(key, times)
         out_list.append(times)
@@ -346,3 +352,157 @@ def _spill_ms(
     cpu0 = spill_cpu_ms(work)
     cpu1 = laws.spill_time(cpu0, overflow0, overflow1, spill_cpu_rate(work))
     return laws.spill_time(base_spill, overflow0, overflow1, ms_per_byte), cpu1 - cpu0
+
+
+CACHE_REPLAYS = 16
+"""`StageTimesCache` holds about this many replays' worth of task durations."""
+
+
+@dataclass(slots=True)
+class StageTimesCache:
+    """Stage times already computed for one workload and baseline, by what they depend on.
+
+    A stage's times are a function of its factors (CPU, GC, disk, network), its expected
+    concurrency and the executor memory per task; many configurations share them (a
+    catalog's node counts of one VM type and layout, where the stage has more tasks than
+    slots), so a search computes each once. The same arrays come back (read-only), so
+    the numbers are the ones a fresh computation gives. Least recently used entries go
+    once the cache holds more than ``budget`` floats.
+    """
+
+    budget: int
+    base: ClusterConfig | None = None
+    totals: list[tuple[float, float]] = field(default_factory=list)
+    entries: OrderedDict[tuple[object, ...], StageTimes] = field(default_factory=OrderedDict)
+    held: int = 0
+    generation: int = 0
+    """Counts the fresh starts, so that what was derived from older entries can tell."""
+    working_sets: list[np.ndarray] = field(default_factory=list)
+    """Per stage, `perfmodel.simulate.rescale.working_set` (the same every time)."""
+    idle: list[tuple[bool, bool, bool, bool, bool]] = field(default_factory=list)
+    """Per stage: whether its CPU, GC, network and disk rows are all zero (then their
+    factors cannot change its times), and whether it never spilled."""
+
+    @classmethod
+    def for_works(cls, works: Sequence[StageWork]) -> StageTimesCache:
+        return cls(budget=CACHE_REPLAYS * sum(w.n_tasks for w in works))
+
+    def prepare(self, works: Sequence[StageWork], base: ClusterConfig) -> None:
+        """Start afresh when asked about another baseline (or other stages)."""
+        if self.base != base or len(self.totals) != len(works):
+            self.base = base
+            self.totals = [base_totals(w) for w in works]
+            self.working_sets, self.idle = _working_sets_and_idle_rows(works)
+            self.entries.clear()
+            self.held = 0
+            self.generation += 1
+
+    def key(
+        self, i: int, work: StageWork, new: ClusterConfig, k0: float, k1: float, f: list[float]
+    ) -> tuple[object, ...]:
+        """Everything stage ``i``'s times depend on besides the stage and the baseline:
+        ``f`` = (cpu, gc, disk, network) factors, less those that multiply only zeros, and
+        the memory per task, unless the stage cannot spill with it."""
+        cpu_idle, gc_idle, net_idle, disk_idle, never_spilled = self.idle[i]
+        cpu, gc, disk, net = f
+        assert self.base is not None
+        disk_f: float | None = disk
+        if never_spilled and _spill_free(self.base, new, k0, k1, disk):
+            spill: tuple[float, float] | None = None
+            disk_f = _unused(disk, disk_idle)
+        else:
+            spill = (float(new.memory_bytes), float(new.executors_per_host))
+        return (
+            i,
+            # Idle CPU rows still take the spilling CPU a new overflow adds (`_spill_ms`).
+            _unused(cpu, cpu_idle and spill is None),
+            _unused(gc, gc_idle),
+            disk_f,
+            _unused(net, net_idle),
+            k1,
+            spill,
+        )
+
+    @staticmethod
+    def spill_free(key: tuple[object, ...] | None) -> bool:
+        """Whether the stage of ``key`` spills nothing (+0 for every task; `_spill_free`)."""
+        return key is not None and key[-1] is None
+
+    def get(self, key: tuple[object, ...]) -> StageTimes | None:
+        hit = self.entries.get(key)
+        if hit is not None:
+            self.entries.move_to_end(key)
+        return hit
+
+    def put(self, key: tuple[object, ...], times: StageTimes) -> None:
+        times.durations.flags.writeable = False
+        times.component_ms.flags.writeable = False
+        self.entries[key] = times
+        self.held += times.durations.size
+        while self.held > self.budget and len(self.entries) > 1:
+            _, old = self.entries.popitem(last=False)
+            self.held -= old.durations.size
+
+
+def _working_sets_and_idle_rows(
+    works: Sequence[StageWork],
+) -> tuple[list[np.ndarray], list[tuple[bool, bool, bool, bool, bool]]]:
+    """Every stage's `working_set`, and whether its CPU, GC, network and disk rows are all
+    zero and whether it never spilled (its working set finite), from the tasks of all
+    stages at once.
+
+    A log of many small stages (thousands of stages of two tasks) paid a dozen numpy calls
+    per stage here, most of a what-if replay's preparation; the same element-wise values
+    and per-stage "any" come from one pass over the stages' tasks laid end to end.
+    """
+    if not works:
+        return [], []
+    sizes = np.fromiter((w.components.shape[1] for w in works), np.int64, len(works))
+    c = np.concatenate([w.components for w in works], axis=1)
+    spilled = np.concatenate([w.memory_spill for w in works])
+    ws = working_set_of(
+        np.concatenate([w.peak_memory for w in works]),
+        spilled,
+        np.concatenate([w.read_bytes for w in works]),
+    )
+    ends = np.cumsum(sizes)
+    sets = np.split(ws, ends[:-1])
+
+    rows = np.stack(
+        [
+            (c[CPU] != 0) | (c[CPU_OTHER] != 0),
+            c[GC] != 0,
+            c[NETWORK] != 0,
+            c[DISK] != 0,
+            (c[SPILL] != 0) | (spilled != 0) | np.signbit(c[SPILL]) | ~np.isfinite(ws),
+        ]
+    )
+    # Per stage: does any of its tasks have the row set? (A stage without tasks has none;
+    # reduceat would read another stage's task for it.)
+    has_tasks = sizes > 0
+    busy = np.zeros((len(rows), len(works)), dtype=bool)
+    busy[:, has_tasks] = np.logical_or.reduceat(rows, (ends - sizes)[has_tasks], axis=1)
+    idle = list(zip(*(~busy).tolist(), strict=True))
+    return sets, idle
+
+
+def _unused(factor: float, idle: bool) -> float | None:
+    """None for a factor that only multiplies zeros (a positive finite factor keeps them +0)."""
+    return None if idle and 0.0 < factor < math.inf else factor
+
+
+def _spill_free(
+    base: ClusterConfig, new: ClusterConfig, k0: float, k1: float, disk_f: float
+) -> bool:
+    """Whether `_spill_ms` × ``disk_f`` is +0 for every task of a stage that never spilled,
+    whatever the memory: its baseline overflow is ≤ 0, and with at least the baseline's
+    memory per task (``a1 ≥ a0``) so is the new one (scaling by ``a1 / a0 ≥ 1`` rounds up
+    from ``a0_eff ≥ ws``), so each task's spill is 0 × a finite rate × a finite factor (and
+    its spilling CPU, 0 × `laws.SPILL_CPU_NS_PER_BYTE`, does not change)."""
+    if not (0.0 < disk_f < math.inf and 0.0 < base.disk_bw < math.inf and math.isfinite(k0)):
+        return False
+    if base.memory_bytes == new.memory_bytes and k0 == k1:
+        return True
+    a0 = laws.usable_memory(base.memory_bytes) / max(1.0, k0 / base.executors_per_host)
+    a1 = laws.usable_memory(new.memory_bytes) / max(1.0, k1 / new.executors_per_host)
+    return a0 > 0 and a1 >= a0

@@ -49,7 +49,7 @@ class Timeline:
 
 def run_schedule(
     workload: Workload,
-    durations: Sequence[Sequence[float]],
+    durations: Sequence[Sequence[float]] | Sequence[np.ndarray],
     slots: int | Sequence[tuple[float, float]],
 ) -> Timeline:
     """Replay the workload with the given per-stage task durations (lists or float arrays).
@@ -158,7 +158,9 @@ def native_placement() -> bool:
     return _place_c is not None
 
 
-def _ordered_arrays(durations: Sequence[Sequence[float]]) -> list[np.ndarray] | None:
+def _ordered_arrays(
+    durations: Sequence[Sequence[float]] | Sequence[np.ndarray],
+) -> list[np.ndarray] | None:
     """The durations as contiguous float arrays for the C loop, or None where one is NaN:
     NaN is unordered, so only Python's own heap reproduces what Python's heap does with it."""
     arrays = [np.ascontiguousarray(d, dtype=np.float64) for d in durations]

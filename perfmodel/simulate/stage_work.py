@@ -39,7 +39,7 @@ from perfmodel.simulate.off_cpu import off_cpu_ms, split_off_cpu
 from perfmodel.simulate.thread_demand import StageThreadCpu
 
 if TYPE_CHECKING:
-    from perfmodel.simulate.workload import AppTasks
+    from perfmodel.simulate.app_tasks import AppTasks
 
 COMPONENTS: tuple[str, ...] = (
     "cpu",
@@ -217,7 +217,7 @@ def stage_works(
     comp[CPU_OTHER] = np.where(by_bytes, rest - io - idle, 0.0)
     bounds = list(zip(starts.tolist(), (starts + counts).tolist(), strict=True))
     for i, vector in enumerate(stage_vectors):
-        if not split[i]:
+        if not split[i] or vector is None:
             continue
         lo, hi = bounds[i]
         # Code says which resource; bytes bound how much of it can be I/O.
@@ -227,8 +227,8 @@ def stage_works(
         if threaded and stages[i].key in threaded:
             # Network first, as without the measurement: receiving shuffle blocks costs the
             # executor CPU its tasks then wait behind, so a wait for a core can be network.
-            parts = _vector_parts(c, unattributed[lo:hi], vector)
-            net = _network_time(parts.get("network", np.zeros(hi - lo)), net_cap, c[NETWORK])
+            shares = _vector_parts(c, unattributed[lo:hi], vector)
+            net = _network_time(shares.get("network", np.zeros(hi - lo)), net_cap, c[NETWORK])
             net = np.minimum(net, rest[lo:hi])
             left = rest[lo:hi] - net
             blocked = np.clip(off[lo:hi] - spill[lo:hi], 0.0, left)
@@ -239,7 +239,7 @@ def stage_works(
             c[OTHER] += other
             c[CPU_OTHER] = left - blocked
         else:
-            _split_by_vector(c, unattributed[lo:hi], vector, caps, net_cap)  # type: ignore[arg-type]
+            _split_by_vector(c, unattributed[lo:hi], vector, caps, net_cap)
 
     sums = {c: segment_sums(comp[c], starts, counts) for c in range(len(COMPONENTS))}
     cpu_like = (sums[CPU] + sums[CPU_OTHER] + sums[GC]).tolist()

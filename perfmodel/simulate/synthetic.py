@@ -9,15 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from perfmodel.dag.model import (
-    ApplicationProfile,
-    JobNode,
-    ResourceConfig,
-    StageNode,
-    TaskMetrics,
-    TaskRun,
-)
-from perfmodel.dag.tasks import TaskColumns, TaskTable
+from perfmodel.dag.model import ApplicationProfile, JobNode, ResourceConfig, StageNode
+from perfmodel.dag.tasks import TaskColumns, TaskMetrics, TaskRun, TaskTable
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,11 +21,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from perfmodel.dag.concurrency import task_concurrency
-from perfmodel.dag.decomposition import TaskDecompositions, decompose_table
-from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode, TaskRun
+from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode
 from perfmodel.dag.resources import ResourceVector
-from perfmodel.dag.tasks import TaskTable
-from perfmodel.simulate import cpu_floor, executor_background, jit_load, spill_fallback
+from perfmodel.dag.tasks import TaskRun
+from perfmodel.simulate import (
+    allocation_costs,
+    cpu_floor,
+    executor_background,
+    jit_load,
+    spill_fallback,
+)
+from perfmodel.simulate.app_tasks import AppTasks
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
 from perfmodel.simulate.stage_work import StageWork, stage_works
@@ -72,6 +78,9 @@ class Workload:
     app_cpu_ms: float = 0.0
     """CPU the application's own threads used over its run, measured per thread in local
     mode (`perfmodel.simulate.cpu_floor`); 0 where not measured."""
+    allocation: allocation_costs.AllocationFacts | None = None
+    """What the log says about executors coming and going (start-up, data they hold), for
+    the dynamic allocation replay; None in local mode."""
 
     @property
     def n_tasks(self) -> int:
@@ -87,7 +96,7 @@ def compile_workload(
 ) -> Workload:
     """Split every task's time into components and lay out the observed timeline.
 
-    ``demands``: cores per task estimated from a bare log (`perfmodel.embed.bare_demand`),
+    ``demands``: cores per task estimated from a bare log (`perfmodel.spark.bare_demand`),
     used for stages whose demand the profile did not measure and no code vector sets.
     ``fallback``: per stage, the share of its on-CPU samples in an aggregation's fallback
     to sorting (`perfmodel.dag.fallback_samples`), where a bundle has samples."""
@@ -169,6 +178,7 @@ def compile_workload(
             work.cpu_demand = estimated
 
     for job in jobs:
+        assert job.submit_ms is not None  # only submitted jobs are in `jobs`
         t_submit = float(job.submit_ms) - start
         while job_level and job_level[0][0] <= t_submit + 1e-9:
             reached = heapq.heappop(job_level)
@@ -267,6 +277,18 @@ def compile_workload(
             if profile.thread_cpu is not None and baseline.local_mode
             else 0.0
         ),
+        allocation=(
+            None
+            if baseline.local_mode
+            else allocation_costs.measure(
+                profile,
+                stage_list,
+                start,
+                end - start,
+                baseline.allocation,
+                max(1, baseline.executor_cores // max(baseline.task_cpus, 1)),
+            )
+        ),
     )
 
 
@@ -311,93 +333,6 @@ def _executor_timeline(
         gone = float(e.removed_ms) - start if e.removed_ms is not None else float("inf")
         out.append((added, gone, e.cores or baseline.executor_cores))
     return sorted(out)
-
-
-@dataclass(slots=True)
-class AppTasks:
-    """The application's tasks as one table, decomposed once, with each stage's rows and
-    the per-stage figures the compiler needs, computed for all stages at once (a many-job
-    log has thousands of stages of a few tasks: a dozen numpy calls per stage was most of
-    its compile time)."""
-
-    table: TaskTable
-    parts: TaskDecompositions
-    rows: dict[StageKey, tuple[int, int]]
-    position: dict[StageKey, int]
-    """Stage attempt → its index in the per-stage lists below (profile order)."""
-    first_launch: list[float]
-    """Earliest launch of the stage's attempts (NaN without any)."""
-    last_finish: list[float]
-    """Latest end of the stage's ended attempts (NaN when none ended)."""
-    finished: np.ndarray
-    """App-table rows of every ended attempt, stage after stage, each stage's by (launch,
-    index, attempt); `finished_bounds` says where each stage's run starts and how long."""
-    finished_bounds: tuple[np.ndarray, np.ndarray]
-
-    @classmethod
-    def of(cls, profile: ApplicationProfile) -> AppTasks:
-        table = profile.task_table()
-        rows: dict[StageKey, tuple[int, int]] = {}
-        position: dict[StageKey, int] = {}
-        lengths_list: list[int] = []
-        offset = 0
-        for key, stage in profile.stages.items():
-            n = len(stage.table)
-            position[key] = len(lengths_list)
-            rows[key] = (offset, offset + n)
-            lengths_list.append(n)
-            offset += n
-        parts = decompose_table(table)
-        lengths = np.array(lengths_list, dtype=np.int64)
-        starts = (np.cumsum(lengths) - lengths).astype(np.int64)
-        stage_of_row = np.repeat(np.arange(len(lengths)), lengths)
-        launch = table.col("launch_ms")
-        finish = table.col("finish_ms")
-        full = lengths > 0
-        first_launch = np.full(len(lengths), np.nan)
-        last_finish = np.full(len(lengths), np.nan)
-        if full.any():
-            first_launch[full] = np.minimum.reduceat(launch, starts[full])
-            last_finish[full] = np.fmax.reduceat(finish, starts[full])
-        ended = np.flatnonzero(parts.ended)
-        order = np.lexsort(
-            (
-                table.col("attempt")[ended],
-                table.col("index")[ended],
-                launch[ended],
-                stage_of_row[ended],
-            )
-        )
-        finished = ended[order]
-        counts = np.bincount(stage_of_row[finished], minlength=len(lengths))
-        finished_starts = (np.cumsum(counts) - counts).astype(np.int64)
-        return cls(
-            table,
-            parts,
-            rows,
-            position,
-            first_launch.tolist(),
-            last_finish.tolist(),
-            finished,
-            (finished_starts, counts),
-        )
-
-    def finish_of(self, stage: StageNode) -> np.ndarray:
-        lo, hi = self.rows[stage.key]
-        return self.table.col("finish_ms")[lo:hi]
-
-    def launch_of(self, stage: StageNode) -> np.ndarray:
-        lo, hi = self.rows[stage.key]
-        return self.table.col("launch_ms")[lo:hi]
-
-    def finished_rows(self, stage: StageNode) -> np.ndarray:
-        """App-table rows of the stage's ended attempts, by (launch, index, attempt)."""
-        i = self.position[stage.key]
-        lo = int(self.finished_bounds[0][i])
-        return self.finished[lo : lo + int(self.finished_bounds[1][i])]
-
-    def any_ended(self, stage: StageNode) -> bool:
-        return not math.isnan(self.last_finish[self.position[stage.key]])
 
 
 def _start_ms(profile: ApplicationProfile, tasks: AppTasks) -> float:

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import perfmodel
+from perfmodel.analysis import read
 from perfmodel.dag.decomposition import decompose_table
 from perfmodel.dask.build import build
 from perfmodel.dask.frontend import is_dask_bundle, read_dask_bundle
 from perfmodel.dask.stream import read_stream
-from perfmodel.experiment.slot_only import slot_only_seconds
 from perfmodel.simulate.config import WhatIf
 from tests.unit.dask_streams import (
     T0,
@@ -182,8 +182,7 @@ def test_facade_replays_the_baseline_and_a_what_if_exactly(tmp_path: Path) -> No
     assert base.baseline_replay_s == pytest.approx(0.49)
     one = analysis.predict(WhatIf(executor_cores=1))
     assert one.predicted_s == pytest.approx(0.69)
-    target = analysis.target(WhatIf(executor_cores=1))
-    assert slot_only_seconds(analysis.workload, analysis.baseline, target) == pytest.approx(0.69)
+    assert analysis.slot_only_s(WhatIf(executor_cores=1)) == pytest.approx(0.69)
 
 
 def test_more_workers_on_a_local_cluster_share_its_cores(tmp_path: Path) -> None:
@@ -206,7 +205,7 @@ def test_more_workers_on_a_local_cluster_share_its_cores(tmp_path: Path) -> None
     wide = analysis.predict(target)
     # 0.1 s start-up; four 200 ms tasks at once, stretched ×2 by sharing two cores → 0.4 s.
     assert wide.predicted_s == pytest.approx(0.1 + 0.4, rel=0.02)
-    assert slot_only_seconds(analysis.workload, analysis.baseline, target) == pytest.approx(0.3)
+    assert analysis.slot_only_s(target) == pytest.approx(0.3)
 
 
 def test_off_cpu_time_is_unattributed(tmp_path: Path) -> None:
@@ -215,8 +214,10 @@ def test_off_cpu_time_is_unattributed(tmp_path: Path) -> None:
     assert np.allclose(t.cpu_ms, 100.0) and np.allclose(t.run_ms, 200.0)
 
 
-def test_read_dask_bundle_is_none_for_other_paths(tmp_path: Path) -> None:
-    assert read_dask_bundle(tmp_path) is None
-    loaded = read_dask_bundle(two_stage().bundle(tmp_path / "b"))
-    assert loaded is not None and loaded.loaded.task_end_events == 3
-    assert loaded.loaded.profile.app_name == "app.py"
+def test_the_facade_dispatches_dask_bundles_only(tmp_path: Path) -> None:
+    assert not is_dask_bundle(tmp_path)
+    bundle = two_stage().bundle(tmp_path / "b")
+    loaded = read(bundle)
+    assert loaded.task_end_events == 3 and loaded.profile.framework == "dask"
+    assert loaded.profile.app_name == "app.py" and loaded.samples is not None
+    assert read_dask_bundle(bundle).profile.app_id == loaded.profile.app_id

@@ -11,7 +11,7 @@ from perfmodel.dask.build import ThreadSpans, build
 from perfmodel.dask.samples import WORKER_PROCESS, tie_samples
 from perfmodel.dask.stream import read_stream
 from perfmodel.profile import sampletable
-from perfmodel.profile.record_setup import DASK_DIR_ENV, DASK_PLUGIN, dask_env
+from perfmodel.profile.record.setup import DASK_DIR_ENV, DASK_PLUGIN, dask_env
 
 distributed = pytest.importorskip("distributed", reason="Dask is not installed (extra: dask)")
 

@@ -173,7 +173,7 @@ def build_corpus(config: BuildConfig, progress: Progress | None = None) -> Build
     chunks = plan_chunks(manifests, labels, roots)
     results = _run_chunks(chunks, config.jobs, progress)
     skipped: Counter[str] = Counter()
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, Any]] = []
     for r in results:
         skipped.update(r.skipped)
         rows.extend(r.rows)
@@ -195,14 +195,14 @@ def build_corpus(config: BuildConfig, progress: Progress | None = None) -> Build
         else SplitDefinition()
     )
     counts: dict[str, Counter[str]] = defaultdict(Counter)
-    for r in rows:
-        counts[str(r["package"])][f"{r['label']}|{r['language']}"] += 1
+    for row in rows:
+        counts[str(row["package"])][f"{row['label']}|{row['language']}"] += 1
     try:
         new_packages = assign(split, counts)
     except ValueError as e:
         raise BuildError(str(e)) from e
     records = sorted(
-        (CorpusRecord(**r, split=split.side(str(r["package"]))) for r in rows),
+        (CorpusRecord(**row, split=split.side(str(row["package"]))) for row in rows),
         key=lambda r: (r.language, r.qualified_name, r.id),
     )
     stats = compute_stats(records, skipped, files_parsed)

@@ -137,8 +137,8 @@ class SourceLocator:
             parsed = parse_file(self.index._extractor, logical, Path(pf.file).read_bytes())
             candidates.append((None, parsed, pf.file))
         else:
-            for sf in self.index.by_suffix(pf.file):
-                candidates.append((sf, self.index.parse(sf), sf.location))
+            for indexed in self.index.by_suffix(pf.file):
+                candidates.append((indexed, self.index.parse(indexed), indexed.location))
         if not candidates:
             return _name_only(pf, f"{pf.file} not found in the indexed roots")
         if pf.method == "<module>":

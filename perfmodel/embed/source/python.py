@@ -149,6 +149,7 @@ def _function(
             hi = doc_node.end_byte - body.start_byte
             raw = raw[:lo] + raw[hi:]
         body_text = raw.decode("utf-8", "replace").strip()
+    parameters = node.child_by_field_name("parameters")
     return ExtractedFunction(
         qualified_name=".".join((module, *scope, name)),
         name=name,
@@ -160,11 +161,7 @@ def _function(
         doc=clean_docstring(_docstring_text(doc_node)) if doc_node is not None else "",
         params=tuple(
             _text(p).split(":")[0].split("=")[0].strip().lstrip("*")
-            for p in (
-                node.child_by_field_name("parameters").named_children
-                if node.child_by_field_name("parameters")
-                else []
-            )
+            for p in (parameters.named_children if parameters is not None else [])
         ),
         line_start=outer.start_point[0] + 1,
         line_end=outer.end_point[0] + 1,

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from perfmodel import __version__
+from perfmodel._version import __version__
+from perfmodel.analysis.diagnosis import RESOURCE_WORDS, Diagnosis, StageDiagnosis, short_name
 from perfmodel.errors import PerfmodelError
-from perfmodel.report.diagnosis import RESOURCE_WORDS, Diagnosis, StageDiagnosis, short_name
 from perfmodel.report.html.graphs import (
     dag_layout,
     flame_section,

@@ -10,7 +10,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from perfmodel.report.diagnosis import Diagnosis, StageDiagnosis, short_name
+from perfmodel.analysis.diagnosis import Diagnosis, StageDiagnosis, short_name
 from perfmodel.report.flame import speedscope
 
 if TYPE_CHECKING:

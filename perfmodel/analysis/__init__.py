@@ -1,0 +1,36 @@
+"""The facade and the diagnosis model: what every caller asks of one profile.
+
+`load` reads an event log or a bundle through a front end and returns an `Analysis`
+(`perfmodel.analysis.facade`); the diagnosis model (`diagnosis`, `critical_path`,
+`task_figures`, `sample_views`) sits beside it, below the renderers of `perfmodel.report`,
+which only turn its results into text, JSON, HTML or flame graphs.
+"""
+
+from perfmodel.analysis.facade import (
+    Analysis,
+    Engine,
+    NoSamplesError,
+    NoStagesError,
+    SweepPoint,
+    analyse_profile,
+    load,
+    read,
+)
+from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
+from perfmodel.simulate.replay import Prediction, StagePrediction
+from perfmodel.simulate.stage_work import COMPONENTS
+
+__all__ = [
+    "COMPONENTS",
+    "DEFAULT_MAX_DECOMPRESSED",
+    "Analysis",
+    "Engine",
+    "NoSamplesError",
+    "NoStagesError",
+    "Prediction",
+    "StagePrediction",
+    "SweepPoint",
+    "analyse_profile",
+    "load",
+    "read",
+]

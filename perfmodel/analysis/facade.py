@@ -1,0 +1,493 @@
+"""The one library facade: ``perfmodel.load(path)`` → `Analysis`.
+
+The CLI, the HTML report, the experiment reports, ``recommend`` and the fleet engine all
+ask the same questions of one profile (where did the time go, what would other
+resources do, what should change). Answering them used to mean repeating load →
+samples → code vectors → baseline → compile → replay in each caller, each a little
+differently, and compiling the workload again for every replay behind the advice.
+`Analysis` does each step once, on first use, and shares the results:
+
+    analysis = perfmodel.load("app.zstd")
+    analysis.diagnose()                        # the Diagnosis `perfmodel diagnose` shows
+    analysis.predict(WhatIf(cores=8))          # one what-if
+    analysis.sweep(["cores=2,4,8", "mem=2g,4g"])  # a grid, compiled once
+    analysis.advice()                          # quantified advice lines
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from perfmodel.analysis.diagnosis import Diagnosis, diagnose
+from perfmodel.analysis.sample_views import add_code_vectors, add_sample_views
+from perfmodel.dag.fallback_samples import fallback_shares
+from perfmodel.dag.loaded import LoadedProfile
+from perfmodel.dag.model import ApplicationProfile, StageKey
+from perfmodel.dag.resources import ResourceVector
+from perfmodel.dag.samples import SampleProfile, attribute_samples
+from perfmodel.dask.frontend import is_dask_bundle, read_dask_bundle
+from perfmodel.errors import PerfmodelError
+from perfmodel.profile.bundle import load_samples
+from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED, EventLogSource
+from perfmodel.profile.sampletable import stacks_by
+from perfmodel.simulate.advice import Advice, advise_workload
+from perfmodel.simulate.bounds import WorkloadBounds, lower_bounds_s, refined_bound_s
+from perfmodel.simulate.bounds import prepare as prepare_bounds
+from perfmodel.simulate.config import (
+    BaselineOverrides,
+    ClusterConfig,
+    ConfigError,
+    WhatIf,
+    apply_what_if,
+    baseline_config,
+)
+from perfmodel.simulate.intervals import BARE_LOG, BUNDLE, interval, shipped_intervals, widening
+from perfmodel.simulate.replay import (
+    BaselineReplay,
+    Prediction,
+    replay_baseline,
+    replay_workload,
+    slot_only_seconds,
+)
+from perfmodel.simulate.scheduler import native_placement
+from perfmodel.simulate.thread_demand import application_basis, stage_basis
+from perfmodel.simulate.whatif import Change, SweepAxis, parse_axes, parse_change, sweep_points
+from perfmodel.simulate.workload import Workload, compile_workload
+from perfmodel.spark.bare_demand import (
+    BareLogEstimates,
+    advice_assumptions,
+    application_assumption,
+    assumption_notes,
+    estimate_bare_log,
+)
+from perfmodel.spark.load import build_profile, gc_paused
+from perfmodel.spark.pyspark_work import workload_class
+
+
+@dataclass(slots=True)
+class SweepPoint:
+    """One grid point: the axes' values as the user wrote them, and the prediction."""
+
+    settings: dict[str, str]
+    prediction: Prediction
+
+    def summary(self) -> SweepPoint:
+        """The point without its per-stage predictions (what a table of the grid shows):
+        on a log of thousands of stages they are most of a point's memory."""
+        return SweepPoint(self.settings, replace(self.prediction, stages=[]))
+
+
+class Engine(Protocol):
+    """The facade's engine interface: what a search or a study asks of one profile.
+
+    `Analysis` implements it; ``recommend`` and the experiment reports depend on this and
+    on the what-if language (`perfmodel.simulate.config`, `perfmodel.simulate.whatif`)
+    only, never on the replay's internals, so tests can hand them any profile.
+    """
+
+    @property
+    def baseline(self) -> ClusterConfig: ...
+
+    def predict(self, change: Change | WhatIf | ClusterConfig | None = None) -> Prediction: ...
+
+    def slot_only_s(self, change: Change | WhatIf | ClusterConfig | None = None) -> float: ...
+
+    def lower_bounds_s(self, targets: Sequence[ClusterConfig]) -> np.ndarray: ...
+
+    def refined_bound_s(self, target: ClusterConfig) -> float: ...
+
+    @property
+    def fast_replays(self) -> bool: ...
+
+
+class NoStagesError(PerfmodelError):
+    """The log holds no stage, so there is nothing to replay."""
+
+
+class NoSamplesError(PerfmodelError):
+    """What was asked needs stack samples the profile does not have."""
+
+
+@dataclass(slots=True)
+class Analysis:
+    """One loaded profile and everything derived from it, each computed once on first use.
+
+    Build it with `load`. ``vectors`` are the code-inferred resource vectors per stage
+    attempt (bundles with stack samples only); ``notes`` say what the predictions assumed
+    about them, ``warnings`` what could not be done (e.g. no trained models).
+    """
+
+    loaded: LoadedProfile
+    baseline: ClusterConfig
+    samples: SampleProfile | None = None
+    vectors: dict[StageKey, ResourceVector] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    _workload: Workload | None = None
+    _baseline_replay: BaselineReplay | None = None
+    _observed: Prediction | None = None
+    _diagnosis: Diagnosis | None = None
+    _advice: dict[int, list[Advice]] = field(default_factory=dict)
+    _estimates: BareLogEstimates | None = None
+    _workload_class: str | None = None
+    _bounds: WorkloadBounds | None = None
+
+    @property
+    def profile(self) -> ApplicationProfile:
+        return self.loaded.profile
+
+    @property
+    def source(self) -> str:
+        return str(self.loaded.source.path)
+
+    @property
+    def workload(self) -> Workload:
+        """The replayable workload, compiled on first use and shared by every prediction."""
+        if self._workload is None:
+            if not self.profile.stages:
+                raise NoStagesError(
+                    f"{self.source}: the log holds no stages, so there is nothing to replay"
+                )
+            estimates = self.estimates
+            fallback = (
+                {k: v.share for k, v in fallback_shares(self.samples).items()}
+                if self.samples is not None
+                else None
+            )
+            with gc_paused():
+                self._workload = compile_workload(
+                    self.profile,
+                    self.baseline,
+                    self.vectors or None,
+                    estimates.demands(),
+                    fallback,
+                )
+            if self.profile.host_usage is None:
+                self._workload.notes.extend(assumption_notes(estimates))
+        return self._workload
+
+    def _fit_assumed_host(self, estimates: BareLogEstimates) -> None:
+        """An unknown local host taken to equal its slots is made big enough for the
+        demand the bare-log estimates assume (see `BareLogEstimates.host_cores_at_least`)."""
+        base = self.baseline
+        at_least = estimates.host_cores_at_least()
+        if not (base.local_mode and base.host_cores_assumed) or at_least <= base.host_cores:
+            return
+        sources = dict(base.sources)
+        sources["host_cores"] = (
+            f"assumed: at least {at_least}, to hold the largest per-task core demand the log "
+            "suggests (a Python task's thread and worker, a JVM's GC and JIT threads; pass "
+            "--host-cores)"
+        )
+        self.baseline = replace(base, host_cores=at_least, sources=sources)
+
+    @property
+    def estimates(self) -> BareLogEstimates:
+        """Per stage, the core demand and the nature of unattributed time as the event log
+        alone suggests (`perfmodel.spark.bare_demand`); used where nothing measured it."""
+        if self._estimates is None:
+            if self.profile.task_thread_only:  # no work beside task threads to estimate
+                self._estimates = BareLogEstimates({}, {}, 0.0, 0.0)
+            else:
+                self._estimates = estimate_bare_log(self.profile, self.baseline.host_cores)
+        return self._estimates
+
+    def _base(self) -> BaselineReplay:
+        if self._baseline_replay is None:
+            with gc_paused():
+                self._baseline_replay = replay_baseline(self.workload, self.baseline)
+        return self._baseline_replay
+
+    def _observed_replay(self) -> Prediction:
+        """The baseline's own prediction (the self-check), shared by the diagnosis and the
+        advice instead of being assembled once for each."""
+        if self._observed is None:
+            with gc_paused():
+                self._observed = replay_workload(
+                    self.workload, self.baseline, self.baseline, self._base()
+                )
+        return self._observed
+
+    def target(self, change: Change | WhatIf | ClusterConfig | None) -> ClusterConfig:
+        """The configuration a change describes (None: the baseline itself); a `Change`'s
+        factors (``cores=2x``) are of this profile's baseline."""
+        if change is None:
+            return self.baseline
+        if isinstance(change, Change):
+            change = change.resolve(self.baseline)
+        if isinstance(change, WhatIf):
+            return apply_what_if(self.baseline, change)
+        return change
+
+    def predict(self, change: Change | WhatIf | ClusterConfig | None = None) -> Prediction:
+        """The runtime and bottleneck on another configuration, with the model's self-check."""
+        with gc_paused():
+            prediction = replay_workload(
+                self.workload, self.baseline, self.target(change), self._base()
+            )
+        prediction.notes.extend(self.notes)
+        self.attach_interval(prediction)
+        return prediction
+
+    @property
+    def input_kind(self) -> str:
+        """``bundle`` or ``bare-log``: which calibration the intervals use."""
+        return BARE_LOG if self.loaded.bundle is None else BUNDLE
+
+    @property
+    def workload_class(self) -> str:
+        """``python-rdd``, ``python-udf`` or ``jvm-sql`` (`perfmodel.spark.pyspark_work`)."""
+        if self._workload_class is None:
+            self._workload_class = workload_class(self.profile)
+        return self._workload_class
+
+    def unknown_share(self) -> float:
+        """Share of task time whose nature nothing measured or evidenced (bare logs only:
+        a bundle measured its CPU use, or its code vectors split the time)."""
+        if self.profile.host_usage is not None or self.vectors:
+            return 0.0
+        return self.estimates.unknown_share
+
+    def interval_widening(self, prediction: Prediction) -> float:
+        """The interval's extra log half-width for ``prediction`` (self-check error and the
+        unknown share of the predicted change)."""
+        return widening(
+            prediction.model_error,
+            self.unknown_share(),
+            prediction.predicted_s,
+            prediction.baseline_replay_s,
+        )
+
+    def attach_interval(self, prediction: Prediction) -> None:
+        """Put the 80% interval on ``prediction`` (see `perfmodel.simulate.intervals`)."""
+        widen = self.interval_widening(prediction)
+        low, high, source = interval(
+            shipped_intervals(),
+            self.input_kind,
+            self.workload_class,
+            prediction.predicted_s,
+            widen,
+        )
+        prediction.predicted_low_s, prediction.predicted_high_s = low, high
+        prediction.interval_source = source
+
+    def sweep(
+        self, axes: Sequence[SweepAxis] | Sequence[str], fixed: Change | str | None = None
+    ) -> list[SweepPoint]:
+        """Every point of a grid (``["cores=1,2,4", "mem=2g,4g"]`` or parsed axes)."""
+        return list(self.iter_sweep(axes, fixed))
+
+    def iter_sweep(
+        self, axes: Sequence[SweepAxis] | Sequence[str], fixed: Change | str | None = None
+    ) -> Iterator[SweepPoint]:
+        """`sweep`, one point at a time: each prediction holds every stage, so a caller that
+        writes them out as they come (``predict --sweep --json``) holds one, not the grid.
+        ``fixed`` (``"mem=2g"``) applies at every point unless an axis sets it. The axes and
+        every point's configuration are checked before the first replay."""
+        if isinstance(fixed, str):
+            fixed = parse_change(fixed)
+        parsed = [a for a in axes if isinstance(a, SweepAxis)]
+        specs = [a for a in axes if isinstance(a, str)]
+        if specs:
+            parsed += parse_axes(specs)
+        if not parsed:
+            raise ConfigError("a sweep needs at least one axis, e.g. cores=1,2,4,8")
+        # Every point's configuration first: a bad one is refused before anything is written.
+        targets = [
+            (settings, self.target(change)) for settings, change in sweep_points(parsed, fixed)
+        ]
+        return (SweepPoint(settings, self.predict(target)) for settings, target in targets)
+
+    def stack_profiles(self, stage: int | None = None) -> dict[str, dict[tuple[str, ...], int]]:
+        """Sampled call stacks for flame graphs: one set per process, or with ``stage`` one
+        per attempt of that stage (the samples attributed to its tasks)."""
+        if self.loaded.bundle is None:
+            raise NoSamplesError(f"{self.source} is an event log: flame graphs need a bundle")
+        if stage is None:
+            samples = self.loaded.samples
+            return stacks_by(
+                load_samples(self.loaded.bundle) if samples is None else samples, "process"
+            )
+        assert self.samples is not None
+        profiles = {
+            f"stage {sid}.{att}": dict(cp.stacks)
+            for (sid, att), cp in sorted(self.samples.stages.items())
+            if sid == stage
+        }
+        if not profiles:
+            known = sorted({sid for sid, _ in self.samples.stages})
+            raise NoSamplesError(
+                f"no samples attributed to stage {stage}; stages with samples: {known}"
+            )
+        return profiles
+
+    # -- The engine interface (`Engine`): what recommend, fleet and experiments ask of the
+    # model beyond predictions, so none of them reaches into `perfmodel.simulate`.
+
+    def slot_only_s(self, change: Change | WhatIf | ClusterConfig | None = None) -> float:
+        """Slot-only replay's runtime (s) on another configuration: every task as long as
+        observed, only the slots change (Sparklens' what-if; the baseline to beat)."""
+        with gc_paused():
+            return slot_only_seconds(self.workload, self.baseline, self.target(change))
+
+    def lower_bounds_s(self, targets: Sequence[ClusterConfig]) -> np.ndarray:
+        """A lower bound of the predicted runtime (s) on each target, far cheaper than a
+        replay (`perfmodel.simulate.bounds`): a search skips what cannot win."""
+        return lower_bounds_s(self._workload_bounds(), targets)
+
+    def refined_bound_s(self, target: ClusterConfig) -> float:
+        """A tighter lower bound for one target (still a bound; about 1/15 of a replay)."""
+        return refined_bound_s(self._workload_bounds(), target)
+
+    @property
+    def fast_replays(self) -> bool:
+        """Whether replays run the compiled placement loop (about 25× the Python one)."""
+        return native_placement()
+
+    def _workload_bounds(self) -> WorkloadBounds:
+        if self._bounds is None:
+            self._bounds = prepare_bounds(self.workload, self.baseline)
+        return self._bounds
+
+    def advice(self, max_stages: int = 3) -> list[Advice]:
+        """Advice for the application and its most expensive stages, each line a replay."""
+        if max_stages not in self._advice:
+            with gc_paused():
+                self._advice[max_stages] = advise_workload(
+                    self.workload,
+                    self.baseline,
+                    max_stages=max_stages,
+                    baseline=self._base(),
+                    observed=self._observed_replay(),
+                    assumptions=self._assumptions(),
+                )
+        return list(self._advice[max_stages])
+
+    def _assumptions(self) -> dict[StageKey | None, str]:
+        """Per stage (None: the application), what its CPU share was made of: measured per
+        thread where the bundle has it, else what the bare log suggests."""
+        out = advice_assumptions(self.estimates, set(self.vectors))
+        measured = self.workload.thread_cpu
+        out.update({key: stage_basis(m) for key, m in measured.items()})
+        if measured:
+            out[None] = application_basis(measured)
+        return out
+
+    def diagnose(self) -> Diagnosis:
+        """What `perfmodel diagnose` reports: measured split, critical path, findings, advice."""
+        if self._diagnosis is not None:
+            return self._diagnosis
+        baseline: Prediction | None = None
+        advice: list[Advice] = []
+        warnings = list(self.warnings)
+        if self.profile.stages:
+            try:
+                baseline = self._observed_replay()
+                advice = self.advice()
+            except PerfmodelError as exc:
+                warnings.append(f"no what-if advice for this log: {exc}")
+        measured = self._workload.thread_cpu if self._workload is not None else {}
+        overall = application_basis(measured) or application_assumption(self.estimates)
+        with gc_paused():
+            result = diagnose(
+                self.loaded,
+                baseline=baseline,
+                advice=[asdict(a) for a in advice],
+                has_samples=self.samples is not None,
+                # Code vectors, where inferred, say what that time is; else the basis does.
+                unattributed_basis=overall if measured or not self.vectors else None,
+            )
+        result.warnings.extend(warnings)
+        if self.samples is not None:
+            add_sample_views(result, self.samples)
+            add_code_vectors(result, self.vectors)
+        self._diagnosis = result
+        return result
+
+
+def read(
+    path: str | Path,
+    attempt: str | None = None,
+    *,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+) -> LoadedProfile:
+    """Read an event log or a bundle through its front end into a profile, without the
+    analysis (`load` does both). The front-end dispatch: a bundle with a Dask task stream
+    is read by the Dask front end, anything else by Spark's."""
+    if is_dask_bundle(path):
+        return read_dask_bundle(path)
+    return build_profile(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
+
+
+def analyse_profile(
+    profile: ApplicationProfile,
+    *,
+    overrides: BaselineOverrides | None = None,
+    source: str = "",
+) -> Analysis:
+    """An `Analysis` of a profile already in memory: one a notebook or a test built, or a
+    front end produced without a file (no samples, so no code vectors)."""
+    where = source or profile.source or f"<{profile.app_id}>"
+    loaded = LoadedProfile(
+        profile=profile,
+        source=EventLogSource(path=Path(where), app_key=profile.app_id, parts=[], attempt=None),
+    )
+    analysis = Analysis(loaded=loaded, baseline=baseline_config(profile, overrides))
+    analysis._fit_assumed_host(analysis.estimates)
+    return analysis
+
+
+def load(
+    path: str | Path,
+    attempt: str | None = None,
+    *,
+    code_vectors: bool = True,
+    overrides: BaselineOverrides | None = None,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    models_dir: Path | None = None,
+) -> Analysis:
+    """Read an event log or a profile bundle and get it ready to analyse.
+
+    ``code_vectors``: with a bundle's stack samples, infer each stage's resource vector from
+    the code it ran and let it split the task time Spark's metrics leave unattributed
+    (otherwise that time is split by bytes moved, as for a bare event log). ``overrides``
+    replace what the log cannot tell about the profiled machine (host cores, bandwidths).
+    ``models_dir`` holds the trained code models (default: the shipped ones).
+    """
+    loaded = read(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
+    analysis = Analysis(loaded=loaded, baseline=baseline_config(loaded.profile, overrides))
+    analysis._fit_assumed_host(analysis.estimates)
+    if loaded.bundle is None:
+        return analysis
+    samples = load_samples(loaded.bundle) if loaded.samples is None else loaded.samples
+    analysis.samples = attribute_samples(loaded.profile, samples)
+    if not code_vectors:
+        analysis.notes.append("code-inferred resource vectors not used (--no-code-vectors)")
+        return analysis
+    if not sum(analysis.samples.attribution.values()):
+        analysis.notes.append("the bundle has no stack samples (recorded without JFR and py-spy)")
+        return analysis
+    from perfmodel.embed.stage_inference import infer_stage_vectors
+
+    try:
+        analysis.vectors = infer_stage_vectors(
+            analysis.samples, models_dir, local_mode=analysis.baseline.local_mode
+        )
+    except PerfmodelError as exc:
+        message = f"no code-inferred resource vectors: {exc}"
+        analysis.notes.append(message)
+        analysis.warnings.append(message)
+        return analysis
+    if analysis.vectors:
+        analysis.notes.append(
+            f"unattributed task time split by code-inferred resource vectors for "
+            f"{len(analysis.vectors)} stage(s) (--no-code-vectors splits it by bytes moved)"
+        )
+    else:
+        analysis.notes.append("the bundle's stack samples gave no code-inferred resource vector")
+    return analysis

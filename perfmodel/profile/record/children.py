@@ -1,0 +1,191 @@
+"""Workloads die with perfmodel, and what an earlier, killed perfmodel left running is found.
+
+`record` (and `experiment run`, which records every run) starts the user's command. If
+perfmodel is killed with ``kill -9`` it cannot clean up, and a Spark driver left running
+keeps its cores and skews every later measurement. So each workload starts
+
+* in a process group of its own (its descendants can be found and stopped as one, and the
+  terminal's Ctrl-C reaches perfmodel, which passes it on; not being in the terminal's
+  foreground, it does not read the terminal: see `workload_stdin`), and
+* with a parent-death signal (Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)``): the kernel kills
+  the command the moment perfmodel dies, however it dies.
+
+The parent-death signal reaches the command's own process only; descendants that outlive it
+(a shell's background jobs) are found later: each workload leaves a small file in the state
+directory while it runs, and the next `record` or `experiment run` reports the groups whose
+perfmodel is gone but whose processes are not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from perfmodel.state import state_dir
+
+_PR_SET_PDEATHSIG = 1
+_WORKLOADS_DIR = "workloads"
+
+
+def _prctl() -> Callable[..., int] | None:
+    try:
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+        return prctl
+    except (OSError, AttributeError):  # not Linux
+        return None
+
+
+def workload_preexec() -> Callable[[], None]:
+    """A ``preexec_fn`` for `subprocess.Popen`: own process group, killed when we die.
+
+    Everything it needs is looked up before the fork; in the child it only makes two system
+    calls. A parent that died between the fork and the ``prctl`` is caught by comparing the
+    parent's pid afterwards.
+    """
+    prctl = _prctl()
+    parent = os.getpid()
+
+    def preexec() -> None:
+        os.setpgid(0, 0)
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(137)
+
+    return preexec
+
+
+def workload_stdin() -> int | None:
+    """The workload's standard input: inherited, unless it is the terminal.
+
+    A process group of its own is not the terminal's foreground group, and the kernel stops
+    (SIGTTIN) a background process that reads the terminal: an interactive command would hang
+    unseen. Reading nothing, it ends instead; piped input still reaches it.
+    """
+    try:
+        return subprocess.DEVNULL if os.isatty(0) else None
+    except OSError:
+        return None
+
+
+def signal_group(pid: int, signum: int) -> None:
+    """Send ``signum`` to the process group a workload leads (gone already: nothing to do)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signum)
+
+
+def workloads_dir() -> Path:
+    return state_dir() / _WORKLOADS_DIR
+
+
+@dataclass(frozen=True, slots=True)
+class Orphan:
+    """A process of a workload whose perfmodel is gone."""
+
+    pid: int
+    group: int
+    name: str
+    owner: int
+    """The pid of the perfmodel process that started the workload."""
+    command: str
+
+    def describe(self) -> str:
+        return (
+            f"process {self.pid} ({self.name}) of a workload started by perfmodel process "
+            f"{self.owner}, which is gone, is still running: {self.command}; stop it with "
+            f"`kill -- -{self.group}`"
+        )
+
+
+def register(pid: int, command: Sequence[str]) -> Path | None:
+    """Note a started workload (its pid leads its process group) until `unregister`."""
+    directory = workloads_dir()
+    path = directory / f"{os.getpid()}-{pid}.json"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        me = psutil.Process()
+        payload = {
+            "owner": me.pid,
+            "owner_started": me.create_time(),
+            "group": pid,
+            "command": " ".join(command)[:500],
+        }
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(payload), encoding="utf-8")
+        tmp.replace(path)
+    except (OSError, psutil.Error):
+        return None  # the workload still runs; only the later report of orphans is lost
+    return path
+
+
+def unregister(path: Path | None) -> None:
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def find_orphans() -> list[Orphan]:
+    """Processes of workloads whose perfmodel died; notes of workloads that are fully gone
+    are removed on the way."""
+    directory = workloads_dir()
+    try:
+        notes = sorted(directory.glob("*.json"))
+    except OSError:
+        return []
+    orphans: list[Orphan] = []
+    groups: dict[int, list[psutil.Process]] | None = None
+    for note in notes:
+        try:
+            data = json.loads(note.read_text(encoding="utf-8"))
+            owner, started, group = (
+                int(data["owner"]),
+                float(data["owner_started"]),
+                int(data["group"]),
+            )
+            command = str(data.get("command", ""))
+        except (OSError, ValueError, KeyError, TypeError):
+            unregister(note)
+            continue
+        if _alive(owner, started):
+            continue
+        if groups is None:
+            groups = _process_groups()
+        members = groups.get(group, [])
+        if not members:
+            unregister(note)
+            continue
+        for proc in members:
+            try:
+                name = proc.name()
+            except psutil.Error:
+                continue
+            orphans.append(Orphan(proc.pid, group, name, owner, command))
+    return orphans
+
+
+def _alive(pid: int, started: float) -> bool:
+    try:
+        return abs(psutil.Process(pid).create_time() - started) < 1.0
+    except psutil.Error:
+        return False
+
+
+def _process_groups() -> dict[int, list[psutil.Process]]:
+    groups: dict[int, list[psutil.Process]] = {}
+    for proc in psutil.process_iter():
+        try:
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                continue
+            groups.setdefault(os.getpgid(proc.pid), []).append(proc)
+        except (psutil.Error, OSError):
+            continue
+    return groups

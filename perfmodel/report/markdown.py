@@ -1,0 +1,210 @@
+"""The Markdown renderer: the accuracy report, as a table for people.
+
+The Markdown is what goes into the README's "Accuracy" section, so it carries its own
+context — date, machine, load, model version — because an error figure without the
+conditions it was measured under cannot be compared with anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+from perfmodel.atomic import write_atomically
+from perfmodel.experiment.held_out import describe_pair
+from perfmodel.experiment.results import AccuracyReport, KindAccuracy
+from perfmodel.experiment.samplers import SamplerComparison, compare_samplers
+from perfmodel.experiment.what_if_kind import CORES
+from perfmodel.report.base import Renderer
+from perfmodel.report.jsonrenderer import accuracy_json
+from perfmodel.simulate.units import format_share as pct
+
+
+class MarkdownRenderer(Renderer):
+    """Markdown: the accuracy report (`perfmodel experiment report`)."""
+
+    format = "markdown"
+
+    def accuracy(
+        self,
+        report: AccuracyReport,
+        out: TextIO,
+        *,
+        run_load: tuple[float, float] | None = None,
+    ) -> None:
+        out.write(render_markdown(report, run_load) + "\n")
+
+
+def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None = None) -> str:
+    """The accuracy tables: per workload, overall, then every pair."""
+    lines = [
+        "## Accuracy: predicted vs measured runtime",
+        "",
+        f"Measured {report.created} on `{report.host}` ({report.machine}, {report.cores} "
+        f"logical cores); model {report.model_version}; {report.runs} measured runs.",
+    ]
+    if run_load:
+        lines.append(
+            f"1-minute load average at run starts: {run_load[0]:.2f}–{run_load[1]:.2f} "
+            f"(the machine was shared; timings carry that noise)."
+        )
+    lines += render_held_out(report)
+    lines += render_sampler_comparison(report)
+    lines += render_kinds(report.kinds)
+    lines += [
+        "",
+        "Error = |predicted − measured| ÷ measured application runtime (event log start to "
+        "end), for every pair (baseline run → other configuration). *Slot-only* replays the "
+        "same pairs with task durations unchanged (what Sparklens does). *Repeat error* is "
+        "the noise floor: the error of taking another run of the same configuration as the "
+        "prediction (n/a with one run per configuration).",
+        "",
+        f"| workload |{' set |' if report.split else ''} pairs | mean error | worst error "
+        "| slot-only mean | slot-only worst | repeat error | bottlenecks named |",
+        f"|---|{'---|' if report.split else ''}---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for w in report.workloads:
+        role = f" {w.role} |" if report.split else ""
+        lines.append(
+            f"| {w.workload} |{role} {w.pairs} | {pct(w.mean_error)} | {pct(w.worst_error)} | "
+            f"{pct(w.slot_only_mean_error)} | {pct(w.slot_only_worst_error)} | "
+            f"{pct(w.repeat_error)} | {', '.join(w.bottlenecks)} |"
+        )
+    lines.append(
+        f"| **all** |{' |' if report.split else ''} {len(report.pairs)} | "
+        f"**{pct(report.mean_error)}** | "
+        f"{pct(report.worst_error)} | {pct(report.slot_only_mean_error)} | "
+        f"{pct(report.slot_only_worst_error)} | {pct(report.repeat_error)} | |"
+    )
+    lines += [
+        "",
+        "### Every pair",
+        "",
+        "| workload | baseline (run) | target | measured s | predicted s | error "
+        "| slot-only s | slot-only error | bottleneck | baseline replay error |",
+        "|---|---|---|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    for p in report.pairs:
+        sd = f" ± {p.measured_sd_s:.1f}" if p.measured_sd_s else ""
+        lines.append(
+            f"| {p.workload} | {p.baseline_config} ({p.baseline_run}) | {p.target_config} | "
+            f"{p.measured_s:.1f}{sd} | {p.predicted_s:.1f} | {pct(p.error)} | "
+            f"{p.slot_only_s:.1f} | {pct(p.slot_only_error)} | {p.bottleneck} | "
+            f"{100 * p.baseline_model_error:+.1f}% |"
+        )
+    if report.skipped:
+        lines += ["", "Not used:", ""] + [f"- {s}" for s in report.skipped]
+    return "\n".join(lines) + "\n"
+
+
+def render_held_out(report: AccuracyReport) -> list[str]:
+    """The study's table: for each side of the split, held-out first, the error of each way of
+    reading the baseline (bare log, bundle, bundle without code vectors, slot-only), the worst
+    pair and interval coverage. Nothing without a split."""
+    if not report.split:
+        return []
+    lines = [
+        "",
+        f"### By the held-out split (`{report.split}`)",
+        "",
+        *([f"Rule: {report.split_rule}", ""] if report.split_rule else []),
+        "Mean error per way of reading each baseline run: its event log alone (*bare log*), "
+        "its bundle as `perfmodel predict` reads it (*bundle*), the bundle with "
+        "`--no-code-vectors`, and the slot-only replay. *Interval coverage*: share of "
+        "measured runtimes inside the predicted 80% interval, of the bundle's prediction and "
+        "(*bare-log coverage*) of the bare log's.",
+        "",
+        "| workloads | set | pairs | bare log | bundle | bundle, no code vectors | slot-only "
+        "| worst pair | interval coverage | bare-log coverage |",
+        "|---|---|---:|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    by_name = {w.workload: w for w in report.workloads}
+    for group in report.groups:
+        for name in group.workloads:
+            w = by_name[name]
+            worst = max((p for p in report.pairs if p.workload == name), key=lambda p: p.error)
+            lines.append(
+                f"| {name} | {group.role} | {w.pairs} | {pct(w.bare_log_mean_error)} | "
+                f"{pct(w.mean_error)} | {pct(w.no_code_vectors_mean_error)} | "
+                f"{pct(w.slot_only_mean_error)} | {describe_pair(worst)} | "
+                f"{pct(w.interval_coverage)} | {pct(w.bare_log_interval_coverage)} |"
+            )
+        lines.append(
+            f"| **all {group.role}** | {group.role} | {group.pairs} | "
+            f"{pct(group.bare_log_mean_error)} | **{pct(group.mean_error)}** | "
+            f"{pct(group.no_code_vectors_mean_error)} | {pct(group.slot_only_mean_error)} | "
+            f"{group.worst_pair or 'n/a'} | {pct(group.interval_coverage)} | "
+            f"{pct(group.bare_log_interval_coverage)} |"
+        )
+    missing = [f"{name} ({g.role})" for g in report.groups for name in g.missing]
+    if missing:
+        lines += ["", f"In the split but without pairs here: {', '.join(missing)}."]
+    return lines
+
+
+def render_sampler_comparison(report: AccuracyReport) -> list[str]:
+    """Markdown lines: per workload, the bundle's mean error read from JFR's samples and from
+    the plugin's, on the same pairs; nothing where no run kept both."""
+    rows = compare_samplers(report)
+    if not rows:
+        return []
+    lines = [
+        "",
+        '### JVM samplers on the same runs (`jvm_sampler = "both"`)',
+        "",
+        "Each pair predicted from its baseline's bundle read from JFR's samples (the bundle as "
+        "recorded) and from the plugin sampler's samples of the same run; the runs, event logs, "
+        "per-thread CPU and Python samples are the same, so the difference is the samplers'. "
+        "*Largest move*: the largest change of a prediction between the two readings.",
+        "",
+        "| workload | set | pairs | JFR samples | plugin samples | plugin − JFR, points "
+        "| largest move |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    lines += [_sampler_row(c) for c in rows]
+    return lines
+
+
+def _sampler_row(c: SamplerComparison) -> str:
+    label = f"**all{' ' + c.workload if c.workload else ''}**" if c.total else c.workload
+    return (
+        f"| {label} | {c.role} | {c.pairs} | {pct(c.jfr_mean_error)} | "
+        f"{pct(c.plugin_mean_error)} | "
+        f"{100 * c.plugin_minus_jfr:+.1f} | {100 * c.largest_move:.1f}% |"
+    )
+
+
+def render_kinds(kinds: list[KindAccuracy]) -> list[str]:
+    """The Markdown table of errors per what-if kind (nothing when only one kind exists
+    and it is plain cores, as in a local-mode study, where the overall table says it all)."""
+    if not kinds or [k.kind for k in kinds] == [CORES]:
+        return []
+    lines = [
+        "",
+        "### By what-if kind",
+        "",
+        "Pairs grouped by the one resource their configurations differ in (*combined*: more "
+        "than one). Mean error from the baseline's bundle, from its bare event log (n/a "
+        "without `--variants`) and by slot-only replay.",
+        "",
+        "| what-if | pairs | workloads | bundle | bare log | slot-only | worst pair |",
+        "|---|---:|---|---:|---:|---:|---|",
+    ]
+    for k in kinds:
+        lines.append(
+            f"| {k.kind} | {k.pairs} | {', '.join(k.workloads)} | **{pct(k.mean_error)}** | "
+            f"{pct(k.bare_log_mean_error)} | {pct(k.slot_only_mean_error)} | {k.worst_pair} |"
+        )
+    return lines
+
+
+def write_report(
+    report: AccuracyReport, out: Path, run_load: tuple[float, float] | None = None
+) -> tuple[Path, Path]:
+    """Write ``accuracy.md`` and ``accuracy.json`` into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    md = out / "accuracy.md"
+    write_atomically(md, render_markdown(report, run_load))
+    js = out / "accuracy.json"
+    write_atomically(js, accuracy_json(report, run_load))
+    return md, js

@@ -1,0 +1,106 @@
+"""The text form of what-if predictions and sweeps (``perfmodel predict``)."""
+
+from __future__ import annotations
+
+import math
+
+from perfmodel.analysis import Prediction, SweepPoint
+from perfmodel.report.base import ProfileSource
+from perfmodel.simulate.config import ClusterConfig
+from perfmodel.simulate.intervals import LEVEL
+from perfmodel.simulate.units import format_bandwidth, format_size
+from perfmodel.simulate.whatif import Change
+
+MAX_STAGE_ROWS = 10
+
+
+def describe_config(c: ClusterConfig) -> str:
+    """One line a user can check against how they ran the job (slots, heap, bandwidths)."""
+    if c.local_mode:
+        head = f"local[{c.executor_cores}]"
+    elif c.allocation.enabled:
+        head = f"{c.allocation.describe()}; executors of {c.executor_cores} cores"
+    else:
+        head = f"{c.executors} executors × {c.executor_cores} cores on {c.hosts} hosts"
+    return (
+        f"{head}, {format_size(c.memory_bytes)} heap, {c.host_cores} cores per host, "
+        f"cpu speed {c.cpu_speed:g}, disk {format_bandwidth(c.disk_bw)}, "
+        f"network {format_bandwidth(c.net_bw)}"
+    )
+
+
+def render_prediction(p: Prediction, source: ProfileSource, change: Change) -> str:
+    """The prediction with its self-check first, so the number is read with its error, and
+    every value assumed about the baseline spelled out."""
+    lines = [f"perfmodel predict — {p.app_id}"]
+    lines.append(f"profile: {_profile(source)}")
+    lines.append(f"baseline: {describe_config(p.baseline_config)}")
+    if change.is_empty:
+        lines.append("what-if:  (no change given: replaying the baseline)")
+    else:
+        lines.append(f"what-if:  {describe_config(p.config)}")
+    lines.append(
+        f"observed {p.observed_s:.1f} s · baseline replay {p.baseline_replay_s:.1f} s · "
+        f"model error {p.model_error:+.1%}"
+    )
+    ratio = p.speedup
+    trend = f"{ratio:.2f}× faster" if ratio >= 1 else f"{1 / ratio:.2f}× slower"
+    lines.append(f"predicted {p.predicted_s:.1f} s ({trend}) · bottleneck: {p.bottleneck}")
+    if not math.isnan(p.predicted_low_s):
+        lines.append(
+            f"range {p.predicted_low_s:.1f}–{p.predicted_high_s:.1f} s ({p.interval_source})"
+        )
+    assumed = [
+        f"{name}: {how}"
+        for name, how in p.baseline_config.sources.items()
+        if how.startswith(("default", "assumed"))
+    ]
+    if assumed:
+        lines.append("assumed about the baseline:")
+        lines += [f"  {a}" for a in assumed]
+    lines += [f"note: {n}" for n in p.notes]
+    lines.append("")
+    lines.append(f"{'stage':>7} {'tasks':>6} {'observed':>9} {'predicted':>9}  bottleneck  vector")
+    ranked = sorted(p.stages, key=lambda s: -max(s.observed_s, s.predicted_s))
+    for s in ranked[:MAX_STAGE_ROWS]:
+        vec = " ".join(f"{k} {v:.0%}" for k, v in list(s.vector.items())[:3])
+        stage = f"{s.stage_id}" + (f".{s.attempt}" if s.attempt else "")
+        lines.append(
+            f"{stage:>7} {s.n_tasks:>6} {s.observed_s:>8.1f}s {s.predicted_s:>8.1f}s  "
+            f"{s.bottleneck:<10}  {vec}"
+        )
+    if len(p.stages) > MAX_STAGE_ROWS:
+        lines.append(f"  … {len(p.stages) - MAX_STAGE_ROWS} more stages (see --json)")
+    return "\n".join(lines)
+
+
+def render_sweep(points: list[SweepPoint], source: ProfileSource) -> str:
+    """The sweep as a table: one row per grid point, with its bottleneck. The table needs
+    no stage: points without theirs (`SweepPoint.summary`) are enough."""
+    first = points[0].prediction
+    lines = [
+        f"perfmodel predict --sweep — {first.app_id}",
+        f"profile: {_profile(source)}",
+        f"baseline: {describe_config(first.baseline_config)}",
+        f"observed {first.observed_s:.1f} s · baseline replay {first.baseline_replay_s:.1f} s"
+        f" · model error {first.model_error:+.1%}",
+    ]
+    names = list(points[0].settings)
+    lines.append(
+        "  ".join(f"{n:>14}" for n in names)
+        + f"  {'predicted':>10}  {f'{LEVEL:.0%} range':>13}  bottleneck"
+    )
+    for pt in points:
+        cells = "  ".join(f"{pt.settings[n]:>14}" for n in names)
+        q = pt.prediction
+        span = (
+            f"{q.predicted_low_s:.1f}–{q.predicted_high_s:.1f}s"
+            if not math.isnan(q.predicted_low_s)
+            else "-"
+        )
+        lines.append(f"{cells}  {q.predicted_s:>9.1f}s  {span:>13}  {q.bottleneck}")
+    return "\n".join(lines)
+
+
+def _profile(source: ProfileSource) -> str:
+    return source.path + (" (the profile last analysed)" if source.remembered else "")

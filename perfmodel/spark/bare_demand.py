@@ -1,0 +1,311 @@
+"""Per stage, the cores a task keeps busy and what its unattributed time was, from a bare log.
+
+A bare event log times only the task thread. Capping a task's demand at that thread's one
+core makes every stage scale like slots (what Sparklens does), which is wrong exactly where
+it matters: a PySpark task keeps its thread *and* its Python worker busy, so at local[2]
+two tasks and two workers share two cores, and at local[1] the lone task has both. This
+module combines the estimators that read the log, each with its evidence:
+
+* `perfmodel.spark.pyspark_work` — which stages run Python code (RDD names, plan operators);
+  their unattributed time is taken to be the Python worker's, which runs beside the task
+  thread: as two lanes side by side, a task alone keeps ``(jvm + python) / longest lane``
+  cores busy (the lower bound without further evidence);
+* `perfmodel.spark.contention` — how much the tasks slowed down when more of them ran at
+  once, per record: the demand that explains the slowdown (pooled separately over Python
+  and JVM stages, which differ);
+* the host's cores (`host_cores`, from the environment and executor events via the
+  baseline configuration) that the slowdown is read against.
+
+`DemandEstimate.assumption` is the sentence the report shows: the share of unattributed
+time, the resource it was taken to be, and the evidence; or that the time is unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from perfmodel.dag.concurrency import task_concurrency
+from perfmodel.dag.decomposition import decompose_table
+from perfmodel.dag.model import ApplicationProfile, StageKey
+from perfmodel.spark.contention import ContentionFit, estimate_contention
+from perfmodel.spark.pyspark_work import PythonWork, python_work, stage_sums
+
+PYTHON_GROUP = "python"
+JVM_GROUP = "jvm"
+MAX_DEMAND = {PYTHON_GROUP: 3.0, JVM_GROUP: 2.0}
+"""Most cores a task is believed to keep busy: a Python task's thread, its writer thread
+and its worker; a JVM task's thread plus its share of GC and JIT threads. A slowdown that
+reads higher is taken to be something else too (skew, a noisy neighbour) and capped."""
+JVM_OTHER_THREADS = 1.5
+"""Cores a JVM task keeps busy per core of its own thread, without slowdown evidence (GC
+and JIT threads, and in local mode the driver in the same JVM). Fitted on the fit workloads
+of experiments/splits/default.toml only (store fit-20261125-041202: bare-log MAPE over their
+60 pairs for 1.0, 1.25, 1.5, 1.75, 2.0 was 15.6, 12.5, 10.7, 10.8, 12.1%)."""
+PYTHON_MIN_DEMAND = 1.3
+"""Fewest cores a Python task is taken to keep busy without slowdown evidence: its thread,
+the writer thread feeding the worker (whose CPU no metric counts) and the worker. Fitted
+with `JVM_OTHER_THREADS` on the same fit pairs (1.0, 1.3, 1.6 at 1.5: 10.7, 8.6, 10.2%)."""
+SMALL_UNKNOWN = 0.10
+"""Unattributed shares below this are not worth a caveat."""
+
+PYTHON_WORKER_CPU = "Python-worker CPU"
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class DemandEstimate:
+    """One stage attempt's estimated core demand and what its unattributed time was."""
+
+    demand: float | None
+    """Cores one task keeps busy when alone; None: leave the replay's default."""
+    resource: str
+    """What the unattributed time was taken to be (`PYTHON_WORKER_CPU` or `UNKNOWN`)."""
+    unattributed_share: float
+    evidence: str
+
+    @property
+    def unknown_share(self) -> float:
+        """Share of the stage's run time that no metric and no evidence explains."""
+        return self.unattributed_share if self.resource == UNKNOWN else 0.0
+
+    @property
+    def assumption(self) -> str:
+        share = f"{self.unattributed_share:.0%} of its task time is unattributed"
+        if self.resource == UNKNOWN:
+            return f"{share} and unknown (counted as CPU; {self.evidence})"
+        return f"{share}, taken to be {self.resource} because {self.evidence}"
+
+
+@dataclass(frozen=True, slots=True)
+class BareLogEstimates:
+    """Every stage's estimate, the fits behind them, and the application's unknown share."""
+
+    stages: dict[StageKey, DemandEstimate]
+    fits: dict[str, ContentionFit]
+    unknown_share: float
+    """Run-time-weighted share of task time that stays unknown."""
+    python_share: float
+    """Run-time-weighted share of task time taken to be Python-worker CPU."""
+
+    def host_cores_at_least(self) -> int:
+        """Cores an unknown host must have had for the estimates to hold: a Python task's
+        thread and worker run side by side (the lanes model) only on two cores, and a JVM
+        task's other threads need room too, so a host whose size was only guessed from its
+        slots is taken to have at least ceil(demand) of the most demanding stage. 0 where a
+        slowdown was read (the contention fit read the demand against the assumed cores)."""
+        for fit in self.fits.values():
+            if fit.demand is not None or fit.demand_at_most is not None:
+                return 0
+        python = [e.demand for e in self.stages.values() if e.demand is not None]
+        return int(np.ceil(max(python) - 1e-9)) if python else 0
+
+    def demands(self) -> dict[StageKey, float]:
+        return {k: e.demand for k, e in self.stages.items() if e.demand is not None}
+
+
+def lanes_demand(jvm_ms: float, python_ms: float) -> float:
+    """Cores a task keeps busy when its thread (``jvm_ms``) and Python worker
+    (``python_ms``) run side by side: total work over the longer lane (1 to 2)."""
+    longest = max(jvm_ms, python_ms)
+    return (jvm_ms + python_ms) / longest if longest > 0 else 1.0
+
+
+def estimate_bare_log(profile: ApplicationProfile, host_cores: float) -> BareLogEstimates:
+    """Estimate every stage attempt's demand from what the log holds (see module doc)."""
+    sums = stage_sums(profile)
+    work = python_work(profile, sums)
+    groups = {k: PYTHON_GROUP if w.is_python else JVM_GROUP for k, w in work.items()}
+    concurrency = task_concurrency(profile.task_table())
+    fits = estimate_contention(profile, host_cores, groups, concurrency)
+    # Run-time-weighted mean concurrency per stage, from cumulative sums over the app table.
+    parts_run = _run_per_task(profile)
+    cum_kr = np.concatenate([[0.0], np.cumsum(concurrency * parts_run)])
+    b = sums.bounds
+    kr = cum_kr[b[1:]] - cum_kr[b[:-1]]
+    out: dict[StageKey, DemandEstimate] = {}
+    weights = {"unknown": 0.0, "python": 0.0, "all": 0.0}
+    rows = zip(
+        sums.keys,
+        sums.thread.tolist(),
+        sums.unattributed.tolist(),
+        sums.run.tolist(),
+        kr.tolist(),
+        strict=True,
+    )
+    for key, jvm, unattributed, run, k_run in rows:
+        k_stage = k_run / run if run > 0 else 1.0
+        # Contention the baseline could have had: its thread's CPU time fits in its run time
+        # only if k·d/C ≤ run/thread time, so the demand can be at most C·run/(k·thread).
+        # A task alone (k ≈ 1) competes only with its own threads, which is the prior itself.
+        ceiling = host_cores * run / (k_stage * jvm) if jvm > 0 and k_stage > 1.05 else np.inf
+        w = work[key]
+        fit = fits.get(groups[key])
+        estimate = (
+            _python_stage(w, fit, jvm, unattributed)
+            if w.is_python
+            else _jvm_stage(w, fit, run, jvm + unattributed, ceiling)
+        )
+        out[key] = estimate
+        weights["all"] += run
+        weights["unknown"] += run * estimate.unknown_share
+        if estimate.resource == PYTHON_WORKER_CPU:
+            weights["python"] += run * estimate.unattributed_share
+    total = weights["all"]
+    return BareLogEstimates(
+        stages=out,
+        fits=fits,
+        unknown_share=weights["unknown"] / total if total > 0 else 0.0,
+        python_share=weights["python"] / total if total > 0 else 0.0,
+    )
+
+
+def _run_per_task(profile: ApplicationProfile) -> np.ndarray:
+    """Per row of the app task table: run time of an ended attempt (0 otherwise)."""
+    parts = decompose_table(profile.task_table())
+    run = parts.cpu + parts.gc + parts.unattributed + parts.network + parts.disk
+    return np.where(parts.ended, run, 0.0)
+
+
+def _python_stage(
+    w: PythonWork, fit: ContentionFit | None, jvm: float, unattributed: float
+) -> DemandEstimate:
+    prior = lanes_demand(jvm, unattributed)
+    evidence = w.evidence
+    demand = prior
+    if fit is not None and fit.demand is not None:
+        demand = max(prior, min(fit.demand, MAX_DEMAND[PYTHON_GROUP]))
+        evidence += f"; {fit.evidence}"
+    elif fit is not None and fit.demand_at_most is not None:
+        demand = max(1.0, min(prior, fit.demand_at_most))
+        evidence += f"; {fit.evidence}"
+    else:
+        demand = max(prior, PYTHON_MIN_DEMAND)
+        how = (
+            f"{demand:.2f} cores per task"
+            if prior >= PYTHON_MIN_DEMAND
+            else f"{demand:.2f} cores per task, the least a Python task is taken to use "
+            "(fitted on the fit workloads)"
+        )
+        evidence += (
+            f"; its thread and Python worker taken to run side by side ({how}; no slowdown "
+            "with concurrency to confirm it)"
+        )
+    return DemandEstimate(demand, PYTHON_WORKER_CPU, w.unattributed_share, evidence)
+
+
+def _jvm_stage(
+    w: PythonWork, fit: ContentionFit | None, run: float, cpu_like: float, ceiling: float
+) -> DemandEstimate:
+    if fit is not None and fit.demand is not None:
+        # The slowdown counts every thread a task keeps busy (GC, JIT, shuffle), which the
+        # thread's CPU time misses; never below what the metrics already show.
+        base = cpu_like / run if run > 0 else 0.0
+        fitted = float(np.clip(max(base, fit.demand), 0.0, MAX_DEMAND[JVM_GROUP]))
+        evidence = f"{w.evidence}; {fit.evidence}"
+        resource = UNKNOWN if w.unattributed_share >= SMALL_UNKNOWN else "CPU"
+        return DemandEstimate(fitted, resource, w.unattributed_share, evidence)
+    evidence = w.evidence
+    if fit is not None and fit.tasks:
+        evidence += f"; {fit.evidence}"
+    resource = UNKNOWN if w.unattributed_share >= SMALL_UNKNOWN else "CPU"
+    base = cpu_like / run if run > 0 else 0.0
+    demand: float | None = None
+    if JVM_OTHER_THREADS > 1.0 and base > 0:
+        # Never more contention than the thread's own CPU time leaves room for (`ceiling`).
+        prior = min(base * JVM_OTHER_THREADS, MAX_DEMAND[JVM_GROUP])
+        demand = float(max(base, min(prior, ceiling)))
+        evidence += (
+            f"; the JVM's other threads (GC, JIT, the driver in local mode) taken to add "
+            f"{JVM_OTHER_THREADS - 1:.0%} to the task thread's cores (fitted on the fit workloads)"
+        )
+    return DemandEstimate(demand, resource, w.unattributed_share, evidence)
+
+
+def assumption_notes(estimates: BareLogEstimates) -> list[str]:
+    """What a bare-log prediction assumed about unattributed time, for its notes."""
+    notes: list[str] = []
+    python = [e for e in estimates.stages.values() if e.resource == PYTHON_WORKER_CPU]
+    if python:
+        fit = estimates.fits.get(PYTHON_GROUP)
+        how = (
+            f"cores per task read from the slowdown: {fit.evidence}"
+            if fit is not None and fit.demand is not None
+            else "cores per task from its thread and worker side by side, at least "
+            f"{PYTHON_MIN_DEMAND:g} (no slowdown with concurrency to read them from)"
+        )
+        notes.append(
+            f"{estimates.python_share:.0%} of task time is unattributed time taken to be "
+            f"Python-worker CPU in {len(python)} stage(s) whose RDD names or plan show Python "
+            f"work; {how}"
+        )
+    if estimates.unknown_share >= SMALL_UNKNOWN:
+        notes.append(
+            f"{estimates.unknown_share:.0%} of task time is unattributed with no evidence of "
+            "what it was (counted as CPU); the prediction's range widens to match"
+        )
+    jvm = estimates.fits.get(JVM_GROUP)
+    if jvm is not None and jvm.demand is not None:
+        notes.append(f"JVM stages: {jvm.evidence}")
+    elif any(
+        e.demand is not None for e in estimates.stages.values() if e.resource != PYTHON_WORKER_CPU
+    ):
+        notes.append(
+            f"JVM stages: a task taken to keep {JVM_OTHER_THREADS:g}× its thread's cores busy "
+            "(GC, JIT, the driver in local mode; fitted on the fit workloads), where its CPU "
+            "time leaves room for that"
+        )
+    return notes
+
+
+def _python_markers(estimates: BareLogEstimates) -> str:
+    names = sorted(
+        {
+            m
+            for e in estimates.stages.values()
+            if e.resource == PYTHON_WORKER_CPU
+            for m in e.evidence.split(";")[0].removeprefix("the log names ").split(", ")
+        }
+    )
+    return ", ".join(names)
+
+
+def application_assumption(estimates: BareLogEstimates) -> str:
+    """One sentence on what the application's unattributed time was taken to be."""
+    parts: list[str] = []
+    if estimates.python_share >= 0.05:
+        fit = estimates.fits.get(PYTHON_GROUP)
+        how = (
+            fit.evidence
+            if fit is not None and fit.tasks
+            else "no slowdown with concurrency to measure its cores"
+        )
+        parts.append(
+            f"{estimates.python_share:.0%} of task time is unattributed time taken to be "
+            f"{PYTHON_WORKER_CPU} (the log names {_python_markers(estimates)}; {how})"
+        )
+    if estimates.unknown_share >= 0.05:
+        parts.append(
+            f"{estimates.unknown_share:.0%} of task time is unattributed with no evidence of "
+            "what it was, counted as CPU (no Python operator in the log; record a bundle to "
+            "measure it)"
+        )
+    return "; ".join(parts)
+
+
+def advice_assumptions(
+    estimates: BareLogEstimates, skip: set[StageKey] | frozenset[StageKey] = frozenset()
+) -> dict[StageKey | None, str]:
+    """Per stage attempt (None: the application), what its unattributed time was taken to
+    be, for the advice; stages in ``skip`` (split by code vectors) are left out."""
+    out: dict[StageKey | None, str] = {}
+    for key, e in estimates.stages.items():
+        if key in skip or e.unattributed_share < SMALL_UNKNOWN:
+            continue
+        if e.resource in (PYTHON_WORKER_CPU, UNKNOWN):
+            out[key] = e.assumption
+    overall = application_assumption(estimates)
+    if overall:
+        out[None] = overall
+    return out

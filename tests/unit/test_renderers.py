@@ -1,0 +1,119 @@
+"""The renderer interface (`perfmodel.report`): formats by name, the kinds each has a form
+for, a clear error for the others, the JSON sweep streamed, whole-or-nothing files."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+import pytest
+
+import perfmodel
+from perfmodel.analysis import SweepPoint
+from perfmodel.errors import PerfmodelError
+from perfmodel.report import (
+    FORMATS,
+    KINDS,
+    ProfileSource,
+    Renderer,
+    UnknownFormatError,
+    UnsupportedFormatError,
+    render_to_file,
+    renderer,
+)
+
+WORDCOUNT = Path(__file__).resolve().parents[1] / "data" / "eventlogs" / "wordcount.zstd"
+
+EXPECTED_KINDS = {
+    "text": [
+        "diagnosis",
+        "prediction",
+        "sweep",
+        "recommendation",
+        "fleet_summary",
+        "stacks",
+        "runs",
+        "run_detail",
+        "run_comparison",
+        "experiment_runs",
+        "cluster_status",
+        "classifications",
+        "located_sources",
+        "corpus_stats",
+        "training",
+    ],
+    "markdown": ["accuracy"],
+    "json": [k for k in KINDS if k not in ("application", "stacks", "training")],
+    "html": ["fleet_summary", "accuracy", "application"],
+    "speedscope": ["stacks"],
+}
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_each_format_is_found_by_name_and_renders_its_kinds(name: str) -> None:
+    made = renderer(name)
+    assert isinstance(made, Renderer) and made.format == name
+    assert made.kinds() == EXPECTED_KINDS[name]
+
+
+def test_every_kind_has_a_form_somewhere() -> None:
+    covered = {k for name in FORMATS for k in renderer(name).kinds()}
+    assert covered == set(KINDS)
+
+
+def test_an_unknown_format_names_the_known_ones() -> None:
+    with pytest.raises(UnknownFormatError, match="no output format 'pdf': use one of text, "):
+        renderer("pdf")
+
+
+def test_a_kind_without_a_form_is_a_clear_user_error() -> None:
+    analysis = perfmodel.load(WORDCOUNT)
+    points = analysis.iter_sweep(["cores=1,2"])
+    with pytest.raises(UnsupportedFormatError) as caught:
+        renderer("html").sweep(points, io.StringIO(), source=ProfileSource(str(WORDCOUNT)))
+    assert isinstance(caught.value, PerfmodelError)  # one `error:` line at the CLI
+    assert str(caught.value) == (
+        "the html format has no form for a sweep (html renders a fleet summary, "
+        "an accuracy report, an application page)"
+    )
+    with pytest.raises(UnsupportedFormatError, match="speedscope renders stack profiles"):
+        renderer("speedscope").diagnosis(analysis.diagnose(), io.StringIO())
+
+
+def test_the_json_sweep_is_written_point_by_point() -> None:
+    analysis = perfmodel.load(WORDCOUNT)
+    out = io.StringIO()
+    seen: list[str] = []
+
+    def points() -> Iterator[SweepPoint]:
+        for p in analysis.iter_sweep(["cores=1,2,4"]):
+            seen.append(out.getvalue())
+            yield p
+
+    renderer("json").sweep(points(), out, source=ProfileSource(str(WORDCOUNT)))
+    assert seen[0] == ""
+    assert seen[1].count('"settings"') == 1 and seen[2].count('"settings"') == 2
+
+
+def test_the_text_of_a_diagnosis_is_laid_out_for_a_pipe() -> None:
+    out = io.StringIO()  # not a terminal: 120 columns, no colour codes
+    renderer("text").diagnosis(perfmodel.load(WORDCOUNT).diagnose(), out)
+    text = out.getvalue()
+    assert "\x1b[" not in text and "Findings" in text
+    assert max(len(line) for line in text.splitlines()) <= 120
+
+
+def test_a_failed_rendering_leaves_the_old_file_and_no_other(tmp_path: Path) -> None:
+    path = render_to_file(tmp_path / "sub" / "page.txt", lambda f: f.write("old"))
+    assert path.read_text() == "old"
+
+    def broken(f: TextIO) -> None:
+        f.write("half a pa")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError):
+        render_to_file(path, broken)
+    assert path.read_text() == "old"
+    assert [p.name for p in path.parent.iterdir()] == ["page.txt"]
