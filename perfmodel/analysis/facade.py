@@ -30,6 +30,7 @@ from perfmodel.dag.loaded import LoadedProfile
 from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile, attribute_samples
+from perfmodel.dask.frontend import is_dask_bundle, read_dask_bundle
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import load_samples
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED, EventLogSource
@@ -193,7 +194,10 @@ class Analysis:
         """Per stage, the core demand and the nature of unattributed time as the event log
         alone suggests (`perfmodel.spark.bare_demand`); used where nothing measured it."""
         if self._estimates is None:
-            self._estimates = estimate_bare_log(self.profile, self.baseline.host_cores)
+            if self.profile.task_thread_only:  # no work beside task threads to estimate
+                self._estimates = BareLogEstimates({}, {}, 0.0, 0.0)
+            else:
+                self._estimates = estimate_bare_log(self.profile, self.baseline.host_cores)
         return self._estimates
 
     def _base(self) -> BaselineReplay:
@@ -308,7 +312,10 @@ class Analysis:
         if self.loaded.bundle is None:
             raise NoSamplesError(f"{self.source} is an event log: flame graphs need a bundle")
         if stage is None:
-            return stacks_by(load_samples(self.loaded.bundle), "process")
+            samples = self.loaded.samples
+            return stacks_by(
+                load_samples(self.loaded.bundle) if samples is None else samples, "process"
+            )
         assert self.samples is not None
         profiles = {
             f"stage {sid}.{att}": dict(cp.stacks)
@@ -437,9 +444,13 @@ def read(
     sources: SourceOptions | None = None,
 ) -> LoadedProfile:
     """Read an event log or a bundle through its front end into a profile, without the
-    analysis (`load` does both). ``path`` may be remote (`locate`)."""
+    analysis (`load` does both). ``path`` may be remote (`locate`). The front-end
+    dispatch: a local bundle with a Dask task stream is read by the Dask front end,
+    anything else by Spark's."""
     if sources is not None and isinstance(path, str):
         path = locate(path, sources, max_decompressed_bytes=max_decompressed_bytes)
+    if isinstance(path, (str, Path)) and is_dask_bundle(path):
+        return read_dask_bundle(path)
     return build_profile(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
 
 
@@ -493,7 +504,8 @@ def load(
     analysis = analyse_loaded(loaded, overrides=overrides)
     if loaded.bundle is None:
         return analysis
-    analysis.samples = attribute_samples(loaded.profile, load_samples(loaded.bundle))
+    samples = load_samples(loaded.bundle) if loaded.samples is None else loaded.samples
+    analysis.samples = attribute_samples(loaded.profile, samples)
     if not code_vectors:
         analysis.notes.append("code-inferred resource vectors not used (--no-code-vectors)")
         return analysis

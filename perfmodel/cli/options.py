@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def _setting(name: str) -> typer.models.OptionInfo:
-    return typer.Option(SETTINGS[name].option, help=SETTINGS[name].help, show_default=False)
+    return typer.Option(*SETTINGS[name].options, help=SETTINGS[name].help, show_default=False)
 
 
 def _baseline(name: str) -> typer.models.OptionInfo:
