@@ -10,7 +10,7 @@ EXAMPLE := examples/eventlogs/etl-local2.zstd
 $(STAMP): pyproject.toml $(wildcard perfmodel/simulate/*.c) $(wildcard jvm/src/*/*.java jvm/src/*/*/*.java jvm/src/*/*/*/*.java)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,dask]'
 	$(BIN)/pip check
 	PYTHON=$(BIN)/python ./jvm/build.sh
 	PYTHON=$(BIN)/python scripts/install_jdk_sources.sh
