@@ -67,6 +67,8 @@ def up_command(
     Anything that fails (or Ctrl-C) removes what was built. Example:
     perfmodel cluster up --workers 3 --rate 200 --cpu 1
     """
+    # Checked before anything is built: the workers run pyspark's Spark.
+    require_extra("spark", "perfmodel cluster up")
     from perfmodel.experiment import cluster as cl
 
     spec = cl.ClusterSpec(

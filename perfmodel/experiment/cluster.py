@@ -72,6 +72,7 @@ def leftovers(name: str) -> list[str]:
 
 def up(spec: ClusterSpec) -> ClusterState:
     """Build and start the cluster; on any failure or interruption, remove what was built."""
+    require_extra("spark", "perfmodel cluster up")
     reason = netns.unavailable_reason()
     if reason:
         raise ClusterError(f"cannot build a cluster: {reason}")
