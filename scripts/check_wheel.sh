@@ -88,7 +88,8 @@ expect_extra() { # extra, command...
   local extra="$1"
   shift
   local status=0
-  (cd "$work" && "$pm" "$@" >extra.out 2>extra.err) || status=$?
+  # PATH without the user's tools: a py-spy installed elsewhere is not the wheel's extra.
+  (cd "$work" && PATH="$work/venv/bin:/usr/bin:/bin" "$pm" "$@" >extra.out 2>extra.err) || status=$?
   [[ $status -eq 2 ]] || fail "'perfmodel $*' exited $status, expected 2: $(cat "$work/extra.err")"
   [[ $(wc -l <"$work/extra.err") -eq 1 ]] || fail "'perfmodel $*' printed more than one line: $(cat "$work/extra.err")"
   grep -q "^error: .*pip install 'perfmodel\[$extra\]'" "$work/extra.err" ||
