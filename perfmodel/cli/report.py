@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import webbrowser
 from pathlib import Path
 
 import typer
@@ -51,4 +50,6 @@ def register(app: typer.Typer) -> None:
         written = without_cycle_collector(run)
         typer.echo(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB)", err=True)
         if open_page:
+            import webbrowser  # here: it imports shlex and subprocess, for --open only
+
             webbrowser.open(written.resolve().as_uri())
