@@ -45,6 +45,10 @@ def predict(
     cpu_speed: options.CpuSpeed = None,
     disk_bw: options.DiskBw = None,
     net_bw: options.NetBw = None,
+    dynamic_allocation: options.DynamicAllocation = None,
+    min_executors: options.MinExecutors = None,
+    max_executors: options.MaxExecutors = None,
+    initial_executors: options.InitialExecutors = None,
     host_cores: options.HostCores = None,
     baseline_disk_bw: options.BaselineDiskBw = None,
     baseline_net_bw: options.BaselineNetBw = None,
@@ -80,6 +84,10 @@ def predict(
             "cpu-speed": cpu_speed,
             "disk-bw": disk_bw,
             "net-bw": net_bw,
+            "dynamic-allocation": dynamic_allocation,
+            "min-executors": min_executors,
+            "max-executors": max_executors,
+            "initial-executors": initial_executors,
         }
     )
     overrides = baseline_overrides(host_cores, baseline_disk_bw, baseline_net_bw)
