@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from perfmodel.errors import PerfmodelError
 from perfmodel.extras import require_extra
@@ -91,6 +90,7 @@ def build_command(
 ) -> None:
     """Extract, label, deduplicate and split functions from installed sources."""
     require_extra("train", "perfmodel corpus build")
+    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,

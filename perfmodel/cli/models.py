@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 
 from perfmodel.errors import PerfmodelError
 from perfmodel.extras import require_extra
@@ -69,6 +68,7 @@ def register(app: typer.Typer) -> None:
         require_extra("train", "perfmodel train")
         from dataclasses import replace
 
+        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,

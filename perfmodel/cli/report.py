@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from perfmodel.cli import options
 from perfmodel.cli.collector import without_cycle_collector
@@ -34,6 +33,8 @@ def register(app: typer.Typer) -> None:
 
         Self-contained (scripts and styles inlined, nothing fetched): it opens offline.
         """
+        from rich.console import Console
+
         from perfmodel.analysis import DEFAULT_MAX_DECOMPRESSED, load
         from perfmodel.report import render_to_file, renderer
 
