@@ -88,6 +88,9 @@ def build_app() -> typer.Typer:
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        # Click's plain help and usage errors: typer's rich formatter imports markdown-it,
+        # pygments and attrs, half of `perfmodel --help`'s start-up.
+        rich_markup_mode=None,
     )
 
     @app.callback()
