@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from perfmodel.analysis import PartitionKnob
+if TYPE_CHECKING:  # the renderers read the labels below without the analysis stack
+    from perfmodel.analysis import PartitionKnob
 
 MIB = 1 << 20
 TARGET_PARTITION_BYTES: tuple[int, ...] = (16 * MIB, 64 * MIB, 128 * MIB, 256 * MIB)

@@ -6,6 +6,8 @@ to which Spark settings do not apply."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -123,3 +125,14 @@ def test_spark_settings_are_refused_for_another_frameworks_profile() -> None:
         analysis.predict(parse_change(f"{SHUFFLE_PARTITIONS}=4", CONF))
     # Its resources are still predicted.
     assert analysis.predict(parse_change("cores=2x")).predicted_s > 0
+
+
+def test_the_text_renderer_reads_the_labels_without_the_analysis_stack() -> None:
+    # `runs list` and the other text renderings load no log: rendering a recommendation's
+    # settings must not import the facade.
+    code = (
+        "import sys, perfmodel.report.text\n"
+        "print(' '.join(m for m in sys.modules if m.startswith('perfmodel.analysis')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
