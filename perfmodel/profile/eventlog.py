@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
@@ -284,7 +283,7 @@ def _iter_parts(
             )
         problems.append(
             LogProblem(
-                str(Path(source.path) / name),
+                str(source.path / name),
                 None,
                 f"{what}; their events are not in the analysis"
                 if hi > lo

@@ -245,8 +245,8 @@ def assemble(
     from perfmodel.profile import jfr, jvm_cpu, pyspy, sampletable
 
     for paths, kind in ((event_logs, "event log"), (jfr_files, "JFR"), (pyspy_files, "py-spy")):
-        for path in paths:
-            check_input(Path(path), kind)
+        for given in paths:
+            check_input(Path(given), kind)
     out.mkdir(parents=True, exist_ok=True)
     for sub in (EVENTLOG_DIR, JFR_DIR, PYSPY_DIR):
         (out / sub).mkdir(parents=True, exist_ok=True)
