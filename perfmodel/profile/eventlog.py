@@ -103,9 +103,15 @@ class ProblemList(list[LogProblem]):
     def full(self) -> bool:
         return len(self) >= self.limit
 
-    def begin_block(self) -> None:
-        """Lines repaired earlier can no longer meet another problem: forget them."""
+    def add_repaired(self, problems: Iterable[LogProblem]) -> None:
+        """The lines of one block whose bad UTF-8 was replaced: each is damaged once, even
+        if it then fails to decode. Lines repaired in earlier blocks can no longer meet
+        another problem, so only this block's are remembered."""
         self._repaired.clear()
+        for problem in problems:
+            self.append(problem)
+            if problem.line is not None:
+                self._repaired.add((problem.file, problem.line))
 
     def append(self, problem: LogProblem) -> None:
         self._count(problem)
@@ -134,8 +140,6 @@ class ProblemList(list[LogProblem]):
             key = (problem.file, problem.line)
             if key in self._repaired or key in self._kept_lines:
                 return  # this line is counted already
-            if kind == "undecodable_line":
-                self._repaired.add(key)
             self.line_problems += 1
             if kind is None:
                 kind = line_problem_kind(problem.message)
@@ -481,12 +485,14 @@ def _utf8_only(block: TextBlock, is_ascii: bool, problems: list[LogProblem]) -> 
     repaired, damaged = repair_utf8(block.data)
     if repaired is None:
         return block
+    found = [
+        LogProblem(block.file, block.first_line + index, message, "undecodable_line")
+        for index, message in damaged
+    ]
     if isinstance(problems, ProblemList):
-        problems.begin_block()
-    for index, message in damaged:
-        problems.append(
-            LogProblem(block.file, block.first_line + index, message, "undecodable_line")
-        )
+        problems.add_repaired(found)
+    else:
+        problems.extend(found)
     return TextBlock(block.file, block.first_line, repaired, block.lines)
 
 

@@ -57,7 +57,7 @@ def test_a_rolling_log_whose_parts_jump_by_a_billion(worker: Worker, scratch: Pa
 
 
 @given(
-    junk=st.sampled_from([b"x", b"{", b"\x00\x01", b'{"Event":', b"[[[["]),
+    junk=st.sampled_from([b"x", b"{", b"\x00\x01", b"\xff\xfe", b'{"Event":', b"[[[["]),
     lines=st.integers(200_000, 600_000),
 )
 def test_junk_lines_are_counted_not_remembered(
