@@ -16,7 +16,7 @@ from perfmodel.analysis.critical_path import CRITICAL_SLACK_MS, critical_path
 from perfmodel.analysis.diagnosis import diagnose
 from perfmodel.dag.model import ApplicationProfile, StageNode
 from perfmodel.dag.tasks import TaskTable
-from perfmodel.simulate import replay
+from perfmodel.simulate.replay import replay
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 
 N_JOBS = 5_000

@@ -17,6 +17,7 @@ from perfmodel.analysis.facade import (
     load,
     read,
 )
+from perfmodel.analysis.partition_knob import PartitionKnob
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
 from perfmodel.simulate.replay import Prediction, StagePrediction
 from perfmodel.simulate.stage_work import COMPONENTS
@@ -30,6 +31,7 @@ __all__ = [
     "Engine",
     "NoSamplesError",
     "NoStagesError",
+    "PartitionKnob",
     "Prediction",
     "SettingError",
     "SettingNotPredictedError",

@@ -26,6 +26,7 @@ import numpy as np
 
 from perfmodel.analysis.alerts import MORE_TASKS, Alert, AlertInputs, detect_alerts, quantify_alerts
 from perfmodel.analysis.diagnosis import Diagnosis, diagnose
+from perfmodel.analysis.partition_knob import PartitionKnob, partition_knob
 from perfmodel.analysis.sample_views import add_code_vectors, add_sample_views
 from perfmodel.analysis.settings_whatif import (
     check_settings,
@@ -124,6 +125,16 @@ class Engine(Protocol):
 
     @property
     def fast_replays(self) -> bool: ...
+
+    def predict_settings(
+        self,
+        settings: Mapping[str, str],
+        change: Change | WhatIf | ClusterConfig | None = None,
+        *,
+        strict: bool = True,
+    ) -> Prediction: ...
+
+    def partition_knob(self) -> PartitionKnob | None: ...
 
 
 class NoStagesError(PerfmodelError):
@@ -241,7 +252,7 @@ class Analysis:
             return self.baseline
         if isinstance(change, Change):
             if change.conf:
-                what_if = split_settings(change.conf, self.baseline, self.profile)
+                what_if = split_settings(change.conf, self.baseline)
                 return settings_target(self.baseline, what_if, self._resources(change))
             change = change.resolve(self.baseline)
         if isinstance(change, WhatIf):
@@ -306,7 +317,7 @@ class Analysis:
         resources: WhatIf | ClusterConfig | None,
         not_predicted: Mapping[str, str] | None = None,
     ) -> Prediction:
-        what_if = split_settings(values, self.baseline, self.profile, not_predicted)
+        what_if = split_settings(values, self.baseline, not_predicted)
         target = settings_target(self.baseline, what_if, resources)
         with gc_paused():
             prediction, _ = predict_settings(
@@ -392,7 +403,7 @@ class Analysis:
             target = self.target(change)
             if change.conf:
                 # Spark settings re-partition stages: the point keeps them, checked now.
-                what_if = split_settings(change.conf, self.baseline, self.profile)
+                what_if = split_settings(change.conf, self.baseline)
                 check_settings(self.workload, self.profile, self.partitioning, what_if, target)
                 points.append((settings, change))
             else:
@@ -441,6 +452,12 @@ class Analysis:
     def fast_replays(self) -> bool:
         """Whether replays run the compiled placement loop (about 25× the Python one)."""
         return native_placement()
+
+    def partition_knob(self) -> PartitionKnob | None:
+        """The Spark setting that sets the task count of this log's shuffle stages, with the
+        data they split (`perfmodel.analysis.partition_knob`); None where no setting does.
+        A settings search chooses its candidate values from it."""
+        return partition_knob(self.profile, self.partitioning)
 
     def _workload_bounds(self) -> WorkloadBounds:
         if self._bounds is None:

@@ -3,7 +3,7 @@
 Settings arrive as values of the one what-if grammar (`perfmodel.simulate.whatif.Change`,
 read by Spark's table, `perfmodel.spark.settings`). Some size the executors
 (``spark.executor.cores``, ``.memory``, ``.instances``, ``spark.memory.fraction``, dynamic
-allocation's bounds): they become the resource change the replay already predicts
+allocation's switch and bounds): they become the resource change the replay already predicts
 (`perfmodel.simulate.config.WhatIf`). The others move partitions (shuffle partitions, AQE,
 file splits, the default parallelism, broadcast thresholds): the Spark front end plans
 what Spark would do with them (`perfmodel.spark.partition_plan`) and the replay prices the
@@ -34,7 +34,7 @@ from perfmodel.simulate.replay import BaselineReplay, Prediction, replay_workloa
 from perfmodel.simulate.workload import Workload
 from perfmodel.spark.partition_plan import controls_of, no_effect, plan_settings
 from perfmodel.spark.partitioning import Partitioning
-from perfmodel.spark.settings import SettingNotPredictedError, SettingValue
+from perfmodel.spark.settings import SettingValue
 
 RESOURCE_KEYS = (
     "spark.executor.cores",
@@ -49,11 +49,24 @@ RESOURCE_KEYS = (
 )
 """Keys that size executors: they map onto the resource what-if."""
 
+_ALLOCATION = "spark.dynamicAllocation."
+_ENABLED = "spark.dynamicAllocation.enabled"
+_ALLOCATION_FIELDS = {
+    "min_executors": "spark.dynamicAllocation.minExecutors",
+    "max_executors": "spark.dynamicAllocation.maxExecutors",
+    "initial_executors": "spark.dynamicAllocation.initialExecutors",
+}
+"""The grammar's dynamic-allocation fields (`WhatIf`) and the Spark key that sets each."""
+
 _OPTION_OF = {
     "cores": "--cores",
     "executors": "--executors",
     "executor_cores": "--executor-cores",
     "memory_bytes": "--mem",
+    "dynamic_allocation": "--dynamic-allocation",
+    "min_executors": "--min-executors",
+    "max_executors": "--max-executors",
+    "initial_executors": "--initial-executors",
 }
 
 
@@ -63,7 +76,7 @@ class SettingsWhatIf:
 
     values: dict[str, SettingValue]
     """Every predicted key given, parsed."""
-    resource: dict[str, int | float]
+    resource: dict[str, int | float | bool]
     """The executor sizing part, as `WhatIf` fields (empty: no resource change)."""
     resource_keys: dict[str, str]
     """Which setting set each resource field (for messages)."""
@@ -77,28 +90,29 @@ class SettingsWhatIf:
 def split_settings(
     values: Mapping[str, SettingValue],
     baseline: ClusterConfig,
-    profile: ApplicationProfile,
     not_predicted: Mapping[str, str] | None = None,
 ) -> SettingsWhatIf:
     """Parsed settings split into the resource change and the partitioning change (see the
     module's doc). ``not_predicted``: keys a lenient caller left out, with the reason: they
-    are said in the notes. A dynamic allocation key the run makes unpredictable raises
-    `SettingNotPredictedError`, unless the caller is lenient."""
-    strict = not_predicted is None
+    are said in the notes."""
     skipped = dict(not_predicted or {})
     notes: list[str] = [f"not predicted: {k} ({why})" for k, why in skipped.items()]
-    change: dict[str, int | float] = {}
+    change: dict[str, int | float | bool] = {}
     keys: dict[str, str] = {}
     local = baseline.local_mode
     for key in ("spark.executor.cores", "spark.executor.instances", "spark.executor.memory"):
         if key in values and local:
             notes.append(f"{key} does not apply in local mode (the driver runs the tasks)")
+    allocation = dynamic_allocation_fields(values, baseline, notes)
     if not local:
-        for key, name in (
+        sized = [
             ("spark.executor.cores", "executor_cores"),
-            ("spark.executor.instances", "executors"),
             ("spark.executor.memory", "memory_bytes"),
-        ):
+        ]
+        if not dynamic_target(values, baseline):
+            # With dynamic allocation the instances are a floor of its start (above).
+            sized.append(("spark.executor.instances", "executors"))
+        for key, name in sized:
             if key in values:
                 change[name], keys[name] = int(values[key]), key
         if "spark.driver.memory" in values:
@@ -112,10 +126,11 @@ def split_settings(
     if "spark.memory.fraction" in values:
         change["memory_fraction"] = float(values["spark.memory.fraction"])
         keys["memory_fraction"] = "spark.memory.fraction"
-    allocation = dynamic_allocation_fields(values, baseline, profile, notes, skipped, strict)
     for name, value in allocation.items():
         change[name] = value
-        keys[name] = "spark.dynamicAllocation.*"
+        keys[name] = _ALLOCATION_FIELDS.get(name, _ENABLED)
+    if "initial_executors" in allocation and "spark.executor.instances" in values:
+        keys["initial_executors"] = "spark.executor.instances"
     return SettingsWhatIf(
         values=dict(values),
         resource=change,
@@ -127,72 +142,82 @@ def split_settings(
 
 
 def dynamic_allocation_fields(
-    values: Mapping[str, SettingValue],
-    baseline: ClusterConfig,
-    profile: ApplicationProfile,
-    notes: list[str],
-    skipped: dict[str, str],
-    strict: bool,
-) -> dict[str, int]:
-    """``spark.dynamicAllocation.*`` as resource fields: where the run used dynamic
-    allocation, the most executors it had, held within the new minimum and maximum
-    (``{"executors": n}``); switching it on or off and ``initialExecutors`` are not
-    predicted. The one place these keys meet the resource what-if: where the what-if has
-    fields of its own for dynamic allocation, this maps the keys onto them instead."""
-    keys = [k for k in values if k.startswith("spark.dynamicAllocation.")]
-    if not keys:
+    values: Mapping[str, SettingValue], baseline: ClusterConfig, notes: list[str]
+) -> dict[str, int | bool]:
+    """``spark.dynamicAllocation.*`` as the grammar's own dynamic-allocation fields
+    (``dynamic-allocation``, ``min-executors``, ``max-executors``, ``initial-executors``):
+    the one place these keys meet the resource what-if, so ``--conf
+    spark.dynamicAllocation.maxExecutors=4`` predicts what ``--max-executors 4`` does.
+
+    As in Spark: in local mode the keys change nothing; with dynamic allocation off in the
+    target (the run's setting, or ``enabled=false``), its bounds change nothing; with it on,
+    ``spark.executor.instances`` is a floor of the executors it starts with (Spark's
+    ``getDynamicAllocationInitialExecutors``), not a fixed count. Each case is said."""
+    keys = [k for k in values if k.startswith(_ALLOCATION)]
+    instances = values.get("spark.executor.instances")
+    toggled = values.get(_ENABLED)
+    enabled = dynamic_target(values, baseline)
+    if not keys and not (instances is not None and enabled):
         return {}
-    enabled = profile.resources.dynamic_allocation
-    toggled = values.get("spark.dynamicAllocation.enabled")
-    unpredictable: dict[str, str] = {}
-    if toggled is not None and bool(toggled) != enabled:
-        unpredictable["spark.dynamicAllocation.enabled"] = (
-            "switching dynamic allocation on or off changes when executors come and go, "
-            "which the replay takes from the log"
-        )
-    if "spark.dynamicAllocation.initialExecutors" in values:
-        unpredictable["spark.dynamicAllocation.initialExecutors"] = (
-            "it changes only how the run ramps up, which the replay takes from the log"
-        )
-    for key, reason in unpredictable.items():
-        if strict:
-            raise SettingNotPredictedError(f"{key}: perfmodel cannot predict its effect: {reason}")
-        skipped[key] = reason
-        notes.append(f"not predicted: {key} ({reason})")
     if baseline.local_mode:
-        notes.append("dynamic allocation does not apply in local mode: no change predicted")
+        if keys:
+            notes.append("dynamic allocation does not apply in local mode: no change predicted")
         return {}
+    out: dict[str, int | bool] = {}
+    if toggled is not None and bool(toggled) != baseline.allocation.enabled:
+        out["dynamic_allocation"] = bool(toggled)
     if not enabled:
-        if any(
-            k in values
-            for k in (
-                "spark.dynamicAllocation.minExecutors",
-                "spark.dynamicAllocation.maxExecutors",
-            )
-        ):
+        bounds = [k for k in keys if k != _ENABLED]
+        if bounds:
             notes.append(
-                "dynamic allocation is off in this run: its bounds change nothing unless "
-                "spark.dynamicAllocation.enabled is set too"
+                f"dynamic allocation is off in this configuration: {', '.join(bounds)} "
+                f"change nothing unless {_ENABLED}=true is set too"
             )
-        return {}
-    executors = int(values.get("spark.executor.instances", baseline.executors))
-    low = values.get("spark.dynamicAllocation.minExecutors")
-    high = values.get("spark.dynamicAllocation.maxExecutors")
-    bounded = executors
-    if high is not None:
-        bounded = min(bounded, int(high))
-    if low is not None:
-        bounded = max(bounded, int(low))
-    if bounded != executors:
-        notes.append(
-            f"dynamic allocation's bounds hold the run to {bounded} executor(s) (it had "
-            f"{executors} at most)"
+        return out
+    for name, key in _ALLOCATION_FIELDS.items():
+        if key in values:
+            out[name] = int(values[key])
+    low = int(out.get("min_executors", baseline.allocation.min_executors))
+    high = int(out.get("max_executors", baseline.allocation.max_executors))
+    if low > high:
+        raise ConfigError(
+            f"spark.dynamicAllocation.minExecutors ({low}) is above maxExecutors ({high}): "
+            "Spark refuses that"
         )
-        return {"executors": bounded}
-    notes.append(
-        f"dynamic allocation's bounds do not bind: the run had {executors} executor(s) at most"
-    )
-    return {}
+    initial = out.get("initial_executors")
+    if initial is not None and not low <= int(initial) <= high:
+        raise ConfigError(
+            f"spark.dynamicAllocation.initialExecutors ({int(initial)}) must lie between "
+            f"minExecutors ({low}) and maxExecutors ({high})"
+        )
+    if instances is not None:
+        # Spark starts with the largest of minExecutors, initialExecutors and instances.
+        start = max(
+            int(instances),
+            int(out.get("initial_executors", baseline.allocation.initial_setting or 0)),
+            low,
+        )
+        if start > high:
+            raise ConfigError(
+                f"spark.executor.instances ({int(instances)}) with dynamic allocation sets the "
+                f"executors it starts with, which must not exceed "
+                f"spark.dynamicAllocation.maxExecutors ({high})"
+            )
+        out["initial_executors"] = start
+        notes.append(
+            f"with dynamic allocation spark.executor.instances is a floor of the executors it "
+            f"starts with: {start}, then as the policy asks"
+        )
+    return out
+
+
+def dynamic_target(values: Mapping[str, SettingValue], baseline: ClusterConfig) -> bool:
+    """Whether the target uses dynamic allocation: the run's setting unless
+    ``spark.dynamicAllocation.enabled`` is given (local mode: never, as Spark ignores it)."""
+    if baseline.local_mode:
+        return False
+    toggled = values.get(_ENABLED)
+    return baseline.allocation.enabled if toggled is None else bool(toggled)
 
 
 def settings_target(

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfmodel._version import __version__
 from perfmodel.errors import PerfmodelError
+from perfmodel.experiment import allocation_pairs
 from perfmodel.experiment.held_out import apply_split
 from perfmodel.experiment.results import (
     AccuracyReport,
@@ -87,24 +88,48 @@ def load_baseline(bundle: str | Path, net_bw: float | None = None) -> Analysis:
 
 
 def target_config(
-    loaded: Analysis, cores: int | None, memory: int | None, net_bw: float | None = None
+    loaded: Analysis,
+    cores: int | None,
+    memory: int | None,
+    net_bw: float | None = None,
+    allocation: dict[str, Any] | None = None,
 ) -> ClusterConfig:
     """The baseline moved to ``cores`` slots and ``memory`` heap (None = Spark's default),
-    and to a ``net_bw`` link (bytes/s per host; None = the baseline's)."""
-    change = WhatIf(cores=cores, memory_bytes=memory or DEFAULT_MEMORY_BYTES, net_bw=net_bw)
-    return apply_what_if(loaded.baseline, change)
+    and to a ``net_bw`` link (bytes/s per host; None = the baseline's). ``allocation``:
+    the dynamic allocation what-if of the pair (`allocation_pairs.what_if_fields`); a
+    dynamic target's executors are the policy's, not ``cores``."""
+    fields: dict[str, Any] = {
+        "cores": cores,
+        "memory_bytes": memory or DEFAULT_MEMORY_BYTES,
+        "net_bw": net_bw,
+    }
+    if allocation:
+        fields |= allocation
+        if allocation.get("dynamic_allocation"):
+            fields["cores"] = None
+    return apply_what_if(loaded.baseline, WhatIf(**fields))
 
 
 def predict(
-    loaded: Analysis, cores: int | None, memory: int | None, net_bw: float | None = None
+    loaded: Analysis,
+    cores: int | None,
+    memory: int | None,
+    net_bw: float | None = None,
+    allocation: dict[str, Any] | None = None,
 ) -> Prediction:
-    return loaded.predict(target_config(loaded, cores, memory, net_bw))
+    return loaded.predict(target_config(loaded, cores, memory, net_bw, allocation))
 
 
 def slot_only(
-    loaded: Analysis, cores: int | None, memory: int | None, net_bw: float | None = None
+    loaded: Analysis,
+    cores: int | None,
+    memory: int | None,
+    net_bw: float | None = None,
+    allocation: dict[str, Any] | None = None,
 ) -> float:
-    return loaded.slot_only_s(target_config(loaded, cores, memory, net_bw))
+    """Slot-only replay of the pair through the engine (`Analysis.slot_only_s`): on a
+    dynamic target its slots follow the allocation policy, as the replay's do."""
+    return loaded.slot_only_s(target_config(loaded, cores, memory, net_bw, allocation))
 
 
 def group_key(run: RunRow) -> tuple[str, str]:
@@ -116,7 +141,9 @@ def _comparable(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """True when two configs differ only in what the what-if can change (slots, heap, the
     network bandwidth of a cluster's links)."""
     # A cluster's worker count is its slots (cores), which the what-if changes.
+    # Dynamic allocation's limits are a what-if too (`allocation_pairs`).
     ignore = {"name", "master", "driver_memory", "executor_memory", "workers", "rate_mbit"}
+    a, b = allocation_pairs.without_allocation(a), allocation_pairs.without_allocation(b)
     return {k: v for k, v in a.items() if k not in ignore} == {
         k: v for k, v in b.items() if k not in ignore
     }
@@ -174,8 +201,11 @@ def evaluate(
                     continue
                 pair = _pair(store, loaded, base_run, targets, save, ids[REPLAY], ids[SLOT_ONLY])
                 net_bw = target_link_bandwidth(base_run.config_settings, t0.config_settings)
+                allocation = allocation_pairs.what_if_fields(
+                    base_run.config_settings, t0.config_settings
+                )
                 for method, analysis in others.items():
-                    variant = predict(analysis, t0.cores, t0.memory_bytes, net_bw)
+                    variant = predict(analysis, t0.cores, t0.memory_bytes, net_bw, allocation)
                     record_variant(store, pair, method, variant, t0.config_id, save, ids[method])
                     if method == BARE_LOG:
                         pair.bare_log_low_s = variant.predicted_low_s
@@ -208,8 +238,9 @@ def _pair(
 ) -> PairResult:
     t0 = targets[0]
     net_bw = target_link_bandwidth(base_run.config_settings, t0.config_settings)
-    prediction = predict(loaded, t0.cores, t0.memory_bytes, net_bw)
-    slot_s = slot_only(loaded, t0.cores, t0.memory_bytes, net_bw)
+    allocation = allocation_pairs.what_if_fields(base_run.config_settings, t0.config_settings)
+    prediction = predict(loaded, t0.cores, t0.memory_bytes, net_bw, allocation)
+    slot_s = slot_only(loaded, t0.cores, t0.memory_bytes, net_bw, allocation)
     measured = [float(r.app_s or 0.0) for r in targets]
     walls = [float(r.wall_s) for r in targets if r.wall_s is not None]
     mean = statistics.fmean(measured)

@@ -13,6 +13,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from perfmodel.experiment.allocation_pairs import DYNAMIC_ALLOCATION, differs
 from perfmodel.experiment.results import KindAccuracy, PairResult, nanmean
 from perfmodel.simulate.config import DEFAULT_NET_BW
 from perfmodel.simulate.units import UnitError, parse_size
@@ -26,7 +27,7 @@ COMBINED = "combined"
 """More than one resource changed at once."""
 OTHER = "other"
 """None of these resources changed (the configurations differ in name only)."""
-KIND_ORDER = (NETWORK, MEMORY, WORKERS, CORES, COMBINED, OTHER)
+KIND_ORDER = (NETWORK, MEMORY, WORKERS, CORES, DYNAMIC_ALLOCATION, COMBINED, OTHER)
 
 
 def _memory(settings: dict[str, Any]) -> int | None:
@@ -57,6 +58,8 @@ def changed_resources(base: dict[str, Any], target: dict[str, Any]) -> list[str]
         kinds.append(WORKERS)
     if _local_cores(base) != _local_cores(target):
         kinds.append(CORES)
+    if differs(base, target):
+        kinds.append(DYNAMIC_ALLOCATION)
     return kinds
 
 

@@ -15,6 +15,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import msgspec
 
 from perfmodel.errors import PerfmodelError
+from perfmodel.simulate.allocation_settings import (
+    AllocationError,
+    AllocationSettings,
+    change_settings,
+    read_settings,
+)
 from perfmodel.simulate.units import UnitError
 
 if TYPE_CHECKING:
@@ -92,6 +98,9 @@ RANGES: dict[str, FieldRange] = {
     "memory_fraction": FieldRange(
         "spark.memory.fraction", float, MIN_MEMORY_FRACTION, MAX_MEMORY_FRACTION
     ),
+    "min_executors": FieldRange("--min-executors", int, 0, MAX_EXECUTORS),
+    "max_executors": FieldRange("--max-executors", int, 1, MAX_EXECUTORS),
+    "initial_executors": FieldRange("--initial-executors", int, 0, MAX_EXECUTORS),
 }
 """Every numeric what-if setting; the schemas below are built from this one table."""
 
@@ -168,6 +177,10 @@ class ClusterConfig:
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     memory_fraction: float = DEFAULT_MEMORY_FRACTION
     """``spark.memory.fraction``: the share of (heap − 300 MiB) for execution and storage."""
+    allocation: AllocationSettings = field(default_factory=AllocationSettings)
+    """Dynamic allocation's settings (`perfmodel.simulate.allocation_settings`); disabled:
+    a static set of executors. Read from the log even when disabled, so enabling it in a
+    what-if keeps the application's other allocation settings."""
 
     @property
     def slots(self) -> int:
@@ -198,6 +211,7 @@ class ClusterConfig:
             "local_mode": self.local_mode,
             "memory_fraction": self.memory_fraction,
             "sources": dict(self.sources),
+            "dynamic_allocation": self.allocation.as_dict(),
         }
 
 
@@ -221,6 +235,11 @@ class WhatIf:
     host_cores: int | None = None
     memory_fraction: float | None = None
     """``spark.memory.fraction`` (reached through Spark settings: ``--conf``)."""
+    dynamic_allocation: bool | None = None
+    """Turn Spark's dynamic allocation on or off (``--dynamic-allocation on|off``)."""
+    min_executors: int | None = None
+    max_executors: int | None = None
+    initial_executors: int | None = None
 
     def __post_init__(self) -> None:
         validate_fields(self, _WhatIfSchema)
@@ -313,6 +332,7 @@ def baseline_config(
         local_mode=local,
         sources=src,
         memory_fraction=fraction if fraction is not None else DEFAULT_MEMORY_FRACTION,
+        allocation=read_settings(profile.properties, profile.framework_version, r.master),
     )
 
 
@@ -342,6 +362,14 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
     """The baseline with the requested change; the sources say what was changed."""
     src = dict(base.sources)
     executors, cores, hosts = base.executors, base.executor_cores, base.hosts
+    allocation = _allocation(base, change, src)
+    if allocation.enabled and allocation != base.allocation:
+        # The laws see the most executors the policy may run (hosts scale with them).
+        if allocation.bounded:
+            executors = allocation.max_executors
+            src["executors"] = "what-if: dynamic allocation's maxExecutors"
+        elif not base.allocation.enabled:
+            src["executors"] = "what-if: dynamic allocation (no maxExecutors: the baseline's)"
     if change.executor_cores is not None:
         _positive("--executor-cores", change.executor_cores)
         cores = change.executor_cores
@@ -420,7 +448,56 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
         local_mode=base.local_mode,
         sources=src,
         memory_fraction=fraction,
+        allocation=allocation,
     )
+
+
+def _allocation(base: ClusterConfig, change: WhatIf, src: dict[str, str]) -> AllocationSettings:
+    """The target's allocation settings (`allocation_settings.change_settings`).
+
+    A fixed executor count (``--executors``, ``--cores``) is a static configuration: given
+    alone on a dynamic baseline it turns dynamic allocation off, as a user sizing the
+    executors means; with ``--dynamic-allocation on`` or the policy's limits it is a
+    contradiction."""
+    limits = (change.min_executors, change.max_executors, change.initial_executors)
+    fixed = change.executors is not None or change.cores is not None
+    given = any(v is not None for v in limits)
+    if fixed and (change.dynamic_allocation or given):
+        raise ConfigError(
+            "--executors and --cores fix the executor count, which dynamic allocation "
+            "decides: give --min-executors, --max-executors or --initial-executors (and "
+            "--executor-cores for the executor size) instead"
+        )
+    if change.dynamic_allocation is None and not given:
+        if fixed and base.allocation.enabled:
+            src["dynamic_allocation"] = "what-if: a fixed executor count (dynamic allocation off)"
+            return change_settings(base.allocation, enabled=False)
+        return base.allocation
+    if base.local_mode and change.dynamic_allocation:
+        raise ConfigError(
+            "--dynamic-allocation on needs a cluster manager: in local mode one JVM runs "
+            "every task (Spark ignores dynamic allocation there)"
+        )
+    enabled = (
+        base.allocation.enabled
+        if change.dynamic_allocation is None
+        else bool(change.dynamic_allocation)
+    )
+    if not enabled and given:
+        raise ConfigError(
+            "--min-executors, --max-executors and --initial-executors apply to dynamic "
+            "allocation, which this configuration does not use: add --dynamic-allocation on"
+        )
+    try:
+        return change_settings(
+            base.allocation,
+            enabled=change.dynamic_allocation,
+            min_executors=change.min_executors,
+            max_executors=change.max_executors,
+            initial_executors=change.initial_executors,
+        )
+    except AllocationError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _bandwidth(

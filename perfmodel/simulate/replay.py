@@ -17,6 +17,15 @@ from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.partition_change import SettingsEffect
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.simulate import cpu_floor
+from perfmodel.simulate.allocation import ExecutorTimeline
+from perfmodel.simulate.allocation_replay import (
+    DynamicPlan,
+    SlotPlan,
+    allocation_note,
+    run_plan,
+    run_plan_with_executors,
+    slot_plan_for,
+)
 from perfmodel.simulate.bottleneck import overall_bottleneck, resource_shares
 from perfmodel.simulate.config import (
     BaselineOverrides,
@@ -27,7 +36,7 @@ from perfmodel.simulate.config import (
 )
 from perfmodel.simulate.laws import FloatArray
 from perfmodel.simulate.rescale import StageTimes, StageTimesCache, all_stage_times
-from perfmodel.simulate.scheduler import Timeline, run_schedule
+from perfmodel.simulate.scheduler import Timeline
 from perfmodel.simulate.stage_work import COMPONENTS
 from perfmodel.simulate.workload import Workload, compile_workload
 
@@ -164,21 +173,26 @@ class BaselineReplay:
     times: list[StageTimes]
     line: Timeline
     stage_cache: StageTimesCache | None = None
-    timelines: OrderedDict[tuple[object, ...], Timeline] = field(default_factory=OrderedDict)
-    """Timelines by their inputs (stage-time keys and slots); see `schedule`."""
+    timelines: OrderedDict[tuple[object, ...], tuple[Timeline, ExecutorTimeline | None]] = field(
+        default_factory=OrderedDict
+    )
+    """Timelines (and the allocation policy's executors) by their inputs (stage-time keys
+    and slots); see `schedule`."""
 
     def schedule(
-        self, workload: Workload, times: list[StageTimes], slots: list[tuple[float, float]]
-    ) -> Timeline:
-        """`run_schedule`, once per distinct input: configurations that differ only where
-        no stage's task times do (a bandwidth no stage uses) replay the same timeline."""
+        self, workload: Workload, times: list[StageTimes], slots: SlotPlan
+    ) -> tuple[Timeline, ExecutorTimeline | None]:
+        """`run_schedule` (or the allocation replay), once per distinct input:
+        configurations that differ only where no stage's task times do (a bandwidth no stage
+        uses) replay the same timeline."""
         stage_keys = tuple(t.key for t in times)
         if self.stage_cache is None or any(k is None for k in stage_keys):
-            return run_schedule(workload, [t.durations for t in times], slots)
-        key = (self.stage_cache.generation, stage_keys, tuple(slots))
+            return run_plan_with_executors(workload, [t.durations for t in times], slots)
+        plan_key = slots if isinstance(slots, DynamicPlan) else tuple(slots)
+        key = (self.stage_cache.generation, stage_keys, plan_key)
         line = self.timelines.get(key)
         if line is None:
-            line = run_schedule(workload, [t.durations for t in times], slots)
+            line = run_plan_with_executors(workload, [t.durations for t in times], slots)
             self.timelines[key] = line
             if len(self.timelines) > TIMELINES_KEPT:
                 self.timelines.popitem(last=False)
@@ -193,7 +207,7 @@ TIMELINES_KEPT = 256
 
 def replay_baseline(workload: Workload, base: ClusterConfig) -> BaselineReplay:
     times = all_stage_times(workload.stages, base, base)
-    line = run_schedule(workload, [t.durations for t in times], slot_plan(workload, base, base))
+    line = run_plan(workload, [t.durations for t in times], slot_plan(workload, base, base))
     return BaselineReplay(times, line, StageTimesCache.for_works(workload.stages))
 
 
@@ -210,11 +224,14 @@ def replay_workload(
     """
     done = baseline or replay_baseline(workload, base)
     base_times, base_line = done.times, done.line
+    executors: ExecutorTimeline | None = None
+    plan: SlotPlan | None = None
     if target == base:
         times, line = base_times, base_line
     else:
         times = all_stage_times(workload.stages, base, target, done.stage_cache)
-        line = done.schedule(workload, times, slot_plan(workload, base, target))
+        plan = slot_plan(workload, base, target)
+        line, executors = done.schedule(workload, times, plan)
     stages: list[StagePrediction] = []
     all_shares: list[dict[str, float]] = []
     for i, (work, st) in enumerate(zip(workload.stages, times, strict=True)):
@@ -235,6 +252,8 @@ def replay_workload(
             )
         )
     notes = list(workload.notes)
+    if isinstance(plan, DynamicPlan) and executors is not None:
+        notes.append(allocation_note(executors, line.end_ms, plan))
     # The floor holds the CPU the target still does: less where it spills less.
     app_cpu = max(0.0, workload.app_cpu_ms + sum(t.cpu_work_change_ms for t in times))
     floor = cpu_floor.floor_ms(app_cpu, base, target)
@@ -255,10 +274,10 @@ def replay_workload(
     )
 
 
-def slot_plan(
-    workload: Workload, base: ClusterConfig, target: ClusterConfig
-) -> list[tuple[float, float]]:
-    """Slots as (available from, gone at): the observed executors where the count is kept.
+def slot_plan(workload: Workload, base: ClusterConfig, target: ClusterConfig) -> SlotPlan:
+    """Slots as (available from, gone at): the observed executors where the count is kept,
+    or Spark's allocation policy where the target's dynamic allocation decides them
+    (`perfmodel.simulate.allocation_replay.slot_plan_for`).
 
     With the baseline's executors the replay uses the executors the log shows, arriving
     and leaving when they did (containers starting late, executors lost or released by
@@ -266,16 +285,22 @@ def slot_plan(
     executors that arrive as the observed ones did (extra ones with the last) and stay.
     Local mode and logs without executor events get all slots from the start.
     """
+    decided = slot_plan_for(workload, base, target)
+    if decided is not None:
+        return decided
     per_task = max(target.task_cpus, 1)
     if not workload.executors:
         return [(0.0, math.inf)] * target.slots
     same = (target.executors, target.executor_cores) == (base.executors, base.executor_cores)
+    # An executor takes its first task a measured while after registering (where the log
+    # shows one registering while tasks waited; `perfmodel.simulate.allocation_costs`).
+    delay = workload.allocation.costs.first_task_ms if workload.allocation else 0.0
     plan: list[tuple[float, float]] = []
     if same:
         for added, gone, cores in workload.executors:
-            plan += [(added, gone)] * max(1, cores // per_task)
+            plan += [(min(added + delay, gone), gone)] * max(1, cores // per_task)
         return plan
-    arrivals = [added for added, _, _ in workload.executors]
+    arrivals = [added + delay for added, _, _ in workload.executors]
     for i in range(target.executors):
         added = arrivals[min(i, len(arrivals) - 1)]
         plan += [(added, math.inf)] * max(1, target.executor_cores // per_task)
@@ -295,5 +320,5 @@ def slot_only_seconds(workload: Workload, base: ClusterConfig, target: ClusterCo
     shows what the resource model is worth. The same scheduler and milestone graph are
     used, so the two differ only in the task durations they schedule."""
     durations = [w.components.sum(axis=0).tolist() for w in workload.stages]
-    line = run_schedule(workload, durations, slot_plan(workload, base, target))
+    line = run_plan(workload, durations, slot_plan(workload, base, target))
     return line.end_ms / 1000.0

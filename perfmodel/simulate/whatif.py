@@ -8,8 +8,9 @@ the same and fails with the same message wherever it is written.
 A value is absolute (``cores=16``, ``mem=4g``, ``net-bw=10Gbit/s``) or a factor of the
 profiled run's own value (``cores=2x``, ``mem=0.5x``): across a fleet, "twice the cores"
 means something different for every application, so a factor is resolved against each
-baseline (`Change.resolve`), never when it is read. Every value is checked when it is read,
-before any replay runs.
+baseline (`Change.resolve`), never when it is read. A switch (``dynamic-allocation``) is
+``on`` or ``off`` and has no factor. Every value is checked when it is read, before any
+replay runs.
 
 A front end's own settings are values of the same grammar: ``predict --conf
 spark.sql.shuffle.partitions=64``, ``--sweep spark.sql.shuffle.partitions=16,64,200``,
@@ -33,7 +34,7 @@ from typing import Protocol
 from perfmodel.simulate.config import BaselineOverrides, ClusterConfig, ConfigError, WhatIf
 from perfmodel.simulate.units import parse_bandwidth, parse_factor, parse_size
 
-INT, SIZE, FLOAT, BANDWIDTH = "int", "size", "float", "bandwidth"
+INT, SIZE, FLOAT, BANDWIDTH, SWITCH = "int", "size", "float", "bandwidth", "switch"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,25 @@ SETTINGS: dict[str, Setting] = {
         Setting("disk-bw", BANDWIDTH, "Disk bandwidth per host: 500MB/s, or 2x the baseline."),
         Setting("net-bw", BANDWIDTH, "Network bandwidth per host: 10Gbit/s, or 2x."),
         Setting("host-cores", INT, "Physical cores per host, or a factor: 2x."),
+        Setting(
+            "dynamic-allocation",
+            SWITCH,
+            "Spark's dynamic allocation, on or off: executors come and go with the backlog.",
+        ),
+        Setting(
+            "min-executors", INT, "Dynamic allocation's minExecutors, or a factor of the run's: 2x."
+        ),
+        Setting(
+            "max-executors",
+            INT,
+            "Dynamic allocation's maxExecutors, or a factor of the run's (of its executors "
+            "where it set none): 2x.",
+        ),
+        Setting(
+            "initial-executors",
+            INT,
+            "Dynamic allocation's initialExecutors, or a factor of the run's: 2x.",
+        ),
     )
 }
 """Every setting, named as `perfmodel predict`'s options are (and the sweep axes)."""
@@ -144,6 +164,8 @@ def parse_value(name: str, text: str, where: str = "", conf: ConfTable | None = 
         raise ConfigError(f"unknown setting {name[:_SHOWN]!r}: {_known(SETTINGS, conf)}")
     text = text.strip()
     label = f"{where} {key}" if where else setting.option
+    if setting.kind == SWITCH:
+        return Value(key, text, absolute=float(_switch(label, text)))
     factor = parse_factor(text)
     if factor is not None:
         return Value(key, text, factor=factor)
@@ -199,18 +221,20 @@ class Change:
     def resolve(self, base: ClusterConfig) -> WhatIf:
         """The resource change this makes to ``base``: factors become absolute values of
         this baseline (bandwidth factors stay factors, as `apply_what_if` scales them)."""
-        fields: dict[str, float | int | None] = {}
+        fields: dict[str, float | int | bool | None] = {}
         for v in self.values:
             if v.conf is None:  # a front end's setting is the facade's to resolve
                 fields.update(_resolved(v, base))
         return WhatIf(**fields)  # type: ignore[arg-type]
 
 
-def _resolved(v: Value, base: ClusterConfig) -> dict[str, float | int | None]:
+def _resolved(v: Value, base: ClusterConfig) -> dict[str, float | int | bool | None]:
     key, f = v.setting, v.factor
     if key in ("disk-bw", "net-bw"):
         prefix = key.split("-")[0]
         return {f"{prefix}_bw": v.absolute, f"{prefix}_factor": f}
+    if key == "dynamic-allocation":
+        return {"dynamic_allocation": bool(v.absolute)}
     if f is None:
         assert v.absolute is not None
         if key == "mem":
@@ -226,9 +250,27 @@ def _resolved(v: Value, base: ClusterConfig) -> dict[str, float | int | None]:
         return {"executor_cores": max(1, round(base.executor_cores * f))}
     if key == "host-cores":
         return {"host_cores": max(1, round(base.host_cores * f))}
+    if key in _ALLOCATION_FACTORS:
+        return {key.replace("-", "_"): _allocation_factor(key, base, f)}
     if key == "mem":
         return {"memory_bytes": max(1, int(base.memory_bytes * f))}
     return {"cpu_speed": base.cpu_speed * f}
+
+
+_ALLOCATION_FACTORS = ("min-executors", "max-executors", "initial-executors")
+
+
+def _allocation_factor(key: str, base: ClusterConfig, f: float) -> int:
+    """A factor of the profiled run's allocation limit (``max-executors=2x``). A run that
+    set no ``maxExecutors`` (Spark's default: unbounded) or ran static has its executors
+    (`ClusterConfig.executors`: the most alive at once) as the maximum a factor scales."""
+    a = base.allocation
+    if key == "min-executors":
+        return max(0, round(a.min_executors * f))
+    if key == "initial-executors":
+        return max(0, round(a.initial_executors * f))
+    cap = a.max_executors if a.enabled and a.bounded else base.executors
+    return max(1, round(cap * f))
 
 
 def change_of(
@@ -424,6 +466,16 @@ def _known(settings: Mapping[str, Setting], conf: ConfTable | None = None) -> st
 
 def _conf_hint(conf: ConfTable | None) -> str:
     return f", or {conf.hint}" if conf is not None else ""
+
+
+def _switch(label: str, value: str) -> bool:
+    """``on``/``off`` (also true/false, yes/no, 1/0), as Spark's own switches are written."""
+    text = value.strip().lower()
+    if text in ("on", "true", "yes", "1"):
+        return True
+    if text in ("off", "false", "no", "0"):
+        return False
+    raise ConfigError(f"{label} takes on or off, not {value[:_SHOWN]!r}")
 
 
 def _int(label: str, value: str) -> int:

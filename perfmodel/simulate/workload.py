@@ -24,7 +24,13 @@ from perfmodel.dag.concurrency import task_concurrency
 from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.tasks import TaskRun
-from perfmodel.simulate import cpu_floor, executor_background, jit_load, spill_fallback
+from perfmodel.simulate import (
+    allocation_costs,
+    cpu_floor,
+    executor_background,
+    jit_load,
+    spill_fallback,
+)
 from perfmodel.simulate.app_tasks import AppTasks
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
@@ -72,6 +78,9 @@ class Workload:
     app_cpu_ms: float = 0.0
     """CPU the application's own threads used over its run, measured per thread in local
     mode (`perfmodel.simulate.cpu_floor`); 0 where not measured."""
+    allocation: allocation_costs.AllocationFacts | None = None
+    """What the log says about executors coming and going (start-up, data they hold), for
+    the dynamic allocation replay; None in local mode."""
 
     @property
     def n_tasks(self) -> int:
@@ -267,6 +276,18 @@ def compile_workload(
             cpu_floor.application_cpu_ms(profile.thread_cpu, start, end)
             if profile.thread_cpu is not None and baseline.local_mode
             else 0.0
+        ),
+        allocation=(
+            None
+            if baseline.local_mode
+            else allocation_costs.measure(
+                profile,
+                stage_list,
+                start,
+                end - start,
+                baseline.allocation,
+                max(1, baseline.executor_cores // max(baseline.task_cpus, 1)),
+            )
         ),
     )
 

@@ -110,8 +110,14 @@ def test_cluster_settings_map_onto_resources() -> None:
     assert p.config.executor_cores == 4 and p.config.memory_bytes == 8 << 30
     with pytest.raises(ConfigError, match="spark.executor.cores and --executor-cores"):
         analysis.predict(parse_change("executor-cores=2,spark.executor.cores=4", CONF))
-    with pytest.raises(SettingNotPredictedError, match="dynamicAllocation.enabled"):
-        analysis.predict(parse_change("spark.dynamicAllocation.enabled=false", CONF))
+    # Dynamic allocation's keys are the grammar's dynamic-allocation settings.
+    off = analysis.predict(parse_change("spark.dynamicAllocation.enabled=false", CONF))
+    assert off.predicted_s == pytest.approx(
+        analysis.predict(parse_change("dynamic-allocation=off")).predicted_s
+    )
+    assert not off.config.allocation.enabled
+    with pytest.raises(SettingNotPredictedError, match="memoryOverhead"):
+        analysis.predict(parse_change("spark.executor.memoryOverhead=1g", CONF))
 
 
 def test_fleet_scenarios_of_settings() -> None:

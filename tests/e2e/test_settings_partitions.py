@@ -17,6 +17,8 @@ import pytest
 import perfmodel
 from perfmodel.analysis.settings_whatif import predict_settings, settings_target, split_settings
 from perfmodel.dag.model import ApplicationProfile
+from perfmodel.simulate.config import ConfigError
+from perfmodel.simulate.whatif import parse_change
 from perfmodel.spark.load import build_profile
 from perfmodel.spark.partition_plan import file_change, shuffle_change
 from perfmodel.spark.partitioning import (
@@ -184,7 +186,7 @@ def aqe_off() -> perfmodel.Analysis:
 
 def _predict(analysis: perfmodel.Analysis, settings: dict[str, str]):
     values, _ = parse_settings(settings)
-    what_if = split_settings(values, analysis.baseline, analysis.profile)
+    what_if = split_settings(values, analysis.baseline)
     target = settings_target(analysis.baseline, what_if, None)
     return predict_settings(
         analysis.workload,
@@ -240,24 +242,82 @@ def test_executor_settings_on_a_cluster_log_with_dynamic_allocation() -> None:
 
     log = shared_eventlogs() / "application_1489705648216_1600"  # YARN, dynamic allocation
     analysis = perfmodel.load(log)
-    assert analysis.profile.resources.dynamic_allocation
-    base = analysis.predict()
+    assert analysis.baseline.allocation.enabled
+    # Dynamic allocation's keys are the grammar's own dynamic-allocation settings: the same
+    # target configuration and the same prediction as predict's options.
+    pairs = [
+        ({"spark.dynamicAllocation.maxExecutors": "2"}, "max-executors=2"),
+        ({"spark.dynamicAllocation.maxExecutors": "500"}, "max-executors=500"),
+        ({"spark.dynamicAllocation.enabled": "false"}, "dynamic-allocation=off"),
+        (
+            {
+                "spark.dynamicAllocation.minExecutors": "2",
+                "spark.dynamicAllocation.initialExecutors": "4",
+                "spark.dynamicAllocation.maxExecutors": "8",
+            },
+            "min-executors=2,initial-executors=4,max-executors=8",
+        ),
+    ]
+    for conf, grammar in pairs:
+        by_conf = analysis.predict_settings(conf)
+        by_option = analysis.predict(parse_change(grammar))
+        assert by_conf.config.allocation == by_option.config.allocation, grammar
+        assert by_conf.predicted_s == pytest.approx(by_option.predicted_s), grammar
     capped = analysis.predict_settings({"spark.dynamicAllocation.maxExecutors": "2"})
-    assert capped.config.executors == 2
-    assert capped.predicted_s > base.predicted_s
-    assert any("hold the run to 2 executor(s)" in n for n in capped.notes)
-    loose = analysis.predict_settings({"spark.dynamicAllocation.maxExecutors": "500"})
-    assert loose.predicted_s == pytest.approx(base.predicted_s)
-    assert any("do not bind" in n for n in loose.notes)
+    assert capped.config.allocation.max_executors == 2
+    assert capped.predicted_s > analysis.predict().predicted_s
+    off = analysis.predict_settings({"spark.dynamicAllocation.enabled": "false"})
+    assert not off.config.allocation.enabled
+    # With dynamic allocation on, spark.executor.instances is a floor of its start, as in
+    # Spark, not a fixed count; the prediction says so.
+    floor = analysis.predict_settings({"spark.executor.instances": "3"})
+    assert floor.config.allocation.enabled and floor.config.allocation.initial_executors == 3
+    assert any("floor of the executors it starts with" in n for n in floor.notes)
+    with pytest.raises(ConfigError, match="spark.dynamicAllocation.minExecutors"):
+        analysis.predict_settings(
+            {
+                "spark.dynamicAllocation.minExecutors": "5",
+                "spark.dynamicAllocation.maxExecutors": "2",
+            }
+        )
+    with pytest.raises(ConfigError, match="spark.dynamicAllocation.initialExecutors"):
+        analysis.predict_settings(
+            {
+                "spark.dynamicAllocation.initialExecutors": "9",
+                "spark.dynamicAllocation.maxExecutors": "4",
+            }
+        )
     cores = analysis.predict_settings({"spark.executor.cores": "4", "spark.executor.memory": "8g"})
     assert cores.config.executor_cores == 4 and cores.config.memory_bytes == 8 << 30
-    with pytest.raises(SettingNotPredictedError, match="dynamicAllocation.enabled"):
-        analysis.predict_settings({"spark.dynamicAllocation.enabled": "false"})
     lenient = analysis.predict_settings(
         {"spark.dynamicAllocation.enabled": "false", "spark.executor.memoryOverhead": "1g"},
         strict=False,
     )
-    assert sum("not predicted" in n for n in lenient.notes) == 2
+    assert not lenient.config.allocation.enabled
+    assert sum("not predicted" in n for n in lenient.notes) == 1
+
+
+def test_dynamic_allocation_keys_change_nothing_where_spark_ignores_them(aqe_off) -> None:
+    # A static run: the bounds alone do not turn dynamic allocation on (Spark ignores them).
+    from tests.conftest import shared_eventlogs
+
+    static = perfmodel.load(
+        shared_eventlogs() / "eventlog_v2_spark-cc4d115f011443d787f03a71a476a745"
+    )
+    assert not static.baseline.allocation.enabled and not static.baseline.local_mode
+    bounds = static.predict_settings({"spark.dynamicAllocation.maxExecutors": "2"})
+    assert not bounds.config.allocation.enabled
+    assert bounds.predicted_s == pytest.approx(static.predict().predicted_s)
+    assert any("dynamic allocation is off in this configuration" in n for n in bounds.notes)
+    switched = static.predict_settings(
+        {"spark.dynamicAllocation.enabled": "true", "spark.dynamicAllocation.maxExecutors": "2"}
+    )
+    assert switched.config.allocation.enabled
+    assert switched.config.allocation.max_executors == 2
+    # Local mode: said, and no change.
+    local, _ = _predict(aqe_off, {"spark.dynamicAllocation.enabled": "true"})
+    assert not local.config.allocation.enabled
+    assert any("does not apply in local mode" in n for n in local.notes)
 
 
 def test_a_split_size_that_would_make_millions_of_tasks_is_refused() -> None:

@@ -19,6 +19,8 @@ def describe_config(c: ClusterConfig) -> str:
     """One line a user can check against how they ran the job (slots, heap, bandwidths)."""
     if c.local_mode:
         head = f"local[{c.executor_cores}]"
+    elif c.allocation.enabled:
+        head = f"{c.allocation.describe()}; executors of {c.executor_cores} cores"
     else:
         head = f"{c.executors} executors × {c.executor_cores} cores on {c.hosts} hosts"
     return (

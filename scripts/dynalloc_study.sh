@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The dynamic allocation study (docs/cluster.md, "Dynamic allocation"): every spec in
+# experiments/cluster/dynamic/ on a Spark standalone cluster of 8 one-core workers in network
+# namespaces, each run three ways (static: 8 executors; dynamic allocation with
+# maxExecutors 8; with maxExecutors 2), every run recorded (JFR + plugin on every executor,
+# those dynamic allocation starts late included). Then the accuracy table through
+# `perfmodel experiment report --variants`: every run predicts the other configurations
+# (static ↔ dynamic, maxExecutors 2 ↔ 8) from its bundle and from its bare event log,
+# slot-only replay beside them, with the mean error of the "dynamic allocation" what-if kind.
+# Needs root. As scripts/cluster_study.sh: one cluster per shape, torn down after, and
+# whatever an interrupted run left is torn down too.
+#
+#   scripts/dynalloc_study.sh [extra options for `perfmodel experiment run`...]
+#   e.g. scripts/dynalloc_study.sh --repetitions 2
+#        SPECS=experiments/cluster/dynamic/sort.toml scripts/dynalloc_study.sh --param size_mb=10
+#
+# Eight workers share this machine's cores: each gets a CPU quota of 0.25 cores
+# (PERFMODEL_CLUSTER_WORKER_CPU, 2 cores in all), so 2 and 8 executors are 0.5 and 2 cores.
+# Output: build/experiments/dynalloc/report/accuracy.md, accuracy.json, plots/; runs in a
+# fresh store build/experiments/dynalloc/study-<timestamp>.sqlite (or $STORE).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PERFMODEL=${PERFMODEL:-.venv/bin/perfmodel}
+OUT=${OUT:-build/experiments/dynalloc}
+SPECS=${SPECS:-experiments/cluster/dynamic/*.toml}
+export PERFMODEL_CLUSTER_WORKER_CPU="${PERFMODEL_CLUSTER_WORKER_CPU:-0.25}"
+mkdir -p "$OUT"
+STORE=${STORE:-"$OUT/study-$(date +%Y%m%d-%H%M%S).sqlite"}
+BUNDLES="$OUT/bundles/$(basename "$STORE" .sqlite)"
+export PYSPARK_PYTHON="${PYSPARK_PYTHON:-$(pwd)/.venv/bin/python}"
+STARTED=$(date +%s)
+
+finish() {
+    local status=$?
+    # A cluster an interrupted or failed study left behind (the runner's is named pms).
+    "$PERFMODEL" cluster down --name pms > /dev/null 2>&1 || true
+    local took=$(($(date +%s) - STARTED))
+    printf 'dynamic allocation study %s after %dm%02ds (load average now: %s)\n' \
+        "$([ "$status" -eq 0 ] && echo finished || echo "FAILED (exit $status)")" \
+        $((took / 60)) $((took % 60)) "$(cut -d' ' -f1-3 /proc/loadavg)" >&2
+}
+trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+echo "dynamic allocation study store: $STORE (started $(date -u +%H:%M:%S) UTC," \
+    "worker CPU $PERFMODEL_CLUSTER_WORKER_CPU, load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+for spec in $SPECS; do
+    echo "== $spec ($(date -u +%H:%M:%S) UTC)"
+    $PERFMODEL experiment run "$spec" --store "$STORE" --bundles "$BUNDLES" "$@" \
+        || echo "   (some runs of $spec failed: see \`$PERFMODEL runs list --store $STORE\`)"
+done
+echo "== report ($(date -u +%H:%M:%S) UTC)"
+# shellcheck disable=SC2086
+$PERFMODEL experiment report $SPECS --store "$STORE" --out "$OUT/report" --variants > /dev/null
+ln -sf "$(basename "$STORE")" "$OUT/study-latest.sqlite"
+echo "wrote $OUT/report/accuracy.md, accuracy.json and plots/"
+cat "$OUT/report/accuracy.md"
