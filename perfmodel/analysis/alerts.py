@@ -125,6 +125,9 @@ KINDS = (
     "memory-overused",
 )
 
+TITLES = {kind: kind.replace("-", " ").capitalize() for kind in KINDS} | {"gc": "GC time"}
+"""Each kind as a reader sees it (``Tiny tasks``)."""
+
 SETTING, CODE_KNOB, DATA, NONE = "setting", "code", "data", "none"
 
 
@@ -166,8 +169,8 @@ class Alert:
     def text(self) -> str:
         """The alert in one paragraph: where, what, the knob, the suggestion, the what-if."""
         return (
-            f"{self.where}: {self.evidence} Knob: {self.knob}. Suggested: {self.suggestion}. "
-            + (self.outcome)
+            f"{TITLES[self.kind]} in {self.where}: {self.evidence} Knob: {self.knob}. "
+            f"Suggested: {self.suggestion}. {self.outcome}"
         )
 
     @property
@@ -566,7 +569,12 @@ def _skew_knob(
     alert.knob = "AQE's skew join (spark.sql.adaptive.skewJoin.*)"
     alert.knob_kind = SETTING
     alert.query_id = join.query_id
-    alert.candidates = [keep]
+    # A hot partition is split into pieces of AQE's advisory size: under it, no split.
+    advisory = int(settings.get("spark.sql.adaptive.advisoryPartitionSizeInBytes") or 0)
+    finer = keep | {
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes": size_setting(max(median, biggest / 4))
+    }
+    alert.candidates = [keep, finer] if advisory * 2 > biggest else [keep]
     alert.settings = dict(keep)
     alert.suggestion = _settings_text(keep)
 

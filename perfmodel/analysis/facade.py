@@ -522,7 +522,7 @@ class Analysis:
         """Whether ``settings`` act on the alert's stages or join by Spark's rules (the
         front end's plan, no replay): None if they do, else why not."""
         values, _ = parse_settings(settings)
-        what_if = split_settings(values, self.baseline, self.profile)
+        what_if = split_settings(values, self.baseline)
         if not what_if.partitioning:
             return None
         target = settings_target(self.baseline, what_if, None)

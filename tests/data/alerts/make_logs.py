@@ -4,8 +4,9 @@ Each log is one small local PySpark application written by Spark itself (zstd, n
 made to trip some alerts (docs/alerts.md) and not others:
 
 * ``tasks.zstd`` — local[4], AQE off, 2 shuffle partitions for the session: an aggregation
-  whose 2 reduce tasks hash every row (too few tasks, set by spark.sql.shuffle.partitions) and a
-  heavy stage after the code's ``repartition(1)`` (too few tasks, set by the code).
+  whose 2 reduce tasks hash every row (too few tasks, set by spark.sql.shuffle.partitions), a
+  heavy stage after the code's ``repartition(1)`` (too few tasks, set by the code), and a
+  broadcast join of 1,000 rows (a test scales its size past the large-broadcast threshold).
 * ``tiny.zstd`` — local[4], AQE off, 600 shuffle partitions for the session: an aggregation of
   little data into 600 tiny tasks.
 * ``files.zstd`` — local[2]: 300 small Parquet files written by an aggregation with 300
@@ -82,9 +83,15 @@ def tasks(spark: Any, data: Path) -> list[str]:
 
     df = _frame(spark, 1_500_000, 300_000, parts=8)
     heavy = F.sha2(F.sha2(F.concat(F.col("s"), F.col("s")), 512), 512)
-    df.groupBy("k", "s").agg(F.sum("v").alias("t")).select(F.max(heavy)).collect()
-    df.repartition(1).select(F.max(heavy)).collect()
-    return ["groupBy on 2 shuffle partitions", "repartition(1) then hashing"]
+    df.groupBy("k", "s").agg(F.sum("v").alias("t")).select(F.sum(F.crc32(heavy))).collect()
+    df.repartition(1).select(F.sum(F.crc32(heavy))).collect()
+    small = spark.range(0, 1_000).withColumnRenamed("id", "k2")
+    df.join(small, df.k == small.k2).select(F.sum(F.crc32(heavy))).collect()
+    return [
+        "groupBy on 2 shuffle partitions, then hashing",
+        "repartition(1) then hashing",
+        "broadcast join then hashing",
+    ]
 
 
 def tiny(spark: Any, data: Path) -> list[str]:
