@@ -310,7 +310,10 @@ def _stage_alerts(
     def new(kind: str, evidence: str, impact_s: float) -> Alert:
         return _new(kind, label, evidence, impact_s, [key], query_id)
 
-    if tasks <= FEW_TASKS_SHARE * slots:
+    # A stage that reads and writes nothing (Spark's own file listing or schema inference,
+    # a driver-side collect) has no data more tasks could split.
+    moves_data = s.input_bytes + s.shuffle_read_bytes + s.shuffle_write_bytes + s.output_bytes > 0
+    if tasks <= FEW_TASKS_SHARE * slots and moves_data:
         idle = 1.0 - tasks / slots
         evidence = (
             f"{tasks} task(s) for {slots} slots: {idle:.0%} of the cores idle for its "
