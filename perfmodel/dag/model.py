@@ -223,6 +223,10 @@ class ResourceConfig:
     memory_fraction: float | None = None
     """The share of (heap − 300 MiB) for execution and storage memory, where the log set it
     to a value the framework accepts (None: the framework's default)."""
+    hosts_fixed: bool = False
+    """True when the executors ran on a fixed set of machines that a what-if keeps (a local
+    cluster of worker processes on the recording host): more executors then share those
+    hosts' cores instead of bringing hosts of their own."""
     sources: dict[str, str] = field(default_factory=dict)
 
 
@@ -331,6 +335,10 @@ class ApplicationProfile:
     """Measured CPU per thread kind and executor (bundles recorded with it), else None."""
     jvm_cpu: JvmCpu | None = None
     """Each recorded JVM's whole CPU from JFR (bundles recorded with it), else None."""
+    task_thread_only: bool = False
+    """True when a task's work all runs in its task thread (a Dask task's function), so
+    nothing beside it (a PySpark Python worker, the JVM's GC and JIT threads) is left for the
+    bare-log estimators (`perfmodel.spark.bare_demand`) to guess."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

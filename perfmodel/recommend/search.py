@@ -31,6 +31,12 @@ user asks for), a point is skipped already when a replayed point is within (1 + 
 bounds in both time and cost, and when its cost bound × (1 + t) exceeds the ``top``-th
 cheapest cost found; then the recommended point still meets the deadline (it was
 replayed), and costs at most (1 + t) × the cheapest point that does.
+
+The exactness above is of the points with the profiled run's settings. Spark settings are
+then tuned on the few configurations that can still change the answer (`tune_settings`,
+`perfmodel.recommend.tuning`): their bounds are of the run's own partitions, so nothing is
+skipped there, and which configurations they are depends only on the front and the
+``top`` cheapest meeting the deadline, which skipping leaves exact.
 """
 
 from __future__ import annotations

@@ -1,12 +1,17 @@
 """`recommend`'s settings dimension (`perfmodel.recommend.tuning`): candidate values derived
 from the log's data sizes and the configuration's slots, which points are predicted again
-under them, and a search on a log no setting controls."""
+under them, a search on a log no setting controls, and a profile of another framework,
+to which Spark settings do not apply."""
 
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
-from perfmodel.analysis import PartitionKnob
+import pytest
+
+from perfmodel.analysis import CONF, PartitionKnob, analyse_profile
 from perfmodel.recommend.layouts import layouts_for
 from perfmodel.recommend.search import Point, Request, points_to_tune, search, target_config
 from perfmodel.recommend.tuning import (
@@ -21,8 +26,9 @@ from perfmodel.recommend.tuning import (
     candidate_settings,
     settings_label,
 )
-from perfmodel.simulate.config import BaselineOverrides
+from perfmodel.simulate.config import BaselineOverrides, ConfigError
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
+from perfmodel.simulate.whatif import parse_change
 from perfmodel.spark.settings import parse_settings
 from tests.recommend_helpers import SyntheticAnalysis, catalog, row
 
@@ -106,3 +112,27 @@ def test_a_log_no_setting_controls_is_searched_as_run_and_says_so() -> None:
     assert "spark.sql.shuffle.partitions" not in answer.recommended.spark_conf()
     assert answer.as_run(answer.recommended) is None
     assert not math.isnan(answer.recommended.cost)
+
+
+def test_spark_settings_are_refused_for_another_frameworks_profile() -> None:
+    profile = _profile()
+    profile.framework = "dask"
+    analysis = analyse_profile(profile)
+    assert analysis.partition_knob() is None
+    with pytest.raises(ConfigError, match="do not apply to a dask profile"):
+        analysis.predict_settings({SHUFFLE_PARTITIONS: "4"})
+    with pytest.raises(ConfigError, match="do not apply to a dask profile"):
+        analysis.predict(parse_change(f"{SHUFFLE_PARTITIONS}=4", CONF))
+    # Its resources are still predicted.
+    assert analysis.predict(parse_change("cores=2x")).predicted_s > 0
+
+
+def test_the_text_renderer_reads_the_labels_without_the_analysis_stack() -> None:
+    # `runs list` and the other text renderings load no log: rendering a recommendation's
+    # settings must not import the facade.
+    code = (
+        "import sys, perfmodel.report.text\n"
+        "print(' '.join(m for m in sys.modules if m.startswith('perfmodel.analysis')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
