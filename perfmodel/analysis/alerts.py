@@ -281,6 +281,16 @@ def detect_alerts(inputs: AlertInputs) -> list[Alert]:
         if s.share_of_app >= MIN_SHARE and s.duration_s >= MIN_STAGE_S and s.tasks_run > 0
     ]
     part: Partitioning | None = None
+    # A large broadcast is a risk (the driver collects it) however long its stage ran: a
+    # driver metric that large is the one sign worth deriving the partitioning for.
+    large = any(
+        v >= LARGE_BROADCAST
+        for q in inputs.profile.queries.values()
+        for v in q.driver_metrics.values()
+    )
+    if large and not matter:
+        part = inputs.partitioning()
+        out.extend(_plan_alerts(inputs, part, set()))
     if matter:
         part = inputs.partitioning()
         for s in matter:
@@ -632,9 +642,11 @@ def _plan_alerts(inputs: AlertInputs, part: Partitioning, matter: set[StageKey])
                 ),
             )
             out.append(alert)
-    out.extend(_write_alerts(profile, part, stage_s))
+    out.extend(_write_alerts(profile, part, stage_s, matter))
     for join in part.joins:
         keys = [k for k in join.stages if k in matter]
+        if not keys and (join.broadcast_bytes or 0) >= LARGE_BROADCAST:
+            keys = [k for k in join.stages if k in profile.stages]
         if not keys:
             continue
         found = _join_alert(profile, part, join, keys, stage_s)
@@ -648,14 +660,18 @@ _WRITE_BYTES = "written output"
 
 
 def _write_alerts(
-    profile: ApplicationProfile, part: Partitioning, stage_s: Mapping[StageKey, float]
+    profile: ApplicationProfile,
+    part: Partitioning,
+    stage_s: Mapping[StageKey, float],
+    matter: set[StageKey],
 ) -> list[Alert]:
-    """Small files written: the write command's driver metrics (files, bytes)."""
+    """Small files written by a stage that matters: the write command's driver metrics."""
     out: list[Alert] = []
     writers: dict[int, StageKey] = {}
-    for key, sp in part.stages.items():
+    for key in sorted(matter):
+        sp = part.stages.get(key)
         stage = profile.stages.get(key)
-        if sp.query_id is None or stage is None or not len(stage.table):
+        if sp is None or sp.query_id is None or stage is None or not len(stage.table):
             continue
         if float(stage.table.col("output_bytes").sum()) > 0:
             writers[sp.query_id] = key
@@ -933,6 +949,7 @@ def quantify_alerts(
             reasons.append(f"{_settings_text(candidate)}: {why}")
         if chosen is None:
             alert.settings = {}
+            alert.knob += " (by Spark's rules, none of the values tried acts here)"
             alert.suggestion = "no setting the model finds in control"
             alert.not_predicted = "by Spark's rules, " + "; ".join(reasons)
             alert.knob_kind = NONE

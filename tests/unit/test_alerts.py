@@ -261,7 +261,11 @@ def test_memory_overused_needs_pressure(tmp_path: Path) -> None:
 
 # -- what every alert promises -----------------------------------------------------------------
 
-ALL_LOGS = sorted(ALERTS.glob("*.zstd")) + sorted(SETTINGS.glob("*.zstd"))
+ALL_LOGS = (
+    sorted(ALERTS.glob("*.zstd"))
+    + sorted(SETTINGS.glob("*.zstd"))
+    + (sorted(p for p in SHARED.iterdir() if p.name != "SOURCES.md") if SHARED.is_dir() else [])
+)
 
 
 @pytest.mark.parametrize("path", ALL_LOGS, ids=lambda p: p.name)
