@@ -96,6 +96,8 @@ heuristic: 0.08 low, 0.10 moderate, 0.15 severe)."""
 HEAP_USED_LOW = 0.5
 """Memory under-used: every executor's peak heap in use under this share of its heap (Dr.
 Elephant's JVM used memory heuristic: allocated at least twice the peak)."""
+SHRINK_AT_LEAST = 0.75
+"""...and only where the heap suggested is at most this share of the heap it had."""
 HEAP_USED_HIGH = 0.9
 """Memory over-used: an executor's peak heap in use over this share of its heap, with GC or
 spill showing the pressure."""
@@ -884,7 +886,11 @@ def _memory_alerts(inputs: AlertInputs, total_s: float) -> list[Alert]:
         )
         _memory_knob(alert, inputs, 2.0, "room for the heap the tasks need")
         out.append(alert)
-    elif not inputs.local_mode and top < HEAP_USED_LOW * memory:
+    elif (
+        not inputs.local_mode
+        and top < HEAP_USED_LOW * memory
+        and _right_size(top) <= SHRINK_AT_LEAST * memory
+    ):
         alert = Alert(
             "memory-underused",
             "the executors",
@@ -896,11 +902,15 @@ def _memory_alerts(inputs: AlertInputs, total_s: float) -> list[Alert]:
             "",
             0.0,
         )
-        _memory_knob(
-            alert, inputs, max(top * 1.5 + 300 * MiB, GiB) / memory, "the heap the run used"
-        )
+        _memory_knob(alert, inputs, _right_size(top) / memory, "the heap the run used")
         out.append(alert)
     return out
+
+
+def _right_size(peak: float) -> float:
+    """The heap suggested for a peak in use: half as much again, Spark's 300 MiB reserve,
+    at least 1 GiB."""
+    return max(peak * 1.5 + 300 * MiB, GiB)
 
 
 # -- quantifying -----------------------------------------------------------------------------
