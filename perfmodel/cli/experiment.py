@@ -47,8 +47,9 @@ def register(app: typer.Typer) -> None:
     app.add_typer(runs, name="runs")
 
 
-def _open(store: Path | None) -> RunStore:
-    return RunStore(store if store is not None else default_store_path())
+def _open(store: Path | None, *, create: bool = False) -> RunStore:
+    """The run store; only a command that records runs (``create``) makes a missing one."""
+    return RunStore(store if store is not None else default_store_path(), create=create)
 
 
 def _params(values: list[str] | None) -> dict[str, str]:
@@ -94,7 +95,7 @@ def experiment_run(
     )
     for orphan in find_orphans():
         typer.echo(f"warning: {orphan.describe()}", err=True)
-    with _open(store) as db:
+    with _open(store, create=True) as db:
         root = bundles if bundles is not None else db.path.parent / "bundles"
 
         def show(r: RunReport) -> None:

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from perfmodel.atomic import write_atomically
 from perfmodel.errors import PerfmodelError
 
 DEFAULT_OUT = Path("models/resource")
@@ -113,8 +114,7 @@ def register(app: typer.Typer) -> None:
         if tiny:
             argv.append("--tiny")
         card_path = card or (Path("models/README.md") if out == DEFAULT_OUT else out / "README.md")
-        card_path.parent.mkdir(parents=True, exist_ok=True)
-        card_path.write_text(render_card(result.bundle.meta, " ".join(argv), str(out)))
+        write_atomically(card_path, render_card(result.bundle.meta, " ".join(argv), str(out)))
         renderer("text").training(result, sys.stdout)
         Console().print(f"saved {out}/ and {card_path}")
 

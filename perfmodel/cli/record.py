@@ -145,7 +145,11 @@ def register(app: typer.Typer) -> None:
         bundle_dir: Path = typer.Argument(..., help="A bundle written by record or profile."),
         stage: int | None = typer.Option(None, "--stage", help="Only this stage's samples."),
         out: Path | None = typer.Option(
-            None, "--out", "-o", help="Directory for the files (default: BUNDLE/flame)."
+            None,
+            "--out",
+            "-o",
+            help="Directory for the files (default: BUNDLE/flame); regular files of the "
+            "same name there are replaced, anything else is refused.",
         ),
     ) -> None:
         """Export collapsed stacks and speedscope JSON (per process, or of one stage)."""

@@ -21,7 +21,11 @@ def register(app: typer.Typer) -> None:
             show_default=False,
         ),
         out: Path = typer.Option(
-            Path("report.html"), "--out", "-o", help="The HTML file to write."
+            Path("report.html"),
+            "--out",
+            "-o",
+            help="The HTML file to write (an existing regular file is replaced; a folder, "
+            "device, FIFO or symbolic link is refused).",
         ),
         attempt: str | None = typer.Option(
             None, "--attempt", help="Application attempt to report on (default: the latest)."
@@ -36,9 +40,11 @@ def register(app: typer.Typer) -> None:
         Self-contained (scripts and styles inlined, nothing fetched): it opens offline.
         """
         from perfmodel.analysis import DEFAULT_MAX_DECOMPRESSED, load
+        from perfmodel.atomic import check_output
         from perfmodel.report import render_to_file, renderer
 
         html = renderer("html")
+        check_output(out)  # before the analysis: a refused path costs nothing
 
         def run() -> Path:
             status = Console(stderr=True)

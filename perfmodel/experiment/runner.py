@@ -24,6 +24,7 @@ from types import FrameType
 
 import psutil
 
+from perfmodel.atomic import check_output, make_output_dir
 from perfmodel.errors import PerfmodelError
 from perfmodel.experiment.cluster import ClusterState
 from perfmodel.experiment.cluster_runs import ClusterSession
@@ -391,9 +392,11 @@ def _output_to(path: Path | None) -> Iterator[None]:
     sys.stdout.flush()
     sys.stderr.flush()
     saved = (os.dup(1), os.dup(2))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_output(path)
+    make_output_dir(path.parent)
     try:
-        with open(path, "ab") as fh:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o666)
+        with open(fd, "ab") as fh:
             os.dup2(fh.fileno(), 1)
             os.dup2(fh.fileno(), 2)
             yield

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from perfmodel.atomic import check_output_dir
 from perfmodel.errors import PerfmodelError
 from perfmodel.fleet.analyse import Rows
 from perfmodel.fleet.discover import LogRef, discover
@@ -72,7 +73,7 @@ def run_fleet(
     """Analyse the logs that changed, merge, write the tables and summarise them."""
     if opts.engine not in ENGINES:
         raise FleetOptionError(f"--engine must be one of {', '.join(ENGINES)}")
-    out = opts.out.expanduser().resolve()
+    out = check_output_dir(opts.out.expanduser()).resolve()
     refs, remote = discover(opts.inputs, since=opts.since, exclude=out)
     if remote and opts.engine != "spark":
         raise FleetOptionError(
