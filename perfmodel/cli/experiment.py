@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from perfmodel.cli import options
 from perfmodel.runs.rows import RunRow
 from perfmodel.runs.store import RunStore, default_store_path
 
@@ -24,7 +25,10 @@ if TYPE_CHECKING:
 StoreOption = Annotated[
     Path | None,
     typer.Option(
-        "--store", help="Run store (SQLite file; default $PERFMODEL_STORE or the user data dir)."
+        "--store",
+        parser=options.output_path,
+        help="Run store (SQLite file; default $PERFMODEL_STORE or the user data dir). A "
+        "command that only reads never creates one.",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -69,13 +73,20 @@ def experiment_run(
     store: StoreOption = None,
     bundles: Annotated[
         Path | None,
-        typer.Option(help="Where run bundles go (default: 'bundles' beside the store)."),
+        typer.Option(
+            parser=options.output_path,
+            help="Where run bundles go (default: 'bundles' beside the store).",
+        ),
     ] = None,
     param: Annotated[
         list[str] | None, typer.Option("--param", help="Override a spec parameter: NAME=VALUE.")
     ] = None,
-    repetitions: Annotated[int | None, typer.Option(help="Override the repetitions.")] = None,
-    warmups: Annotated[int | None, typer.Option(help="Override the warm-up runs.")] = None,
+    repetitions: Annotated[
+        int | None, typer.Option(help="Override the repetitions.", min=1, max=options.COUNT_MAX)
+    ] = None,
+    warmups: Annotated[
+        int | None, typer.Option(help="Override the warm-up runs.", min=0, max=options.COUNT_MAX)
+    ] = None,
     only: Annotated[
         list[str] | None, typer.Option("--only", help="Run only this config (repeatable).")
     ] = None,
@@ -149,7 +160,11 @@ def experiment_report(
     store: StoreOption = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Directory for accuracy.md/.json and plots (default: none written)."),
+        typer.Option(
+            parser=options.output_path,
+            help="Directory for accuracy.md/.json and plots (default: none written; files of "
+            "the same name there are replaced).",
+        ),
     ] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write figures.")] = True,
     html: Annotated[
@@ -215,12 +230,16 @@ def experiment_calibrate(
     ],
     out: Annotated[
         Path,
-        typer.Option(help="Where to write the calibration (perfmodel/data/intervals.json ships)."),
+        typer.Option(
+            parser=options.output_path,
+            help="Where to write the calibration (perfmodel/data/intervals.json ships).",
+        ),
     ],
     store: Annotated[
         list[Path] | None,
         typer.Option(
             "--store",
+            parser=options.output_path,
             help="Run store (SQLite file; default $PERFMODEL_STORE or the user data dir). "
             "Repeat it to pool studies of the fit workloads made on different days.",
         ),
@@ -305,7 +324,9 @@ def runs_list(
     store: StoreOption = None,
     experiment: Annotated[str | None, typer.Option(help="Only this experiment.")] = None,
     status: Annotated[str | None, typer.Option(help="Only runs with this status.")] = None,
-    last: Annotated[int | None, typer.Option(help="Only the last N runs.")] = None,
+    last: Annotated[
+        int | None, typer.Option(help="Only the last N runs.", min=1, max=options.ID_MAX)
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """List stored runs."""
@@ -315,7 +336,7 @@ def runs_list(
 
 
 def runs_show(
-    run_id: Annotated[int, typer.Argument(help="Run id (see `perfmodel runs list`).")],
+    run_id: options.RunId,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -328,7 +349,7 @@ def runs_show(
 
 
 def runs_compare(
-    run_ids: Annotated[list[int], typer.Argument(help="Two or more run ids.")],
+    run_ids: options.RunIds,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:

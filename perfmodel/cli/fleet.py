@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from perfmodel.cli import options
+
 HELP = (
     "Analyse many event logs: Parquet tables (apps, stages, findings, predictions, errors), "
     "a terminal summary and summary.html (docs/fleet.md).\n\n"
@@ -34,7 +36,10 @@ def fleet(
         ),
     ],
     out: Annotated[
-        Path, typer.Option("--out", help="Folder for the tables and summary.html.")
+        Path,
+        typer.Option(
+            "--out", parser=options.output_path, help="Folder for the tables and summary.html."
+        ),
     ] = Path("fleet"),
     engine: Annotated[
         str, typer.Option(help="local: a process pool on this machine; spark: a PySpark job.")
@@ -52,7 +57,12 @@ def fleet(
         ),
     ] = None,
     jobs: Annotated[
-        int | None, typer.Option(help="Worker processes (local engine; default: one per core).")
+        int | None,
+        typer.Option(
+            help="Worker processes (local engine; default: one per core).",
+            min=1,
+            max=options.WORKERS_MAX,
+        ),
     ] = None,
     memory_cap: Annotated[
         str | None,

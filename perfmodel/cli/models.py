@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from perfmodel.atomic import write_atomically
+from perfmodel.cli import options
 from perfmodel.errors import PerfmodelError
 
 DEFAULT_OUT = Path("models/resource")
@@ -35,22 +36,33 @@ def register(app: typer.Typer) -> None:
         corpus: Path = typer.Argument(
             ..., help="Corpus build directory (e.g. corpora/build/v1) or its functions.parquet."
         ),
-        out: Path = typer.Option(DEFAULT_OUT, "--out", help="Directory for weights and config."),
+        out: Path = typer.Option(
+            DEFAULT_OUT,
+            "--out",
+            parser=options.output_path,
+            help="Directory for weights and config (files of the same name are replaced).",
+        ),
         card: Path | None = typer.Option(
             None,
             "--card",
+            parser=options.output_path,
             help="Model card to write (default: models/README.md for the "
             "default --out, else OUT/README.md).",
         ),
-        epochs: int | None = typer.Option(None, "--epochs", min=1, help="Code-model epochs."),
-        doc_epochs: int | None = typer.Option(
-            None, "--doc-epochs", min=1, help="Doc-model epochs."
+        epochs: int | None = typer.Option(
+            None, "--epochs", min=1, max=options.COUNT_MAX, help="Code-model epochs."
         ),
-        seed: int | None = typer.Option(None, "--seed", help="Random seed (default 13)."),
+        doc_epochs: int | None = typer.Option(
+            None, "--doc-epochs", min=1, max=options.COUNT_MAX, help="Doc-model epochs."
+        ),
+        seed: int | None = typer.Option(
+            None, "--seed", min=0, max=options.SEED_MAX, help="Random seed (default 13)."
+        ),
         folds: int | None = typer.Option(
             None,
             "--folds",
             min=2,
+            max=1000,
             help="Folds (by package) over the training packages whose out-of-fold predictions "
             "choose the epoch counts and the heads' weights (default 3).",
         ),
@@ -58,11 +70,14 @@ def register(app: typer.Typer) -> None:
             None,
             "--threads",
             min=1,
+            max=options.WORKERS_MAX,
             help="Torch threads (default 1: the models are many small sequential ops, and a "
             "second OpenMP thread slows them down on a busy machine).",
         ),
         tiny: bool = typer.Option(False, "--tiny", help="Tiny configuration (tests, smoke runs)."),
-        limit: int | None = typer.Option(None, "--limit", min=10, help="Use only N functions."),
+        limit: int | None = typer.Option(
+            None, "--limit", min=10, max=options.ID_MAX, help="Use only N functions."
+        ),
     ) -> None:
         """Train the code and doc models on a corpus, evaluate them on its held-out
         packages, and save weights, metrics and the model card."""
@@ -136,6 +151,7 @@ def register(app: typer.Typer) -> None:
             1,
             "--threads",
             min=1,
+            max=options.WORKERS_MAX,
             help="Torch threads for inference (1 is fastest on a busy "
             "machine: the models are many small sequential ops).",
         ),

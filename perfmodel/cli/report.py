@@ -24,6 +24,7 @@ def register(app: typer.Typer) -> None:
             Path("report.html"),
             "--out",
             "-o",
+            parser=options.output_path,
             help="The HTML file to write (an existing regular file is replaced; a folder, "
             "device, FIFO or symbolic link is refused).",
         ),
