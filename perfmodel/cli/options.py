@@ -43,9 +43,11 @@ def _setting(name: str) -> typer.models.OptionInfo:
     return typer.Option(SETTINGS[name].option, help=SETTINGS[name].help, show_default=False)
 
 
-def _baseline(name: str, **bounds: int) -> typer.models.OptionInfo:
+def _baseline(
+    name: str, *, low: int | None = None, high: int | None = None
+) -> typer.models.OptionInfo:
     s = BASELINE_SETTINGS[name]
-    return typer.Option(s.option, help=s.help, show_default=False, **bounds)
+    return typer.Option(s.option, help=s.help, show_default=False, min=low, max=high)
 
 
 Cores = Annotated[str | None, _setting("cores")]
@@ -59,7 +61,7 @@ DynamicAllocation = Annotated[str | None, _setting("dynamic-allocation")]
 MinExecutors = Annotated[str | None, _setting("min-executors")]
 MaxExecutors = Annotated[str | None, _setting("max-executors")]
 InitialExecutors = Annotated[str | None, _setting("initial-executors")]
-HostCores = Annotated[int | None, _baseline("host-cores", min=1, max=HOST_CORES_MAX)]
+HostCores = Annotated[int | None, _baseline("host-cores", low=1, high=HOST_CORES_MAX)]
 BaselineDiskBw = Annotated[str | None, _baseline("baseline-disk-bw")]
 BaselineNetBw = Annotated[str | None, _baseline("baseline-net-bw")]
 Attempt = Annotated[
