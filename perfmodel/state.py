@@ -32,7 +32,9 @@ def state_dir() -> Path:
 def remember_profile(path: str | Path, attempt: str | None = None) -> None:
     """Record ``path`` as the profile the next path-less command should use."""
     directory = state_dir()
-    payload = {"path": str(Path(path).resolve()), "attempt": attempt}
+    text = str(path)
+    remote = "://" in text and not text.startswith("file:")  # a URI is kept as given
+    payload = {"path": text if remote else str(Path(path).resolve()), "attempt": attempt}
     write_atomically(directory / "last_profile.json", json.dumps(payload))
 
 

@@ -7,14 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from perfmodel.atomic import write_atomically
 from perfmodel.cli import options
 from perfmodel.errors import PerfmodelError
+from perfmodel.extras import require_extra
 
-DEFAULT_OUT = Path("models/resource")
 _SOURCE_SUFFIXES = (".java", ".scala", ".py")
 
 
@@ -36,18 +34,18 @@ def register(app: typer.Typer) -> None:
         corpus: Path = typer.Argument(
             ..., help="Corpus build directory (e.g. corpora/build/v1) or its functions.parquet."
         ),
-        out: Path = typer.Option(
-            DEFAULT_OUT,
+        out: Path | None = typer.Option(
+            None,
             "--out",
             parser=options.output_path,
-            help="Directory for weights and config (files of the same name are replaced).",
+            help="Directory for weights and config (default: the shipped models, "
+            "perfmodel/embed/models, which this replaces).",
         ),
         card: Path | None = typer.Option(
             None,
             "--card",
             parser=options.output_path,
-            help="Model card to write (default: models/README.md for the "
-            "default --out, else OUT/README.md).",
+            help="Model card to write (default: OUT/README.md).",
         ),
         epochs: int | None = typer.Option(
             None, "--epochs", min=1, max=options.COUNT_MAX, help="Code-model epochs."
@@ -81,8 +79,19 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Train the code and doc models on a corpus, evaluate them on its held-out
         packages, and save weights, metrics and the model card."""
+        require_extra("train", "perfmodel train")
         from dataclasses import replace
 
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        from perfmodel.embed import SHIPPED_MODELS
         from perfmodel.embed.card import render_card
         from perfmodel.embed.train import train
         from perfmodel.embed.train_data import TrainConfig
@@ -119,19 +128,21 @@ def register(app: typer.Typer) -> None:
                 bar.update(task, description=stage, completed=done, total=max(total, 1))
 
             try:
-                result = train(corpus, out, config, progress)
+                result = train(corpus, out or SHIPPED_MODELS, config, progress)
             except (ValueError, OSError) as exc:
                 raise _fail(f"cannot train on {corpus}: {exc}") from None
         argv = ["perfmodel train", str(corpus)]
-        if out != DEFAULT_OUT:
+        if out is not None:
             argv += ["--out", str(out)]
         argv += [f"--{k.replace('_', '-')} {v}" for k, v in overrides.items()]
         if tiny:
             argv.append("--tiny")
-        card_path = card or (Path("models/README.md") if out == DEFAULT_OUT else out / "README.md")
-        write_atomically(card_path, render_card(result.bundle.meta, " ".join(argv), str(out)))
+        target = out or SHIPPED_MODELS
+        card_path = card or target / "README.md"
+        shown = "perfmodel/embed/models" if out is None else str(out)
+        write_atomically(card_path, render_card(result.bundle.meta, " ".join(argv), shown))
         renderer("text").training(result, sys.stdout)
-        Console().print(f"saved {out}/ and {card_path}")
+        Console().print(f"saved {target}/ and {card_path}")
 
     @app.command("classify")
     def classify_command(
@@ -145,7 +156,7 @@ def register(app: typer.Typer) -> None:
             False, "--explain", help="Also show the source and doc found, and each model's vector."
         ),
         models: Path | None = typer.Option(
-            None, "--models", help="Model directory (default: the shipped models/resource)."
+            None, "--models", help="Model directory (default: the shipped models)."
         ),
         threads: int = typer.Option(
             1,
@@ -163,6 +174,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Resource vector (cpu/disk/network...) of each frame or of each function in a file."""
+        require_extra("models", "perfmodel classify")
         import torch
 
         from perfmodel.embed.classifier import load_classifier

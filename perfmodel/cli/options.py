@@ -16,8 +16,9 @@ arithmetic finite.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -37,10 +38,12 @@ DECOMPRESSED_MAX = 1 << 50
 """Largest decompression cap: 1 PiB."""
 HOST_CORES_MAX = 65_536
 """Most cores a host is taken to have."""
+if TYPE_CHECKING:
+    from perfmodel.analysis import SourceOptions
 
 
 def _setting(name: str) -> typer.models.OptionInfo:
-    return typer.Option(SETTINGS[name].option, help=SETTINGS[name].help, show_default=False)
+    return typer.Option(*SETTINGS[name].options, help=SETTINGS[name].help, show_default=False)
 
 
 def _baseline(
@@ -100,3 +103,61 @@ def output_path(value: str | Path) -> Path:
     if isinstance(value, str) and not value.strip():
         raise typer.BadParameter("is empty; name a file or folder to write")
     return Path(value)
+
+# Where remote logs come from (docs/sources.md). A log argument may be a local path, an
+# s3:// (s3a://), gs://, abfs[s]:// or hdfs:// URI, or a History Server application address;
+# these say how to reach them. Credentials are never an option: each platform's standard
+# chain supplies them.
+
+EndpointUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--endpoint-url",
+        help="S3 endpoint for s3:// logs (MinIO, Ceph…); default $AWS_ENDPOINT_URL_S3 or "
+        "$AWS_ENDPOINT_URL, else AWS.",
+        show_default=False,
+    ),
+]
+CaBundle = Annotated[
+    str | None,
+    typer.Option(
+        "--ca-bundle",
+        help="PEM file of CA certificates to verify HTTPS History Servers and S3 endpoints with.",
+        show_default=False,
+    ),
+]
+TimeoutS = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout-s",
+        help="Seconds a remote request may take before it is retried (default 60).",
+        show_default=False,
+        min=0.001,
+        max=86_400.0,
+    ),
+]
+"""None: the library's (`perfmodel.profile.sources.stores.DEFAULT_REQUEST_TIMEOUT_S`)."""
+HistoryServer = Annotated[
+    str | None,
+    typer.Option(
+        "--history-server",
+        help="Spark History Server URL (http://shs:18080); the log argument is then an "
+        "application id on it.",
+        show_default=False,
+    ),
+]
+
+
+def source_options(
+    endpoint_url: str | None, ca_bundle: str | None, timeout_s: float | None
+) -> SourceOptions:
+    """The options a command was given, for the library (imported when a command runs)."""
+    from perfmodel.analysis import SourceOptions
+    from perfmodel.simulate.config import ConfigError
+
+    if timeout_s is not None and not timeout_s > 0:
+        raise ConfigError(f"--timeout-s must be positive (got {timeout_s:g})")
+    given = SourceOptions(endpoint_url=endpoint_url, ca_bundle=ca_bundle)
+    if timeout_s is not None:
+        given = replace(given, request_timeout_s=timeout_s)
+    return given.resolved()

@@ -212,6 +212,10 @@ class ResourceConfig:
     task_cpus: int = 1
     total_slots: int | None = None
     hosts: int | None = None
+    hosts_fixed: bool = False
+    """True when the executors ran on a fixed set of machines that a what-if keeps (a local
+    cluster of worker processes on the recording host): more executors then share those
+    hosts' cores instead of bringing hosts of their own."""
     sources: dict[str, str] = field(default_factory=dict)
 
 
@@ -320,6 +324,10 @@ class ApplicationProfile:
     """Measured CPU per thread kind and executor (bundles recorded with it), else None."""
     jvm_cpu: JvmCpu | None = None
     """Each recorded JVM's whole CPU from JFR (bundles recorded with it), else None."""
+    task_thread_only: bool = False
+    """True when a task's work all runs in its task thread (a Dask task's function), so
+    nothing beside it (a PySpark Python worker, the JVM's GC and JIT threads) is left for the
+    bare-log estimators (`perfmodel.spark.bare_demand`) to guess."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

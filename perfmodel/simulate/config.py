@@ -167,6 +167,8 @@ class ClusterConfig:
     net_bw: float = DEFAULT_NET_BW
     task_cpus: int = 1
     local_mode: bool = False
+    hosts_fixed: bool = False
+    """The executors share hosts a what-if keeps (`ResourceConfig.hosts_fixed`)."""
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     allocation: AllocationSettings = field(default_factory=AllocationSettings)
     """Dynamic allocation's settings (`perfmodel.simulate.allocation_settings`); disabled:
@@ -314,6 +316,7 @@ def baseline_config(
         net_bw=o.net_bw or DEFAULT_NET_BW,
         task_cpus=task_cpus,
         local_mode=local,
+        hosts_fixed=r.hosts_fixed,
         sources=src,
         allocation=read_settings(profile.properties, profile.framework_version, r.master),
     )
@@ -382,7 +385,7 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
             cores = min(cores, change.cores)
             executors = max(1, math.ceil(change.cores / cores))
         src["executor_cores"] = src["executors"] = "what-if (from --cores)"
-    if not base.local_mode and executors != base.executors:
+    if not base.local_mode and not base.hosts_fixed and executors != base.executors:
         # Executors stay as densely packed as before: more executors need more hosts.
         hosts = max(1, math.ceil(executors / base.executors_per_host))
         src["hosts"] = "what-if: executors per host kept"
@@ -405,7 +408,7 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
         _positive("--host-cores", change.host_cores)
         host_cores, assumed = change.host_cores, False
         src["host_cores"] = "what-if"
-    elif not base.local_mode:
+    elif not base.local_mode and not base.hosts_fixed:
         # Cluster hosts get the cores the cluster manager allots.
         host_cores = allotted
     elif assumed:
@@ -425,6 +428,7 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
         net_bw=net,
         task_cpus=base.task_cpus,
         local_mode=base.local_mode,
+        hosts_fixed=base.hosts_fixed,
         sources=src,
         allocation=allocation,
     )

@@ -33,19 +33,41 @@ class Setting:
     name: str
     kind: str
     help: str
+    aliases: tuple[str, ...] = ()
+    """Other names for it, as another framework says it (Dask's ``workers``, ``threads``)."""
 
     @property
     def option(self) -> str:
         return "--" + self.name
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """Its option and those of its aliases (``--executors``, ``--workers``)."""
+        return (self.option, *("--" + a for a in self.aliases))
 
 
 SETTINGS: dict[str, Setting] = {
     s.name: s
     for s in (
         Setting("cores", INT, "Total task cores (N of local[N] in local mode), or a factor: 2x."),
-        Setting("executors", INT, "Number of executors, or a factor of the profiled run's: 2x."),
-        Setting("executor-cores", INT, "Cores per executor, or a factor: 2x."),
-        Setting("mem", SIZE, "Heap per executor (driver in local mode): 7g, 512m, or 0.5x."),
+        Setting(
+            "executors",
+            INT,
+            "Number of executors (Dask: workers), or a factor of the profiled run's: 2x.",
+            aliases=("workers",),
+        ),
+        Setting(
+            "executor-cores",
+            INT,
+            "Cores per executor (Dask: threads per worker), or a factor: 2x.",
+            aliases=("threads",),
+        ),
+        Setting(
+            "mem",
+            SIZE,
+            "Heap per executor (driver in local mode; Dask: worker memory limit): 7g, 512m, "
+            "or 0.5x.",
+        ),
         Setting("cpu-speed", FLOAT, "Core speed relative to the profiled machine: 1.5."),
         Setting("disk-bw", BANDWIDTH, "Disk bandwidth per host: 500MB/s, or 2x the baseline."),
         Setting("net-bw", BANDWIDTH, "Network bandwidth per host: 10Gbit/s, or 2x."),
@@ -72,6 +94,8 @@ SETTINGS: dict[str, Setting] = {
     )
 }
 """Every setting, named as `perfmodel predict`'s options are (and the sweep axes)."""
+
+_ALIASES = {alias: s.name for s in SETTINGS.values() for alias in s.aliases}
 
 BASELINE_SETTINGS: dict[str, Setting] = {
     s.name: s
@@ -104,8 +128,10 @@ class Value:
 
 
 def setting_key(name: str) -> str:
-    """``Executor_Cores`` → ``executor-cores``: names are written as options are."""
-    return name.strip().lower().replace("_", "-")
+    """``Executor_Cores`` → ``executor-cores``: names are written as options are, and an
+    alias (``workers``) is its setting (``executors``)."""
+    key = name.strip().lower().replace("_", "-")
+    return _ALIASES.get(key, key)
 
 
 def parse_value(name: str, text: str, where: str = "") -> Value:
