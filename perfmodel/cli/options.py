@@ -104,6 +104,7 @@ def output_path(value: str | Path) -> Path:
         raise typer.BadParameter("is empty; name a file or folder to write")
     return Path(value)
 
+
 # Where remote logs come from (docs/sources.md). A log argument may be a local path, an
 # s3:// (s3a://), gs://, abfs[s]:// or hdfs:// URI, or a History Server application address;
 # these say how to reach them. Credentials are never an option: each platform's standard

@@ -30,8 +30,8 @@ from perfmodel.experiment.cluster import ClusterState
 from perfmodel.experiment.cluster_runs import ClusterSession
 from perfmodel.experiment.spec import ExperimentSpec, substitute
 from perfmodel.experiment.spec_grid import RunConfig
-from perfmodel.profile.record import children
 from perfmodel.extras import require_extra
+from perfmodel.profile.record import children
 from perfmodel.profile.record.monitor import IGNORED_NAMES, ResourceSummary
 from perfmodel.profile.record.run import record
 from perfmodel.profile.record.setup import RecordOptions
