@@ -82,7 +82,7 @@ def run_fleet(
     if opts.engine not in ENGINES:
         raise FleetOptionError(f"--engine must be one of {', '.join(ENGINES)}")
     out = check_output_dir(opts.out.expanduser()).resolve()
-    refs, remote = discover(opts.inputs, since=opts.since, exclude=out)
+    refs, remote, unusable = discover(opts.inputs, since=opts.since, exclude=out)
     if opts.engine != "spark":
         # The local engine reads object stores, HDFS and History Servers itself.
         refs = sorted({*refs, *list_store_refs(remote, opts.sources, opts.since)})
@@ -116,8 +116,24 @@ def run_fleet(
     finally:
         if spark is not None and own_session:
             spark.stop()  # a session the caller made (a notebook, a test) stays theirs
+    # Entries discovery found unusable (a dangling link, a FIFO, a listing loop) are
+    # accounted for as errors rows, found afresh by every run.
+    found_unusable = table_from_rows(
+        [
+            {
+                "log_path": u.path,
+                "log_size": 0,
+                "log_mtime_ns": 0,
+                "kind": u.kind,
+                "reason": u.reason,
+            }
+            for u in unusable
+        ],
+        RESULT_TABLES["errors"],
+    )
+    new["errors"] = pa.concat_tables([new["errors"], found_unusable.cast(new["errors"].schema)])
     tables: dict[str, pa.Table] = {}
-    paths = [r.path for r in todo]
+    paths = [r.path for r in todo] + [u.path for u in unusable]
     for name, schema in RESULT_TABLES.items():
         old = schema.empty_table() if opts.fresh else read_table(out, name, schema)
         tables[name] = replace_logs(old, new[name], paths)
