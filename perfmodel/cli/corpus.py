@@ -70,7 +70,13 @@ def build_command(
         ),
     ] = None,
     out: Annotated[
-        Path, typer.Option("--out", "-o", parser=options.output_path, help="Output directory.")
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            parser=options.output_path,
+            help="Output directory (files of the same name there are replaced).",
+        ),
     ] = Path("corpora/build/v1"),
     split: Annotated[
         Path,

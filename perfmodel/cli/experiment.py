@@ -238,7 +238,8 @@ def experiment_calibrate(
         Path,
         typer.Option(
             parser=options.output_path,
-            help="Where to write the calibration (perfmodel/data/intervals.json ships).",
+            help="Where to write the calibration (perfmodel/data/intervals.json ships; an "
+            "existing file is replaced).",
         ),
     ],
     store: Annotated[

@@ -39,7 +39,9 @@ def fleet(
     out: Annotated[
         Path,
         typer.Option(
-            "--out", parser=options.output_path, help="Folder for the tables and summary.html."
+            "--out",
+            parser=options.output_path,
+            help="Folder for the tables and summary.html (each run updates them).",
         ),
     ] = Path("fleet"),
     engine: Annotated[
