@@ -331,10 +331,17 @@ def experiment_settings(
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Directory for settings.md and settings.json (default: none written)."),
+        typer.Option(
+            parser=options.output_path,
+            help="Directory for settings.md and settings.json (default: none written; files "
+            "of the same name there are replaced).",
+        ),
     ] = None,
     limit: Annotated[
-        int | None, typer.Option(help="At most this many source runs per experiment.")
+        int | None,
+        typer.Option(
+            help="At most this many source runs per experiment.", min=1, max=options.COUNT_MAX
+        ),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:

@@ -97,6 +97,7 @@ OUTPUT_OPTIONS = [
     ("corpus build", "", "--out"),
     ("experiment report", "spec", "--out"),
     ("experiment report", "spec", "--store"),
+    ("experiment settings", "spec", "--out"),
     ("runs list", "", "--store"),
     ("recommend", "x.log", "--store"),
 ]
