@@ -32,7 +32,7 @@ from perfmodel.fleet.store import (
     unchanged,
     write_table,
 )
-from perfmodel.fleet.summary import FleetSummary, summarise
+from perfmodel.fleet.summary import FleetSummary, mark_duplicates, summarise
 from perfmodel.profile.sources.stores import SourceOptions
 from perfmodel.simulate.whatif import Change
 
@@ -137,6 +137,8 @@ def run_fleet(
     for name, schema in RESULT_TABLES.items():
         old = schema.empty_table() if opts.fresh else read_table(out, name, schema)
         tables[name] = replace_logs(old, new[name], paths)
+        if name == "apps":
+            tables[name] = mark_duplicates(tables[name])
         write_table(out, name, tables[name])
     tables["regressions"] = find_regressions(tables["apps"], tables["stages"])
     write_table(out, "regressions", tables["regressions"])

@@ -91,6 +91,18 @@ def unique_apps(
     return unique, repeats
 
 
+def mark_duplicates(apps: pa.Table) -> pa.Table:
+    """``apps`` with ``duplicate_of`` set on every log that repeats an application another
+    log holds (`unique_apps`), and null on the others; recomputed over the whole table by
+    every run, so a resumed run flags a copy found later too."""
+    rows = apps.select(["log_path", "app_id", "attempt"]).to_pylist()
+    _, repeats = unique_apps(rows)
+    same_as = {r["log_path"]: r["same_as"] for r in repeats}
+    column = pa.array([same_as.get(r["log_path"]) for r in rows], pa.string())
+    index = apps.schema.get_field_index("duplicate_of")
+    return apps.set_column(index, apps.schema.field(index), column)
+
+
 def summarise(
     tables: dict[str, pa.Table], *, analysed_now: int, skipped: int, top: int = TOP
 ) -> FleetSummary:

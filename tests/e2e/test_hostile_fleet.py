@@ -91,6 +91,8 @@ def test_fleet_accounts_for_every_entry_of_a_hostile_folder(tmp_path: Path) -> N
     # The application in three files counts once; the huge claim is bounded.
     assert summary["applications"] == 2
     assert summary["duplicate_logs"] == 2
+    first = str((logs / "2026-11-01" / "app-1.zstd").resolve())  # the first by path
+    assert sorted(a["duplicate_of"] or "" for a in apps) == ["", "", first, first]
     huge = next(a for a in apps if a["log_path"].endswith("app-huge.json"))
     assert "counted as 1024" in huge["held_from"]
     assert huge["held_core_hours"] <= 1024 * huge["duration_s"] / 3600 + 1e-9

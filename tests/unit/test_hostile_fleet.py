@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from perfmodel.fleet.discover import MAX_DEPTH, FleetInputError, walk_inputs
 from perfmodel.fleet.schema import RESULT_TABLES
-from perfmodel.fleet.summary import summarise
+from perfmodel.fleet.summary import mark_duplicates, summarise
 
 KINDS = [
     "log",
@@ -206,6 +206,8 @@ def test_one_application_in_several_files_counts_once(copies: list[int]) -> None
     assert s.held_core_hours == pytest.approx(sum(1.0 + app for app in range(len(copies))))
     assert all(d["same_as"] != d["log_path"] for d in s.duplicates)
     assert s.logs == len(rows)
+    marked = mark_duplicates(_apps(rows)).column("duplicate_of").to_pylist()
+    assert sum(m is not None for m in marked) == s.duplicate_logs
 
 
 def test_logs_without_an_application_id_are_never_merged() -> None:
