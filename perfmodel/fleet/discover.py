@@ -73,8 +73,10 @@ MAX_DEPTH = 8
 LISTING_MAX_BYTES = 64 << 20
 """Largest listing file read (64 MiB: about a million paths)."""
 _LOGLIKE_NAME = re.compile(
-    r"^(app-\d|application_\d|local-\d|spark-|eventlog)|\.(zstd|zst|lz4|snappy|lzf|gz|inprogress)$"
+    r"^(app-\d|application_\d|local-\d)|\.(zstd|zst|lz4|snappy|lzf|gz|inprogress)$"
 )
+"""Names Spark gives application logs (ids, codec suffixes): a folder so named that holds no
+log is reported, not passed over. (``spark-events``, the usual log folder, is not one.)"""
 _PATHLIKE = re.compile(r"^(~|/|\.{1,2}/|[A-Za-z][\w+.-]*://|[\w.@-]+/|file:)")
 
 
