@@ -247,8 +247,17 @@ class _Walk:
             self.refuse(d, "unreadable", exc.strerror or str(exc))
             return
         before = (len(self.paths), len(self.unusable))
+        base = d.resolve()
         for entry in entries:
-            if not _skipped(entry.name):
+            if _skipped(entry.name):
+                continue
+            try:
+                plain_file = entry.is_file(follow_symlinks=False)
+            except OSError:
+                plain_file = False
+            if plain_file:  # the common case, from the listing's own data: no more calls
+                self.add(str(base / entry.name))
+            else:
                 self.entry(Path(entry.path), depth + 1)
         found_nothing = (len(self.paths), len(self.unusable)) == before
         if found_nothing and _LOGLIKE_NAME.search(d.name):
