@@ -177,7 +177,8 @@ def experiment_report(
         typer.Option(
             "--html",
             help="Also write accuracy.html (into --out, else the current directory): measured "
-            "against predicted per configuration, a self-contained page like perfmodel report's.",
+            "against predicted per configuration, a self-contained page like perfmodel report's "
+            "(an existing accuracy.html is replaced).",
         ),
     ] = False,
     split: Annotated[
