@@ -45,6 +45,18 @@ SKEW_MIN_TASK_S = 1.0
 """A stage is skewed when its longest task ran this many times its median and at least
 this long (as in the diagnosis' stage sentences)."""
 MS_PER_HOUR = 3_600_000.0
+ALERT_COLUMNS = (
+    "where",
+    "knob",
+    "knob_kind",
+    "suggestion",
+    "predicted_s",
+    "predicted_low_s",
+    "predicted_high_s",
+    "baseline_s",
+    "not_predicted",
+)
+"""An alert's fields kept as columns of the findings table (docs/fleet.md)."""
 
 Rows = dict[str, list[dict[str, Any]]]
 
@@ -173,6 +185,18 @@ def _analyse(
                 "app_name": diagnosis.app_name,
                 "finding": i,
                 "text": text,
+            }
+        )
+    for i, alert in enumerate(diagnosis.alerts, start=len(diagnosis.findings)):
+        rows["findings"].append(
+            {
+                "log_path": ref.path,
+                "app_id": diagnosis.app_id,
+                "app_name": diagnosis.app_name,
+                "finding": i,
+                "text": alert["text"],
+                "alert": alert["kind"],
+                **{name: alert[name] for name in ALERT_COLUMNS},
             }
         )
     for scenario in scenarios:
