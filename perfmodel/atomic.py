@@ -43,6 +43,8 @@ def describe_kind(mode: int) -> str:
         return "a FIFO (named pipe)"
     if stat.S_ISSOCK(mode):
         return "a socket"
+    if stat.S_ISREG(mode):
+        return "a file"
     return "not a regular file"
 
 
