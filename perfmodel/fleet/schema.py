@@ -73,6 +73,9 @@ APPS = pa.schema(
         pa.field("findings", pa.int64()),
         pa.field("damaged_records", pa.int64()),
         pa.field("warnings", pa.int64()),
+        # The log whose figures count for this application (id, attempt) when another log
+        # holds it too (`perfmodel.fleet.summary.mark_duplicates`); null otherwise.
+        pa.field("duplicate_of", pa.string()),
     ]
 )
 
