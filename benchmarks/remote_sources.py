@@ -121,7 +121,15 @@ def bench_s3(times: int, runs: int) -> None:
         start_new_session=True,
     )
     try:
-        time.sleep(3)
+        deadline = time.monotonic() + 120  # moto starts slowly on a loaded machine
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise SystemExit("moto's S3 server did not start") from None
+                time.sleep(0.5)
         fs = pafs.S3FileSystem(
             endpoint_override=f"127.0.0.1:{port}",
             scheme="http",
