@@ -150,8 +150,9 @@ def build_app(command: str | None = None) -> typer.Typer:
             "Why is this Spark job slow, and what would other resources do to it?\n\n"
             "diagnose: bottleneck, where the time goes, advice (from an event log or a "
             "profile bundle).\n\n"
-            "predict: what-if replay under other resources (--cores 8 --mem 7g), on the "
-            "profile diagnose last analysed or one you name.\n\n"
+            "predict: what-if replay under other resources (--cores 8 --mem 7g) or Spark "
+            "settings (--conf spark.sql.shuffle.partitions=64), on the profile diagnose last "
+            "analysed or one you name.\n\n"
             "record: run a job with stack samplers on and write a profile bundle.\n\n"
             "train / classify: the code models that infer a resource vector per function.\n\n"
             "report: one self-contained HTML page about an application.\n\n"
@@ -166,6 +167,9 @@ def build_app(command: str | None = None) -> typer.Typer:
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        # Click's plain help and usage errors: typer's rich formatter imports markdown-it,
+        # pygments and attrs, half of `perfmodel --help`'s start-up.
+        rich_markup_mode=None,
     )
 
     @app.callback()

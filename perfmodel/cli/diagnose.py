@@ -6,7 +6,6 @@ import sys
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
 from perfmodel.cli import options
 from perfmodel.cli.collector import without_cycle_collector
@@ -74,6 +73,8 @@ def _diagnose(
 ) -> None:
     # Imported here: the facade pulls in the whole analysis stack, which every other
     # command (`record` before it starts the job) would otherwise wait for.
+    from rich.console import Console
+
     from perfmodel.analysis import DEFAULT_MAX_DECOMPRESSED, load, locate
     from perfmodel.report import renderer
     from perfmodel.state import remember_profile

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def _setting(name: str) -> typer.models.OptionInfo:
-    return typer.Option(SETTINGS[name].option, help=SETTINGS[name].help, show_default=False)
+    return typer.Option(*SETTINGS[name].options, help=SETTINGS[name].help, show_default=False)
 
 
 def _baseline(name: str) -> typer.models.OptionInfo:
@@ -40,6 +40,16 @@ InitialExecutors = Annotated[str | None, _setting("initial-executors")]
 HostCores = Annotated[int | None, _baseline("host-cores")]
 BaselineDiskBw = Annotated[str | None, _baseline("baseline-disk-bw")]
 BaselineNetBw = Annotated[str | None, _baseline("baseline-net-bw")]
+Conf = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--conf",
+        help="A Spark setting to predict, KEY=VALUE (repeatable, as spark-submit's --conf): "
+        "spark.sql.shuffle.partitions=64, spark.sql.adaptive.enabled=false "
+        "(keys: docs/settings.md).",
+        show_default=False,
+    ),
+]
 Attempt = Annotated[
     str | None, typer.Option(help="Application attempt, when the log holds several.")
 ]

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import webbrowser
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from perfmodel.cli import options
 from perfmodel.cli.collector import without_cycle_collector
@@ -40,6 +38,8 @@ def register(app: typer.Typer) -> None:
 
         Self-contained (scripts and styles inlined, nothing fetched): it opens offline.
         """
+        from rich.console import Console
+
         from perfmodel.analysis import DEFAULT_MAX_DECOMPRESSED, load, locate
         from perfmodel.report import render_to_file, renderer
 
@@ -61,4 +61,6 @@ def register(app: typer.Typer) -> None:
         written = without_cycle_collector(run)
         typer.echo(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB)", err=True)
         if open_page:
+            import webbrowser  # here: it imports shlex and subprocess, for --open only
+
             webbrowser.open(written.resolve().as_uri())

@@ -18,6 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from perfmodel.errors import PerfmodelError
+from perfmodel.extras import require_extra
 from perfmodel.fleet.analyse import Rows
 from perfmodel.fleet.discover import LogRef, discover
 from perfmodel.fleet.regress import find_regressions
@@ -93,6 +94,7 @@ def run_fleet(
     spark = None
     own_session = False
     if opts.engine == "spark":
+        require_extra("spark", "fleet --engine spark")
         from pyspark.sql import SparkSession
 
         from perfmodel.fleet.spark import list_remote, spark_session
