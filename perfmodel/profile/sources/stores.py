@@ -536,8 +536,14 @@ def _check_connects(host_port: str, scheme: str, loc: Location, timeout_s: float
     ``timeout_s``. The S3 client would try four times (40 s with the default timeout) for an
     address that drops connections, which is a wrong address or a firewall, not a blip; any
     other failure is left to the client, its retries and its own error."""
+    # Imported here: urllib.request brings http.client and ssl, start-up that a command on a
+    # local log would pay for nothing.
+    from urllib.request import getproxies, proxy_bypass
+
     split = urlsplit(f"{scheme}://{host_port}")
     host = split.hostname or host_port
+    if scheme in getproxies() and not proxy_bypass(host):
+        return  # the client goes through the proxy: a direct connection proves nothing
     try:
         port = split.port or (443 if scheme == "https" else 80)
     except ValueError:
