@@ -61,6 +61,9 @@ from perfmodel.profile.sources.uri import (
 DEFAULT_RETRIES = 3
 """Retries after the first try (so four requests at most), 0.5 s, 1 s, 2 s apart."""
 BACKOFF_S = 0.5
+VANISHED_GRACE_S = 120.0
+"""How long a followed application may be missing from the server (404) before that is an
+error: a few of the server's scans (`spark.history.fs.update.interval`, 10 s by default)."""
 DOWNLOAD_PIECE = 1024 * 1024
 MAX_ZIP_ENTRIES = 100_000
 
@@ -513,6 +516,7 @@ class LiveHistoryStore:
         self.shown = app_url(client.shown, app_id, attempt)
         self._updated: int | None = None
         self._checked = 0.0
+        self._seen = 0.0
         self._zip: ZipStore | None = None
         self.downloads = 0
         self.refresh(force=True)
@@ -531,12 +535,22 @@ class LiveHistoryStore:
         if not force and now - self._checked < self.min_gap_s:
             return
         self._checked = now
-        updated = self._last_updated()
-        if self._zip is not None and updated == self._updated:
+        try:
+            updated = self._last_updated()
+            if self._zip is not None and updated == self._updated:
+                self._seen = now
+                return
+            spool = self.client.download_logs(self.app_id, self.attempt, self.cap)
+        except EventLogNotFoundError:
+            # When an application ends, the server's next scan finds its `.inprogress` log
+            # gone and drops the application before it lists it again under the final
+            # name: a 404 for a while. Keep what was read, and ask again next poll.
+            if self._zip is None or now - self._seen > VANISHED_GRACE_S:
+                raise
             return
-        spool = self.client.download_logs(self.app_id, self.attempt, self.cap)
         self._zip = ZipStore(spool, self.shown, self.cap)
         self._updated = updated
+        self._seen = now
         self.downloads += 1
 
     @property
