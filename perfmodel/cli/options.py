@@ -141,7 +141,8 @@ TimeoutS = Annotated[
     float | None,
     typer.Option(
         "--timeout-s",
-        help="Seconds a remote request may take before it is retried (default 60).",
+        help="Seconds a remote request may take before it is retried (default 60); "
+        "connecting may take at most 10 s, or this if less, and is not retried.",
         show_default=False,
         min=0.001,
         max=86_400.0,
