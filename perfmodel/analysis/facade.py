@@ -35,6 +35,9 @@ from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import load_samples
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED, EventLogSource
 from perfmodel.profile.sampletable import stacks_by
+from perfmodel.profile.sources.locate import log_path
+from perfmodel.profile.sources.stores import LogPath, SourceOptions
+from perfmodel.profile.sources.uri import app_url, check_app_id, check_history_server, scrub
 from perfmodel.simulate.advice import Advice, advise_workload
 from perfmodel.simulate.bounds import WorkloadBounds, lower_bounds_s, refined_bound_s
 from perfmodel.simulate.bounds import prepare as prepare_bounds
@@ -410,18 +413,56 @@ class Analysis:
         return result
 
 
+def locate(
+    text: str | LogPath,
+    sources: SourceOptions | None = None,
+    *,
+    history_server: str | None = None,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+) -> LogPath:
+    """The log a user named: a local path, an object-store or HDFS URI, or a History Server
+    application address (docs/sources.md); with ``history_server``, ``text`` is an
+    application id on that server. ``sources`` says how to reach remote stores; a History
+    Server's zip is downloaded here, held to ``max_decompressed_bytes``.
+
+    Local paths come back as `pathlib.Path` objects (not checked: reading says what is
+    wrong with them); remote ones as `perfmodel.profile.sources.stores.RemotePath`, which
+    `read` and `load` take as they take a path.
+    """
+    if history_server is not None and isinstance(text, str):
+        check_history_server(history_server)
+        check_app_id(text, scrub(history_server))
+        text = app_url(history_server, text, None)
+    return log_path(text, sources, max_decompressed_bytes=max_decompressed_bytes)
+
+
 def read(
-    path: str | Path,
+    path: str | LogPath,
     attempt: str | None = None,
     *,
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    sources: SourceOptions | None = None,
 ) -> LoadedProfile:
     """Read an event log or a bundle through its front end into a profile, without the
-    analysis (`load` does both). The front-end dispatch: a bundle with a Dask task stream
-    is read by the Dask front end, anything else by Spark's."""
-    if is_dask_bundle(path):
+    analysis (`load` does both). ``path`` may be remote (`locate`). The front-end
+    dispatch: a local bundle with a Dask task stream is read by the Dask front end,
+    anything else by Spark's."""
+    if sources is not None and isinstance(path, str):
+        path = locate(path, sources, max_decompressed_bytes=max_decompressed_bytes)
+    if isinstance(path, (str, Path)) and is_dask_bundle(path):
         return read_dask_bundle(path)
     return build_profile(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
+
+
+def analyse_loaded(
+    loaded: LoadedProfile, *, overrides: BaselineOverrides | None = None
+) -> Analysis:
+    """An `Analysis` of a profile a front end delivered: the one way every `Analysis` is
+    made (`load` adds a bundle's samples and code vectors to it; `perfmodel.analysis.watch`
+    makes one of the profile it read while following a log)."""
+    analysis = Analysis(loaded=loaded, baseline=baseline_config(loaded.profile, overrides))
+    analysis._fit_assumed_host(analysis.estimates)
+    return analysis
 
 
 def analyse_profile(
@@ -437,31 +478,30 @@ def analyse_profile(
         profile=profile,
         source=EventLogSource(path=Path(where), app_key=profile.app_id, parts=[], attempt=None),
     )
-    analysis = Analysis(loaded=loaded, baseline=baseline_config(profile, overrides))
-    analysis._fit_assumed_host(analysis.estimates)
-    return analysis
+    return analyse_loaded(loaded, overrides=overrides)
 
 
 def load(
-    path: str | Path,
+    path: str | LogPath,
     attempt: str | None = None,
     *,
     code_vectors: bool = True,
     overrides: BaselineOverrides | None = None,
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
     models_dir: Path | None = None,
+    sources: SourceOptions | None = None,
 ) -> Analysis:
     """Read an event log or a profile bundle and get it ready to analyse.
 
+    ``path`` is local or remote (`locate`; ``sources`` says how to reach remote stores).
     ``code_vectors``: with a bundle's stack samples, infer each stage's resource vector from
     the code it ran and let it split the task time Spark's metrics leave unattributed
     (otherwise that time is split by bytes moved, as for a bare event log). ``overrides``
     replace what the log cannot tell about the profiled machine (host cores, bandwidths).
     ``models_dir`` holds the trained code models (default: the shipped ones).
     """
-    loaded = read(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
-    analysis = Analysis(loaded=loaded, baseline=baseline_config(loaded.profile, overrides))
-    analysis._fit_assumed_host(analysis.estimates)
+    loaded = read(path, attempt, max_decompressed_bytes=max_decompressed_bytes, sources=sources)
+    analysis = analyse_loaded(loaded, overrides=overrides)
     if loaded.bundle is None:
         return analysis
     samples = load_samples(loaded.bundle) if loaded.samples is None else loaded.samples

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from perfmodel.runs.rows import RunRow
-from perfmodel.runs.store import RunStore, default_store_path
+from perfmodel.extras import require_extra
 
 if TYPE_CHECKING:
     from perfmodel.report import Renderer
+    from perfmodel.runs.rows import RunRow
+    from perfmodel.runs.store import RunStore
 
 StoreOption = Annotated[
     Path | None,
@@ -48,6 +49,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _open(store: Path | None) -> RunStore:
+    # Imported here: the store brings SQLite and psutil, which building the CLI does not need.
+    from perfmodel.runs.store import RunStore, default_store_path
+
     return RunStore(store if store is not None else default_store_path())
 
 
@@ -177,6 +181,8 @@ def experiment_report(
     as_json: JsonOption = False,
 ) -> None:
     """Measured vs predicted for every (baseline run → other configuration) pair."""
+    if out is not None and plots:
+        require_extra("spark", "experiment report's figures (--no-plots skips them)")
     from perfmodel.experiment.accuracy import evaluate
     from perfmodel.experiment.split import load_split
     from perfmodel.report import render_to_file, renderer

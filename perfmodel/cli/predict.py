@@ -34,8 +34,10 @@ def predict(
     path: Annotated[
         str | None,
         typer.Argument(
-            help="Event log, rolling log directory or profile bundle "
-            "(default: the profile `perfmodel diagnose` last analysed)."
+            help="Event log, rolling log directory or profile bundle, local or remote "
+            "(s3://, gs://, abfs://, hdfs://, a History Server application URL; with "
+            "--history-server: an app id). Default: the profile `perfmodel diagnose` last "
+            "analysed."
         ),
     ] = None,
     cores: options.Cores = None,
@@ -59,9 +61,13 @@ def predict(
     attempt: options.Attempt = None,
     code_vectors: options.CodeVectors = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (docs/predict.md).")] = False,
+    history_server: options.HistoryServer = None,
+    endpoint_url: options.EndpointUrl = None,
+    ca_bundle: options.CaBundle = None,
+    timeout_s: options.TimeoutS = None,
 ) -> None:
     """Predict the runtime and bottleneck under other resources (what-if replay)."""
-    from perfmodel.analysis import load
+    from perfmodel.analysis import load, locate
     from perfmodel.report import ProfileSource, renderer
     from perfmodel.simulate.config import ConfigError
     from perfmodel.simulate.whatif import baseline_overrides, change_of, is_axis_spec, parse_axes
@@ -92,15 +98,19 @@ def predict(
     )
     overrides = baseline_overrides(host_cores, baseline_disk_bw, baseline_net_bw)
     axes = parse_axes(axes_specs) if axes_specs else None
+    if history_server is not None and path is None:
+        raise ConfigError("--history-server: name the application id on it")
     source, remembered, attempt = _resolve_path(path, attempt)
-    if not Path(source).exists():
+    sources = options.source_options(endpoint_url, ca_bundle, timeout_s)
+    log = locate(source, sources, history_server=history_server)
+    if isinstance(log, Path) and not log.exists():
         raise ConfigError(f"{source}: no such file or directory")
 
     output = renderer("json" if as_json else "text")
-    profile = ProfileSource(source, remembered)
+    profile = ProfileSource(source if isinstance(log, Path) else str(log), remembered)
 
     def run() -> None:
-        analysis = load(source, attempt, code_vectors=code_vectors, overrides=overrides)
+        analysis = load(log, attempt, code_vectors=code_vectors, overrides=overrides)
         if axes is not None:
             # Each point is replayed as the renderer asks for it (JSON writes it at once).
             output.sweep(analysis.iter_sweep(axes, change), sys.stdout, source=profile)

@@ -20,6 +20,7 @@ from perfmodel.profile.bundle import (
     read_manifest,
 )
 from perfmodel.profile.eventlog import EventLogSource
+from perfmodel.profile.sources.stores import RemotePath
 
 
 def is_dask_bundle(path: str | Path) -> bool:
@@ -56,12 +57,13 @@ def read_dask_bundle(path: str | Path) -> LoadedProfile:
         profile.warnings.append(
             f"{bad} task-stream line(s) could not be read and were skipped (see problems)"
         )
+    parts: list[Path | RemotePath] = list(stream_files(bundle / DASK_DIR))
     return LoadedProfile(
         profile=profile,
         source=EventLogSource(
             path=bundle,
             app_key=profile.app_id,
-            parts=stream_files(bundle / DASK_DIR),
+            parts=parts,
             attempt=None,
         ),
         problems=stream.problems,

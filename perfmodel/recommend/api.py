@@ -11,12 +11,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perfmodel.errors import PerfmodelError
 from perfmodel.recommend.catalog import MachineType, find_machine, parse_catalog
 from perfmodel.recommend.history import Calibration, calibrate
 from perfmodel.recommend.search import Point, Request, SearchResult, search
 from perfmodel.simulate.config import BaselineOverrides, ClusterConfig
+
+if TYPE_CHECKING:
+    from perfmodel.analysis import LogPath
 
 
 class RequestError(PerfmodelError, ValueError):
@@ -121,7 +125,7 @@ class Recommendation:
 
 
 def recommend(
-    path: str | Path,
+    path: str | LogPath,
     catalog: str | Path,
     request: Request,
     *,
@@ -135,7 +139,8 @@ def recommend(
     code_vectors: bool = True,
     progress: Callable[[int, int], None] | None = None,
 ) -> Recommendation:
-    """Load the profile, calibrate on ``history`` (an experiment name) if given, search."""
+    """Load the profile (local or remote: `perfmodel.analysis.locate`), calibrate on
+    ``history`` (an experiment name) if given, search."""
     from dataclasses import replace
 
     from perfmodel.analysis import load

@@ -24,6 +24,7 @@ from perfmodel.errors import PerfmodelError
 if TYPE_CHECKING:
     from perfmodel.analysis import Analysis, Prediction, SweepPoint
     from perfmodel.analysis.diagnosis import Diagnosis
+    from perfmodel.analysis.watch import StageReport, WatchResult
     from perfmodel.embed.classifier import Classification
     from perfmodel.embed.corpus.builder import BuildResult
     from perfmodel.embed.source.locator import LocatedSource
@@ -59,6 +60,8 @@ class ProfileSource:
 
 KINDS: dict[str, str] = {
     "diagnosis": "a diagnosis",
+    "watch_stage": "a stage of a followed application",
+    "watch_end": "the end of following an application",
     "prediction": "a prediction",
     "sweep": "a sweep",
     "recommendation": "a recommendation",
@@ -93,6 +96,16 @@ class Renderer:
     def diagnosis(self, diagnosis: Diagnosis, out: TextIO, *, all_stages: bool = False) -> None:
         """`perfmodel.analysis.diagnosis.Diagnosis`; ``all_stages``: not only the longest."""
         self._unsupported("diagnosis")
+
+    def watch_stage(self, report: StageReport, out: TextIO) -> None:
+        """`perfmodel.analysis.watch.StageReport`: one stage attempt of a followed
+        application, with its findings, written (and flushed) as it completes."""
+        self._unsupported("watch_stage")
+
+    def watch_end(self, result: WatchResult, out: TextIO) -> None:
+        """`perfmodel.analysis.watch.WatchResult`: the diagnosis of what following an
+        application read, and why it stopped."""
+        self._unsupported("watch_end")
 
     def prediction(
         self, prediction: Prediction, out: TextIO, *, source: ProfileSource, change: Change
