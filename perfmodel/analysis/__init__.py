@@ -8,6 +8,7 @@ which only turn its results into text, JSON, HTML or flame graphs.
 """
 
 from perfmodel.analysis.facade import (
+    CONF,
     Analysis,
     Engine,
     NoSamplesError,
@@ -19,20 +20,26 @@ from perfmodel.analysis.facade import (
     locate,
     read,
 )
+from perfmodel.analysis.partition_knob import PartitionKnob
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
 from perfmodel.profile.sources.stores import LogPath, SourceOptions
 from perfmodel.simulate.replay import Prediction, StagePrediction
 from perfmodel.simulate.stage_work import COMPONENTS
+from perfmodel.spark.settings import SettingError, SettingNotPredictedError
 
 __all__ = [
     "COMPONENTS",
+    "CONF",
     "DEFAULT_MAX_DECOMPRESSED",
     "Analysis",
     "Engine",
     "LogPath",
     "NoSamplesError",
     "NoStagesError",
+    "PartitionKnob",
     "Prediction",
+    "SettingError",
+    "SettingNotPredictedError",
     "SourceOptions",
     "StagePrediction",
     "SweepPoint",

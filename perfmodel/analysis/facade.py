@@ -12,11 +12,12 @@ differently, and compiling the workload again for every replay behind the advice
     analysis.predict(WhatIf(cores=8))          # one what-if
     analysis.sweep(["cores=2,4,8", "mem=2g,4g"])  # a grid, compiled once
     analysis.advice()                          # quantified advice lines
+    analysis.predict(parse_change("spark.sql.shuffle.partitions=64", CONF))  # a setting
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -24,7 +25,14 @@ from typing import Protocol
 import numpy as np
 
 from perfmodel.analysis.diagnosis import Diagnosis, diagnose
+from perfmodel.analysis.partition_knob import PartitionKnob, partition_knob
 from perfmodel.analysis.sample_views import add_code_vectors, add_sample_views
+from perfmodel.analysis.settings_whatif import (
+    check_settings,
+    predict_settings,
+    settings_target,
+    split_settings,
+)
 from perfmodel.dag.fallback_samples import fallback_shares
 from perfmodel.dag.loaded import LoadedProfile
 from perfmodel.dag.model import ApplicationProfile, StageKey
@@ -59,7 +67,14 @@ from perfmodel.simulate.replay import (
 )
 from perfmodel.simulate.scheduler import native_placement
 from perfmodel.simulate.thread_demand import application_basis, stage_basis
-from perfmodel.simulate.whatif import Change, SweepAxis, parse_axes, parse_change, sweep_points
+from perfmodel.simulate.whatif import (
+    Change,
+    ConfValue,
+    SweepAxis,
+    parse_axes,
+    parse_change,
+    sweep_points,
+)
 from perfmodel.simulate.workload import Workload, compile_workload
 from perfmodel.spark.bare_demand import (
     BareLogEstimates,
@@ -69,7 +84,13 @@ from perfmodel.spark.bare_demand import (
     estimate_bare_log,
 )
 from perfmodel.spark.load import build_profile, gc_paused
+from perfmodel.spark.partitioning import Partitioning, derive_partitioning
 from perfmodel.spark.pyspark_work import workload_class
+from perfmodel.spark.settings import SPARK_CONF, SparkConf, parse_settings
+
+CONF: SparkConf = SPARK_CONF
+"""The front end's settings table the what-if grammar reads ``spark.…`` keys with
+(``parse_change(text, CONF)``, ``parse_axes(specs, CONF)``): Spark's, the one front end."""
 
 
 @dataclass(slots=True)
@@ -107,6 +128,16 @@ class Engine(Protocol):
     @property
     def fast_replays(self) -> bool: ...
 
+    def predict_settings(
+        self,
+        settings: Mapping[str, str],
+        change: Change | WhatIf | ClusterConfig | None = None,
+        *,
+        strict: bool = True,
+    ) -> Prediction: ...
+
+    def partition_knob(self) -> PartitionKnob | None: ...
+
 
 class NoStagesError(PerfmodelError):
     """The log holds no stage, so there is nothing to replay."""
@@ -139,6 +170,7 @@ class Analysis:
     _estimates: BareLogEstimates | None = None
     _workload_class: str | None = None
     _bounds: WorkloadBounds | None = None
+    _partitioning: Partitioning | None = None
 
     @property
     def profile(self) -> ApplicationProfile:
@@ -218,17 +250,30 @@ class Analysis:
 
     def target(self, change: Change | WhatIf | ClusterConfig | None) -> ClusterConfig:
         """The configuration a change describes (None: the baseline itself); a `Change`'s
-        factors (``cores=2x``) are of this profile's baseline."""
+        factors (``cores=2x``) are of this profile's baseline, and its Spark settings that
+        size executors (``spark.executor.cores``) count too."""
         if change is None:
             return self.baseline
         if isinstance(change, Change):
+            if change.conf:
+                self._spark_settings_apply()
+                what_if = split_settings(change.conf, self.baseline)
+                return settings_target(self.baseline, what_if, self._resources(change))
             change = change.resolve(self.baseline)
         if isinstance(change, WhatIf):
             return apply_what_if(self.baseline, change)
         return change
 
+    def _resources(self, change: Change) -> WhatIf | None:
+        rest = change.resources
+        return None if rest.is_empty else rest.resolve(self.baseline)
+
     def predict(self, change: Change | WhatIf | ClusterConfig | None = None) -> Prediction:
-        """The runtime and bottleneck on another configuration, with the model's self-check."""
+        """The runtime and bottleneck on another configuration, with the model's self-check.
+        A `Change` with Spark settings (``spark.sql.shuffle.partitions=64``) re-partitions
+        the stages they set (`predict_settings`)."""
+        if isinstance(change, Change) and change.conf:
+            return self._predict_settings(change.conf, change.conf_text, self._resources(change))
         with gc_paused():
             prediction = replay_workload(
                 self.workload, self.baseline, self.target(change), self._base()
@@ -236,6 +281,74 @@ class Analysis:
         prediction.notes.extend(self.notes)
         self.attach_interval(prediction)
         return prediction
+
+    @property
+    def partitioning(self) -> Partitioning:
+        """Which knob sets each stage's task count (`perfmodel.spark.partitioning`)."""
+        if self._partitioning is None:
+            self._partitioning = derive_partitioning(self.profile)
+        return self._partitioning
+
+    def predict_settings(
+        self,
+        settings: Mapping[str, str],
+        change: Change | WhatIf | ClusterConfig | None = None,
+        *,
+        strict: bool = True,
+    ) -> Prediction:
+        """The runtime under Spark settings (``{"spark.sql.shuffle.partitions": "64"}``, as
+        ``--conf`` gives them), on the baseline's resources or ``change``'s. ``strict``: a
+        key the model cannot predict is an error; else it is left out and said in the notes
+        and in ``prediction.conf``. (`predict` with a `Change` holding the settings is the
+        same, strictly.)"""
+        values, skipped = parse_settings(settings, strict=strict)
+        given = dict(settings)
+        resources: WhatIf | ClusterConfig | None
+        if isinstance(change, Change):
+            for key, value in change.conf.items():
+                if key in values and values[key] != value:
+                    raise ConfigError(f"{key} is given twice, with different values")
+                values.setdefault(key, value)
+            given = change.conf_text | given
+            resources = self._resources(change)
+        else:
+            resources = change
+        return self._predict_settings(values, given, resources, skipped if not strict else None)
+
+    def _predict_settings(
+        self,
+        values: Mapping[str, ConfValue],
+        given: Mapping[str, str],
+        resources: WhatIf | ClusterConfig | None,
+        not_predicted: Mapping[str, str] | None = None,
+    ) -> Prediction:
+        self._spark_settings_apply()
+        what_if = split_settings(values, self.baseline, not_predicted)
+        target = settings_target(self.baseline, what_if, resources)
+        with gc_paused():
+            prediction, _ = predict_settings(
+                self.workload,
+                self.profile,
+                self.partitioning,
+                self.baseline,
+                self._base(),
+                what_if,
+                target,
+                given,
+            )
+        prediction.notes.extend(self.notes)
+        self.attach_interval(prediction)
+        return prediction
+
+    def _spark_settings_apply(self) -> None:
+        """Spark settings are read by the Spark front end's plans: another framework's
+        profile (Dask) has none, and a setting given for it is refused, not ignored."""
+        framework = self.profile.framework
+        if framework and framework != "spark":
+            raise ConfigError(
+                f"{self.source}: Spark settings (spark.…=VALUE) do not apply to a {framework} "
+                "profile; give its resources instead (cores=, workers=, mem=)"
+            )
 
     @property
     def input_kind(self) -> str:
@@ -293,18 +406,25 @@ class Analysis:
         ``fixed`` (``"mem=2g"``) applies at every point unless an axis sets it. The axes and
         every point's configuration are checked before the first replay."""
         if isinstance(fixed, str):
-            fixed = parse_change(fixed)
+            fixed = parse_change(fixed, CONF)
         parsed = [a for a in axes if isinstance(a, SweepAxis)]
         specs = [a for a in axes if isinstance(a, str)]
         if specs:
-            parsed += parse_axes(specs)
+            parsed += parse_axes(specs, CONF)
         if not parsed:
             raise ConfigError("a sweep needs at least one axis, e.g. cores=1,2,4,8")
         # Every point's configuration first: a bad one is refused before anything is written.
-        targets = [
-            (settings, self.target(change)) for settings, change in sweep_points(parsed, fixed)
-        ]
-        return (SweepPoint(settings, self.predict(target)) for settings, target in targets)
+        points: list[tuple[dict[str, str], Change | ClusterConfig]] = []
+        for settings, change in sweep_points(parsed, fixed, CONF):
+            target = self.target(change)
+            if change.conf:
+                # Spark settings re-partition stages: the point keeps them, checked now.
+                what_if = split_settings(change.conf, self.baseline)
+                check_settings(self.workload, self.profile, self.partitioning, what_if, target)
+                points.append((settings, change))
+            else:
+                points.append((settings, target))
+        return (SweepPoint(settings, self.predict(point)) for settings, point in points)
 
     def stack_profiles(self, stage: int | None = None) -> dict[str, dict[tuple[str, ...], int]]:
         """Sampled call stacks for flame graphs: one set per process, or with ``stage`` one
@@ -351,6 +471,14 @@ class Analysis:
     def fast_replays(self) -> bool:
         """Whether replays run the compiled placement loop (about 25× the Python one)."""
         return native_placement()
+
+    def partition_knob(self) -> PartitionKnob | None:
+        """The Spark setting that sets the task count of this log's shuffle stages, with the
+        data they split (`perfmodel.analysis.partition_knob`); None where no setting does.
+        A settings search chooses its candidate values from it."""
+        if self.profile.framework and self.profile.framework != "spark":
+            return None
+        return partition_knob(self.profile, self.partitioning)
 
     def _workload_bounds(self) -> WorkloadBounds:
         if self._bounds is None:

@@ -32,7 +32,8 @@ def fleet(
             help="A History Server directory, a glob ('logs/app-*'), a file listing paths "
             "(one per line), single logs, or URIs: s3:// (s3a://), gs://, abfs[s]://, "
             "hdfs:// prefixes or logs (read by either engine), History Server application "
-            "URLs. A NAME=VALUE argument (cores=2x) is taken as a --what-if.",
+            "URLs. A NAME=VALUE argument (cores=2x, spark.sql.shuffle.partitions=64) is taken as "
+            "a --what-if.",
             show_default=False,
         ),
     ] = None,
@@ -51,7 +52,8 @@ def fleet(
         typer.Option(
             "--what-if",
             help="A scenario to predict for every application (repeatable): cores=2x, "
-            "mem=0.5x, cores=16,mem=4g (factors are of each application's own baseline).",
+            "mem=0.5x, cores=16,mem=4g (factors are of each application's own baseline), or "
+            "Spark settings: spark.sql.shuffle.partitions=64 (docs/settings.md).",
         ),
     ] = None,
     jobs: Annotated[
@@ -108,6 +110,7 @@ def fleet(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+    from perfmodel.analysis import CONF
     from perfmodel.fleet.run import FleetOptions, run_fleet
     from perfmodel.report import render_to_file, renderer
     from perfmodel.simulate.config import ConfigError
@@ -115,7 +118,7 @@ def fleet(
     from perfmodel.simulate.whatif import is_change_spec, parse_changes
 
     inputs = inputs or []
-    paths = [i for i in inputs if not (is_change_spec(i) and not Path(i).exists())]
+    paths = [i for i in inputs if not (is_change_spec(i, CONF) and not Path(i).exists())]
     specs = list(what_if or []) + [i for i in inputs if i not in paths]
     if not paths and history_server is None:
         raise ConfigError(
@@ -132,7 +135,7 @@ def fleet(
         out=out,
         engine=engine,
         since=_date(since),
-        scenarios=parse_changes(specs),
+        scenarios=parse_changes(specs, CONF),
         jobs=jobs,
         memory_cap_bytes=parse_size(memory_cap) if memory_cap else None,
         fresh=fresh,

@@ -40,6 +40,16 @@ InitialExecutors = Annotated[str | None, _setting("initial-executors")]
 HostCores = Annotated[int | None, _baseline("host-cores")]
 BaselineDiskBw = Annotated[str | None, _baseline("baseline-disk-bw")]
 BaselineNetBw = Annotated[str | None, _baseline("baseline-net-bw")]
+Conf = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--conf",
+        help="A Spark setting to predict, KEY=VALUE (repeatable, as spark-submit's --conf): "
+        "spark.sql.shuffle.partitions=64, spark.sql.adaptive.enabled=false "
+        "(keys: docs/settings.md).",
+        show_default=False,
+    ),
+]
 Attempt = Annotated[
     str | None, typer.Option(help="Application attempt, when the log holds several.")
 ]

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from perfmodel.embed.train import TrainResult
     from perfmodel.experiment.results import AccuracyReport
     from perfmodel.experiment.runner import RunReport
+    from perfmodel.experiment.settings_study import SettingsReport
     from perfmodel.fleet.summary import FleetSummary
     from perfmodel.recommend.api import Recommendation
     from perfmodel.runs.rows import RunRow, Sample, StageRow
@@ -67,6 +68,7 @@ KINDS: dict[str, str] = {
     "recommendation": "a recommendation",
     "fleet_summary": "a fleet summary",
     "accuracy": "an accuracy report",
+    "settings_study": "a settings study",
     "application": "an application page",
     "stacks": "stack profiles",
     "records": "plain records",
@@ -136,6 +138,11 @@ class Renderer:
         """`perfmodel.experiment.results.AccuracyReport`; ``run_load``: the range of the
         1-minute load average when the runs started."""
         self._unsupported("accuracy")
+
+    def settings_study(self, report: SettingsReport, out: TextIO) -> None:
+        """`perfmodel.experiment.settings_study.SettingsReport`: settings what-ifs measured
+        against runs (``perfmodel experiment settings``)."""
+        self._unsupported("settings_study")
 
     def application(self, analysis: Analysis, out: TextIO) -> None:
         """Everything about one application, as one page."""

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from perfmodel.embed.source.locator import LocatedSource
     from perfmodel.experiment.results import AccuracyReport
     from perfmodel.experiment.runner import RunReport
+    from perfmodel.experiment.settings_study import SettingsReport
     from perfmodel.fleet.summary import FleetSummary
     from perfmodel.recommend.api import Recommendation
     from perfmodel.runs.rows import RunRow, Sample, StageRow
@@ -85,6 +86,9 @@ class JsonRenderer(Renderer):
         run_load: tuple[float, float] | None = None,
     ) -> None:
         out.write(accuracy_json(report, run_load) + "\n")
+
+    def settings_study(self, report: SettingsReport, out: TextIO) -> None:
+        self.records(report.as_dict(), out, indent=1)
 
     def records(self, value: Any, out: TextIO, *, indent: int | None = 2) -> None:
         out.write(dumps(value, indent=indent) + "\n")

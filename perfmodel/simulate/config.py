@@ -54,6 +54,10 @@ MIN_CPU_SPEED, MAX_CPU_SPEED = 1e-3, 1e3
 MIN_BANDWIDTH, MAX_BANDWIDTH = 1e3, 1e13
 """Bytes per second: from 1 kB/s to 10 TB/s per host."""
 MIN_FACTOR, MAX_FACTOR = 1e-3, 1e3
+MIN_MEMORY_FRACTION, MAX_MEMORY_FRACTION = 1e-3, 0.999
+DEFAULT_MEMORY_FRACTION = 0.6
+"""Spark's default ``spark.memory.fraction``: the share of (heap − 300 MiB) its unified
+memory manager gives to execution and storage."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +95,9 @@ RANGES: dict[str, FieldRange] = {
     "net_bw": FieldRange("--net-bw", float, MIN_BANDWIDTH, MAX_BANDWIDTH, _BW_RANGE),
     "disk_factor": FieldRange("--disk-bw", float, MIN_FACTOR, MAX_FACTOR, _FACTOR_RANGE),
     "net_factor": FieldRange("--net-bw", float, MIN_FACTOR, MAX_FACTOR, _FACTOR_RANGE),
+    "memory_fraction": FieldRange(
+        "spark.memory.fraction", float, MIN_MEMORY_FRACTION, MAX_MEMORY_FRACTION
+    ),
     "min_executors": FieldRange("--min-executors", int, 0, MAX_EXECUTORS),
     "max_executors": FieldRange("--max-executors", int, 1, MAX_EXECUTORS),
     "initial_executors": FieldRange("--initial-executors", int, 0, MAX_EXECUTORS),
@@ -170,6 +177,8 @@ class ClusterConfig:
     hosts_fixed: bool = False
     """The executors share hosts a what-if keeps (`ResourceConfig.hosts_fixed`)."""
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+    memory_fraction: float = DEFAULT_MEMORY_FRACTION
+    """``spark.memory.fraction``: the share of (heap − 300 MiB) for execution and storage."""
     allocation: AllocationSettings = field(default_factory=AllocationSettings)
     """Dynamic allocation's settings (`perfmodel.simulate.allocation_settings`); disabled:
     a static set of executors. Read from the log even when disabled, so enabling it in a
@@ -202,6 +211,7 @@ class ClusterConfig:
             "net_bw_bytes_per_s": self.net_bw,
             "task_cpus": self.task_cpus,
             "local_mode": self.local_mode,
+            "memory_fraction": self.memory_fraction,
             "sources": dict(self.sources),
             "dynamic_allocation": self.allocation.as_dict(),
         }
@@ -225,6 +235,8 @@ class WhatIf:
     disk_factor: float | None = None
     net_factor: float | None = None
     host_cores: int | None = None
+    memory_fraction: float | None = None
+    """``spark.memory.fraction`` (reached through Spark settings: ``--conf``)."""
     dynamic_allocation: bool | None = None
     """Turn Spark's dynamic allocation on or off (``--dynamic-allocation on|off``)."""
     min_executors: int | None = None
@@ -304,6 +316,10 @@ def baseline_config(
     else:
         src["net_bw"] = "default: 10Gbit/s per host (pass --baseline-net-bw)"
     src["cpu_speed"] = "baseline = 1.0"
+    fraction = r.memory_fraction
+    src["memory_fraction"] = (
+        "log: spark.memory.fraction" if fraction is not None else "Spark's default (0.6)"
+    )
     return ClusterConfig(
         executors=executors,
         executor_cores=cores,
@@ -318,6 +334,7 @@ def baseline_config(
         local_mode=local,
         hosts_fixed=r.hosts_fixed,
         sources=src,
+        memory_fraction=fraction if fraction is not None else DEFAULT_MEMORY_FRACTION,
         allocation=read_settings(profile.properties, profile.framework_version, r.master),
     )
 
@@ -393,6 +410,10 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
     if change.memory_bytes is not None:
         memory = change.memory_bytes
         src["memory_bytes"] = "what-if"
+    fraction = base.memory_fraction
+    if change.memory_fraction is not None:
+        fraction = change.memory_fraction
+        src["memory_fraction"] = "what-if"
     speed = base.cpu_speed
     if change.cpu_speed is not None:
         if change.cpu_speed <= 0:
@@ -430,6 +451,7 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
         local_mode=base.local_mode,
         hosts_fixed=base.hosts_fixed,
         sources=src,
+        memory_fraction=fraction,
         allocation=allocation,
     )
 

@@ -49,7 +49,7 @@ EXPECTED_KINDS = {
         "corpus_stats",
         "training",
     ],
-    "markdown": ["accuracy"],
+    "markdown": ["accuracy", "settings_study"],
     "json": [k for k in KINDS if k not in ("application", "stacks", "training")],
     "html": ["fleet_summary", "accuracy", "application"],
     "speedscope": ["stacks"],
