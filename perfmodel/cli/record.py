@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from perfmodel.cli import options
 from perfmodel.extras import require_extra
 
 # The bundle's reader and writer are imported by the commands that use them: building the CLI
@@ -68,19 +69,27 @@ def register(app: typer.Typer) -> None:
             help="The Spark or Dask command to run, after `--` (spark-submit ..., python app.py).",
         ),
         out: Path | None = typer.Option(
-            None, "--out", "-o", help="Bundle directory to create (default: a timestamped one)."
+            None,
+            "--out",
+            "-o",
+            parser=options.output_path,
+            help="Bundle directory to create (default: a timestamped one).",
         ),
-        interval_ms: int = typer.Option(20, "--interval-ms", min=1, help="Sampling interval."),
+        interval_ms: int = typer.Option(
+            20, "--interval-ms", min=1, max=options.INTERVAL_MS_MAX, help="Sampling interval."
+        ),
         native_interval_ms: int | None = typer.Option(
             None,
             "--native-interval-ms",
             min=1,
+            max=options.INTERVAL_MS_MAX,
             help="JFR native-method sampling interval (default: interval / 4).",
         ),
         python_interval_ms: int | None = typer.Option(
             None,
             "--python-interval-ms",
             min=1,
+            max=options.INTERVAL_MS_MAX,
             help="py-spy's sampling interval for Python processes (default: --interval-ms); "
             "one py-spy runs per Python worker, so a longer interval saves the most there.",
         ),
@@ -134,7 +143,9 @@ def register(app: typer.Typer) -> None:
         pyspy_files: list[Path] = typer.Option(
             [], "--pyspy", help="A py-spy chrometrace recording; repeat for several."
         ),
-        out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create."),
+        out: Path = typer.Option(
+            ..., "--out", "-o", parser=options.output_path, help="Bundle directory to create."
+        ),
     ) -> None:
         """Build a bundle from recordings collected elsewhere (e.g. on a cluster)."""
         from perfmodel.analysis import read
@@ -158,9 +169,16 @@ def register(app: typer.Typer) -> None:
     @app.command("flame")
     def flame_command(
         bundle_dir: Path = typer.Argument(..., help="A bundle written by record or profile."),
-        stage: int | None = typer.Option(None, "--stage", help="Only this stage's samples."),
+        stage: int | None = typer.Option(
+            None, "--stage", min=0, max=options.ID_MAX, help="Only this stage's samples."
+        ),
         out: Path | None = typer.Option(
-            None, "--out", "-o", help="Directory for the files (default: BUNDLE/flame)."
+            None,
+            "--out",
+            "-o",
+            parser=options.output_path,
+            help="Directory for the files (default: BUNDLE/flame); regular files of the "
+            "same name there are replaced, anything else is refused.",
         ),
     ) -> None:
         """Export collapsed stacks and speedscope JSON (per process, or of one stage)."""

@@ -88,6 +88,8 @@ class ProfileBuilder:
         """Query id → ids of the jobs that ran it (from the jobs' properties)."""
         self._attempts_of: dict[int, list[StageNode]] = {}
         self.orphan_job_ends: list[int] = []
+        self._heap_peaks: dict[str, int] = {}
+        """Executor id → the most JVM heap its tasks' ends reported in use."""
         self.last_time_ms: float | None = None
         self.handlers: dict[bytes, Callable[[Any], None]] = {
             b"SparkListenerLogStart": self._log_start,
@@ -345,6 +347,11 @@ class ProfileBuilder:
         reason = e.reason
         failure = None if reason.reason == "Success" else _reason_text(reason)
         finish = self.tasks.end(e, failure)
+        peaks = e.executor_metrics
+        if peaks is not None and peaks.jvm_heap > 0:
+            executor = e.task_info.executor_id
+            if peaks.jvm_heap > self._heap_peaks.get(executor, 0):
+                self._heap_peaks[executor] = min(peaks.jvm_heap, 2**62)
         if finish and (self.last_time_ms is None or finish > self.last_time_ms):
             self.last_time_ms = min(max(as_float(finish), 0.0), MAX_VALUE)
 
@@ -434,6 +441,10 @@ class ProfileBuilder:
             linked = self._query_jobs.get(query.query_id, set())
             query.job_ids = sorted(set(query.job_ids) | linked)
         link_plans_to_stages(p)
+        for executor_id, heap in self._heap_peaks.items():
+            ex = p.executors.get(executor_id)
+            if ex is not None:  # an executor the log never added is not invented here
+                ex.peak_heap_bytes = heap
         p.resources = resolve_resources(p)
         if self.source.other_attempts:
             p.warnings.append(

@@ -218,6 +218,12 @@ class TaskEndReasonJson(_Event, kw_only=True):
     message: str | None = field(name="Message", default=None)
 
 
+class TaskExecutorMetricsJson(_Event, kw_only=True):
+    """The executor's peak memory metrics as of a task's end (Spark 3.0+): only the heap's."""
+
+    jvm_heap: Measured = field(name="JVMHeapMemory", default=0)
+
+
 class TaskEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskEnd"):
     stage_id: Long = field(name="Stage ID")
     stage_attempt: Long = field(name="Stage Attempt ID", default=0)
@@ -225,6 +231,9 @@ class TaskEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskEnd
     reason: TaskEndReasonJson = field(name="Task End Reason", default_factory=TaskEndReasonJson)
     task_info: TaskInfoJson = field(name="Task Info")
     metrics: TaskMetricsJson | None = field(name="Task Metrics", default=None)
+    executor_metrics: TaskExecutorMetricsJson | None = field(
+        name="Task Executor Metrics", default=None
+    )
 
 
 class SqlMetricJson(_Event, kw_only=True):

@@ -11,6 +11,7 @@ import os
 import platform
 import shutil
 import socket
+import stat
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -19,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfmodel.atomic import write_atomically
+from perfmodel.atomic import describe_kind, write_atomically
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import (
     APPS_DIR,
@@ -72,8 +73,18 @@ def prepare_directory(out: Path) -> None:
 
 
 def check_target(out: Path) -> None:
-    """Refuse an ``--out`` that holds something: a bundle is never mixed with other files."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    """Refuse an ``--out`` that holds something: a bundle is never mixed with other files,
+    and the final rename replaces only an empty folder of the user's, never a file, a
+    device, a FIFO or a symbolic link (the link would be replaced, not what it names)."""
+    try:
+        mode = os.lstat(out).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise BundleError(f"{out} is a symbolic link; choose a new --out (a folder to create)")
+    if not stat.S_ISDIR(mode):
+        raise BundleError(f"{out} is {describe_kind(mode)}; choose a new --out")
+    if any(out.iterdir()):
         raise BundleError(f"{out} already exists and is not empty; choose a new --out")
 
 
