@@ -166,6 +166,11 @@ class Diagnosis:
     """Alerts, most impact first, each with its knob, a suggested value and the predicted
     runtime with it (`perfmodel.analysis.alerts.Alert.as_dict`; docs/alerts.md)."""
 
+    @property
+    def framework(self) -> str:
+        """The engine that ran the application, as users name it (``Spark``, ``Dask``)."""
+        return str(self.extra.get("framework", "Spark"))
+
     def to_json(self) -> dict[str, Any]:
         # msgspec's C walk, not dataclasses.asdict (which deep-copies every leaf: ~0.9 s
         # on a 6,000-stage diagnosis); unknown leaves become what json's default=str makes.
@@ -421,7 +426,13 @@ def diagnose(
         ],
         data_quality=loaded.quality.as_dict(),
         spark_metrics=figures.spark.sums(),
+        extra={"framework": _framework(p)} if _framework(p) != "Spark" else {},
     )
+
+
+def _framework(p: ApplicationProfile) -> str:
+    """``Spark`` (also for profiles that name none), else the front end's name: ``Dask``."""
+    return p.framework.capitalize() if p.framework else "Spark"
 
 
 def _findings(
@@ -447,8 +458,8 @@ def _findings(
             else "record stack samples (perfmodel record) to see which code spends it."
         )
         out.append(
-            f"{shares['unattributed']:.0%} of task time is not broken down by Spark's metrics; "
-            + where
+            f"{shares['unattributed']:.0%} of task time is not broken down by "
+            f"{_framework(p)}'s metrics; " + where
         )
         if unattributed_basis:
             out.append(f"Of that: {unattributed_basis}.")

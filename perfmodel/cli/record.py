@@ -47,7 +47,12 @@ def _summary(manifest: BundleManifest, out: Path) -> str:
     return (
         f"perfmodel: bundle written to {out} ({s.get('rows', 0)} samples"
         + (f": {by_source}" if by_source else "")
-        + f"; {s.get('with_task_id', 0)} tied to tasks by the plugin)"
+        + (
+            "; tied to Dask tasks when read"
+            if "dask" in manifest.sampling
+            else f"; {s.get('with_task_id', 0)} tied to tasks by the plugin"
+        )
+        + ")"
     )
 
 
@@ -60,7 +65,8 @@ def register(app: typer.Typer) -> None:
     )
     def record_command(
         command: list[str] = typer.Argument(
-            ..., help="The Spark command to run, after `--` (spark-submit ... or python app.py)."
+            ...,
+            help="The Spark or Dask command to run, after `--` (spark-submit ..., python app.py).",
         ),
         out: Path | None = typer.Option(
             None,

@@ -83,7 +83,10 @@ def summary_cards(d: Diagnosis) -> list[dict[str, Any]]:
     ex = d.executors
     cards = [
         _card(
-            "app", "Application", d.app_name or d.app_id, f"{d.app_id} · Spark {d.spark_version}"
+            "app",
+            "Application",
+            d.app_name or d.app_id,
+            f"{d.app_id} · {d.framework} {d.spark_version}",
         ),
         _card(
             "duration",
@@ -306,7 +309,7 @@ def application_page(analysis: Analysis) -> Page:
     stages = stage_entries(d, rows)
     page = Page(
         title=d.app_name or d.app_id,
-        subtitle=f"{d.app_id} · Spark {d.spark_version} · {d.source}",
+        subtitle=f"{d.app_id} · {d.framework} {d.spark_version} · {d.source}",
     )
     page.sections.append(Section("summary", "Summary", "cards", {"cards": summary_cards(d)}))
     quality = quality_section(d)

@@ -71,7 +71,7 @@ def render_diagnosis(d: Diagnosis, console: Console, *, all_stages: bool = False
         (clip(d.app_name or d.app_id, MAX_NAME_CHARS), "bold"),
         f" ({clip(d.app_id, MAX_NAME_CHARS)}"
         + (f", attempt {clip(d.attempt, MAX_NAME_CHARS)}" if d.attempt else "")
-        + f") · Spark {clip(d.spark_version, MAX_NAME_CHARS)} · {d.duration_s:.1f} s · ",
+        + f") · {d.framework} {clip(d.spark_version, MAX_NAME_CHARS)} · {d.duration_s:.1f} s · ",
         status,
     )
     ex = d.executors
@@ -186,7 +186,8 @@ def render_data_quality(quality: dict[str, Any], console: Console) -> None:
 
 def _overall(d: Diagnosis, console: Console) -> None:
     table = Table(
-        title="Where the task time went (measured by Spark's task metrics)", box=box.SIMPLE_HEAD
+        title=f"Where the task time went (measured by {d.framework}'s task metrics)",
+        box=box.SIMPLE_HEAD,
     )
     for name in COMPONENTS:
         table.add_column(name, justify="right")
