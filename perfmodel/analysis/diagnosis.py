@@ -161,6 +161,9 @@ class Diagnosis:
     """Damage met while reading the log, counted by kind (`perfmodel.profile.quality`)."""
     spark_metrics: dict[str, int] = field(default_factory=dict)
     """Spark's raw task-metric sums over every stage attempt (see `StageDiagnosis`)."""
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    """Alerts, most impact first, each with its knob, a suggested value and the predicted
+    runtime with it (`perfmodel.analysis.alerts.Alert.as_dict`; docs/alerts.md)."""
 
     def to_json(self) -> dict[str, Any]:
         # msgspec's C walk, not dataclasses.asdict (which deep-copies every leaf: ~0.9 s

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ from perfmodel.dag.decomposition import COMPONENTS
 from perfmodel.errors import PerfmodelError
 from perfmodel.fleet.discover import LogRef
 from perfmodel.fleet.limits import memory_cap
+from perfmodel.profile.sources.stores import RemotePath, SourceOptions
 from perfmodel.simulate.whatif import Change
 
 if TYPE_CHECKING:
@@ -42,6 +44,18 @@ SKEW_MIN_TASK_S = 1.0
 """A stage is skewed when its longest task ran this many times its median and at least
 this long (as in the diagnosis' stage sentences)."""
 MS_PER_HOUR = 3_600_000.0
+ALERT_COLUMNS = (
+    "where",
+    "knob",
+    "knob_kind",
+    "suggestion",
+    "predicted_s",
+    "predicted_low_s",
+    "predicted_high_s",
+    "baseline_s",
+    "not_predicted",
+)
+"""An alert's fields kept as columns of the findings table (docs/fleet.md)."""
 
 Rows = dict[str, list[dict[str, Any]]]
 
@@ -67,12 +81,14 @@ def analyse_log(
     memory_cap_bytes: int | None = None,
     read_path: str | None = None,
     max_decompressed_bytes: int | None = None,
+    sources: SourceOptions | None = None,
 ) -> Rows:
     """The rows of one log. ``read_path`` is where its bytes are (a local copy of a remote
-    log); ``ref.path`` is what the tables call it."""
+    log); ``ref.path`` is what the tables call it. ``sources`` says how to reach a remote
+    log (an object store, HDFS, a History Server: `perfmodel.profile.sources`)."""
     try:
         with memory_cap(memory_cap_bytes):
-            return _analyse(ref, scenarios, read_path or ref.path, max_decompressed_bytes)
+            return _analyse(ref, scenarios, read_path or ref.path, max_decompressed_bytes, sources)
     except MemoryError:
         cap = f"{memory_cap_bytes / 2**20:.0f} MiB" if memory_cap_bytes else "the machine's"
         return error_rows(
@@ -90,15 +106,19 @@ def analyse_log(
 
 
 def _analyse(
-    ref: LogRef, scenarios: Sequence[Change], read_path: str, max_decompressed: int | None
+    ref: LogRef,
+    scenarios: Sequence[Change],
+    read_path: str,
+    max_decompressed: int | None,
+    sources: SourceOptions | None = None,
 ) -> Rows:
-    from perfmodel.analysis import load
+    from perfmodel.analysis import DEFAULT_MAX_DECOMPRESSED, load, locate
 
-    analysis = (
-        load(read_path)
-        if max_decompressed is None
-        else load(read_path, max_decompressed_bytes=max_decompressed)
-    )
+    cap = DEFAULT_MAX_DECOMPRESSED if max_decompressed is None else max_decompressed
+    log = locate(read_path, sources, max_decompressed_bytes=cap)
+    if isinstance(log, RemotePath):  # the run named every log: no listing for its siblings
+        log = replace(log, siblings=False)
+    analysis = load(log, max_decompressed_bytes=cap)
     p = analysis.profile
     if p.start_ms is None and not p.jobs and not p.stages:
         problems = analysis.loaded.problems
@@ -155,6 +175,18 @@ def _analyse(
                 "app_name": diagnosis.app_name,
                 "finding": i,
                 "text": text,
+            }
+        )
+    for i, alert in enumerate(diagnosis.alerts, start=len(diagnosis.findings)):
+        rows["findings"].append(
+            {
+                "log_path": ref.path,
+                "app_id": diagnosis.app_id,
+                "app_name": diagnosis.app_name,
+                "finding": i,
+                "text": alert["text"],
+                "alert": alert["kind"],
+                **{name: alert[name] for name in ALERT_COLUMNS},
             }
         )
     for scenario in scenarios:

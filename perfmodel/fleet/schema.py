@@ -121,6 +121,16 @@ FINDINGS = pa.schema(
         pa.field("app_name", pa.string()),
         pa.field("finding", pa.int64(), nullable=False),
         pa.field("text", pa.string()),
+        pa.field("alert", pa.string()),
+        pa.field("where", pa.string()),
+        pa.field("knob", pa.string()),
+        pa.field("knob_kind", pa.string()),
+        pa.field("suggestion", pa.string()),
+        pa.field("predicted_s", pa.float64()),
+        pa.field("predicted_low_s", pa.float64()),
+        pa.field("predicted_high_s", pa.float64()),
+        pa.field("baseline_s", pa.float64()),
+        pa.field("not_predicted", pa.string()),
     ]
 )
 

@@ -88,6 +88,8 @@ class ProfileBuilder:
         """Query id → ids of the jobs that ran it (from the jobs' properties)."""
         self._attempts_of: dict[int, list[StageNode]] = {}
         self.orphan_job_ends: list[int] = []
+        self._heap_peaks: dict[str, int] = {}
+        """Executor id → the most JVM heap its tasks' ends reported in use."""
         self.last_time_ms: float | None = None
         self.handlers: dict[bytes, Callable[[Any], None]] = {
             b"SparkListenerLogStart": self._log_start,
@@ -106,6 +108,7 @@ class ProfileBuilder:
             (ev.SQL_PREFIX + "SparkListenerSQLExecutionStart").encode(): self._sql_start,
             (ev.SQL_PREFIX + "SparkListenerSQLExecutionEnd").encode(): self._sql_end,
             (ev.SQL_PREFIX + "SparkListenerSQLAdaptiveExecutionUpdate").encode(): self._sql_update,
+            (ev.SQL_PREFIX + "SparkListenerDriverAccumUpdates").encode(): self._driver_accums,
         }
 
     def release(self) -> None:
@@ -344,6 +347,11 @@ class ProfileBuilder:
         reason = e.reason
         failure = None if reason.reason == "Success" else _reason_text(reason)
         finish = self.tasks.end(e, failure)
+        peaks = e.executor_metrics
+        if peaks is not None and peaks.jvm_heap > 0:
+            executor = e.task_info.executor_id
+            if peaks.jvm_heap > self._heap_peaks.get(executor, 0):
+                self._heap_peaks[executor] = min(peaks.jvm_heap, 2**62)
         if finish and (self.last_time_ms is None or finish > self.last_time_ms):
             self.last_time_ms = min(max(as_float(finish), 0.0), MAX_VALUE)
 
@@ -362,6 +370,8 @@ class ProfileBuilder:
         query.start_ms = self._ms(e.time, f"query {e.execution_id} start") if e.time else None
         if e.plan_info is not None:
             query.plan = plan_tree(e.plan_info)
+        if e.modified_configs:
+            query.modified_configs = {str(k): str(v) for k, v in e.modified_configs.items()}
         query.job_ids = sorted(self._query_jobs.get(e.execution_id, ()))
         self._seen_time(query.start_ms)
 
@@ -374,6 +384,19 @@ class ProfileBuilder:
     def _sql_update(self, e: ev.SqlAdaptiveUpdate) -> None:
         if e.plan_info is not None:
             self._query(e.execution_id).plan = plan_tree(e.plan_info)
+
+    def _driver_accums(self, e: ev.DriverAccumUpdates) -> None:
+        """A later update of a metric replaces its value; values of one metric in one
+        update (a shuffle read's per-partition sizes) are summed. Spark posts them while a
+        query runs, after its start: values of a query whose start the log lacks (a cut
+        log) have no plan to belong to and are not kept."""
+        query = self.profile.queries.get(e.execution_id)
+        if query is None:
+            return
+        sent: dict[int, int] = {}
+        for acc_id, value in e.accum_updates:
+            sent[acc_id] = sent.get(acc_id, 0) + value
+        query.driver_metrics.update(sent)
 
     # -- finishing -------------------------------------------------------------------------
 
@@ -418,6 +441,10 @@ class ProfileBuilder:
             linked = self._query_jobs.get(query.query_id, set())
             query.job_ids = sorted(set(query.job_ids) | linked)
         link_plans_to_stages(p)
+        for executor_id, heap in self._heap_peaks.items():
+            ex = p.executors.get(executor_id)
+            if ex is not None:  # an executor the log never added is not invented here
+                ex.peak_heap_bytes = heap
         p.resources = resolve_resources(p)
         if self.source.other_attempts:
             p.warnings.append(

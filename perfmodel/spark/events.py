@@ -218,6 +218,12 @@ class TaskEndReasonJson(_Event, kw_only=True):
     message: str | None = field(name="Message", default=None)
 
 
+class TaskExecutorMetricsJson(_Event, kw_only=True):
+    """The executor's peak memory metrics as of a task's end (Spark 3.0+): only the heap's."""
+
+    jvm_heap: Measured = field(name="JVMHeapMemory", default=0)
+
+
 class TaskEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskEnd"):
     stage_id: Long = field(name="Stage ID")
     stage_attempt: Long = field(name="Stage Attempt ID", default=0)
@@ -225,6 +231,9 @@ class TaskEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskEnd
     reason: TaskEndReasonJson = field(name="Task End Reason", default_factory=TaskEndReasonJson)
     task_info: TaskInfoJson = field(name="Task Info")
     metrics: TaskMetricsJson | None = field(name="Task Metrics", default=None)
+    executor_metrics: TaskExecutorMetricsJson | None = field(
+        name="Task Executor Metrics", default=None
+    )
 
 
 class SqlMetricJson(_Event, kw_only=True):
@@ -246,6 +255,9 @@ class SqlExecutionStart(
     description: str = ""
     plan_info: SparkPlanInfoJson | None = field(name="sparkPlanInfo", default=None)
     time: Long = 0
+    modified_configs: dict[str, str] = field(name="modifiedConfigs", default_factory=dict)
+    """SQL settings the session changed from the application's (Spark 3.4+): the settings
+    the query ran with, beside the environment update's."""
 
 
 class SqlExecutionEnd(
@@ -264,6 +276,16 @@ class SqlAdaptiveUpdate(
 ):
     execution_id: Long = field(name="executionId")
     plan_info: SparkPlanInfoJson | None = field(name="sparkPlanInfo", default=None)
+
+
+class DriverAccumUpdates(
+    _Event, kw_only=True, tag_field="Event", tag=SQL_PREFIX + "SparkListenerDriverAccumUpdates"
+):
+    """Values of plan metrics set on the driver: a scan's files and bytes, an exchange's
+    partition count, AQE's shuffle reads, a broadcast's size."""
+
+    execution_id: Long = field(name="executionId")
+    accum_updates: list[tuple[Long, Long]] = field(name="accumUpdates", default_factory=list)
 
 
 EVENT_TYPES: dict[str, type[_Event]] = {
@@ -285,6 +307,7 @@ EVENT_TYPES: dict[str, type[_Event]] = {
         SqlExecutionStart,
         SqlExecutionEnd,
         SqlAdaptiveUpdate,
+        DriverAccumUpdates,
     )
 }
 """Events the DAG is built from; other events are counted, not decoded."""
@@ -313,7 +336,6 @@ PASSIVE_EVENTS: tuple[str, ...] = (
     "SparkListenerNodeUnexcluded",
     "SparkListenerExecutorExcludedForStage",
     "SparkListenerNodeExcludedForStage",
-    SQL_PREFIX + "SparkListenerDriverAccumUpdates",
     SQL_PREFIX + "SparkListenerSQLAdaptiveSQLMetricUpdates",
 )
 """Standard events the DAG does not need; in the block decoder they decode to empty

@@ -350,6 +350,21 @@ def application_page(analysis: Analysis) -> Page:
     page.sections.append(Section("whatif", "What-if", "whatif", whatif_section(analysis, d)))
     page.sections.append(
         Section(
+            "alerts",
+            "Alerts",
+            "list",
+            {
+                "items": [a["text"] for a in d.alerts] or ["No alert for this log."],
+                "notes": [
+                    "Each alert names what controls it and a suggested value; where that is a "
+                    "setting, the runtime predicted with it (the settings what-if, as "
+                    "predict --conf). Thresholds: docs/alerts.md."
+                ],
+            },
+        )
+    )
+    page.sections.append(
+        Section(
             "findings",
             "Findings",
             "list",
