@@ -4,15 +4,20 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE := examples/eventlogs/etl-local2.zstd
+LOCK := requirements.lock
+JAVA_SOURCES := $(shell find jvm/src -name '*.java')
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test lint docs wheel wheel-check lock clean
 
-$(STAMP): pyproject.toml $(wildcard perfmodel/simulate/*.c) $(wildcard jvm/src/*/*.java jvm/src/*/*/*.java jvm/src/*/*/*/*.java)
+# Development and CI: every version pinned by the lock (all extras), the plugin jar, then
+# perfmodel itself, editable, built with the lock's setuptools and plotly (no isolated build
+# environment, so nothing but the lock's packages is fetched).
+$(STAMP): $(LOCK) pyproject.toml setup.py $(wildcard perfmodel/simulate/*.c) $(JAVA_SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
-	$(BIN)/pip check
+	$(BIN)/pip install --quiet -r $(LOCK)
 	PYTHON=$(BIN)/python ./jvm/build.sh
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/pip check
 	PYTHON=$(BIN)/python scripts/install_jdk_sources.sh
 	scripts/install_chromium.sh
 	touch $(STAMP)
@@ -22,15 +27,36 @@ install: $(STAMP)
 demo: install
 	$(BIN)/perfmodel diagnose $(EXAMPLE)
 
-test: install lint
+test: install lint docs wheel-check
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 # Style, types and architecture (import-linter's contracts in .importlinter); `make test` runs it.
 lint: install
-	$(BIN)/ruff check perfmodel tests benchmarks scripts experiments
-	$(BIN)/ruff format --check perfmodel tests benchmarks scripts experiments
+	$(BIN)/ruff check perfmodel tests benchmarks scripts experiments setup.py
+	$(BIN)/ruff format --check perfmodel tests benchmarks scripts experiments setup.py
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy
 
+# The documentation site (mkdocs.yml); --strict turns a broken link into a failure.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
+# The wheel users install (dist/), with the plugin jar, plotly.js and the models inside.
+wheel: install
+	$(BIN)/python -m build --wheel --no-isolation --outdir dist .
+
+# The light install, checked in a clean venv (scripts/check_wheel.sh); `make test` runs it.
+wheel-check: install
+	VENV_PYTHON=$(BIN)/python BASE_PYTHON=$(PYTHON) scripts/check_wheel.sh
+
+# Re-resolve the lock from pyproject.toml (all extras) and lock-pins.txt. pip-compile pins
+# the CPU build of torch as found on this machine (torch==X+cpu); the lock names the version
+# without the local label (see lock-pins.txt).
+lock:
+	$(BIN)/python -m piptools compile --all-extras --strip-extras --no-allow-unsafe --unsafe-package perfmodel \
+		--no-emit-index-url --no-emit-find-links -c lock-pins.txt --quiet \
+		--output-file $(LOCK) pyproject.toml
+	sed -i -E 's/^torch==([0-9.]+)\+cpu$$/torch==\1/' $(LOCK)
+
 clean:
-	rm -rf $(VENV) build
+	rm -rf $(VENV) build dist

@@ -8,8 +8,9 @@ Each figure is the median of ``--repeat`` timed runs, every run starting with th
 classifier's caches cleared (the models and the Flair embedder stay loaded), so a path
 does not profit from identifiers another run has already encoded.
 
-    python benchmarks/classify_speed.py [--models models/resource] [--corpus corpora/build/v1]
-                                        [--n 2000] [--threads 1] [--batch 256] [--repeat 3]
+    python benchmarks/classify_speed.py [--models perfmodel/embed/models]
+                                        [--corpus corpora/build/v1] [--n 2000] [--threads 1]
+                                        [--batch 256] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from perfmodel.embed.corpus.dataset import read_corpus
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", type=Path, default=Path("models/resource"))
+    ap.add_argument("--models", type=Path, default=Path("perfmodel/embed/models"))
     ap.add_argument("--corpus", type=Path, default=Path("corpora/build/v1"))
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--threads", type=int, default=1)

@@ -7,7 +7,7 @@ the doc model. The functions (inputs) stay those of the fixture; only the distri
 recomputed, with the reference paths, from the weights in ``--models``. Run it after
 retraining the shipped models:
 
-    python scripts/make_classifier_reference.py [--models models/resource]
+    python scripts/make_classifier_reference.py [--models perfmodel/embed/models]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _round(values: list[float]) -> list[float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", type=Path, default=Path("models/resource"))
+    ap.add_argument("--models", type=Path, default=Path("perfmodel/embed/models"))
     args = ap.parse_args()
     torch.set_num_threads(1)
     bundle = load_bundle(args.models)
@@ -58,8 +58,8 @@ def main() -> None:
         "tests/data/classifier_sources, plus name-only frames) and the code and doc "
         "distributions of the reference paths (Flair Sentence path, binarize + encode_tree; "
         "scripts/make_classifier_reference.py); computed "
-        f"{time.strftime('%Y-%m-%d', time.gmtime())} with the shipped models/resource, "
-        "torch 1 thread."
+        f"{time.strftime('%Y-%m-%d', time.gmtime())} with the shipped models "
+        "(perfmodel/embed/models), torch 1 thread."
     )
     FIXTURE.write_text(json.dumps(ref, ensure_ascii=False, separators=(",", ":")) + "\n")
     print(f"wrote {FIXTURE} ({len(ref['functions'])} functions)")

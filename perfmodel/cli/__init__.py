@@ -18,6 +18,7 @@ from perfmodel.cli import (
     recommend,
     record,
     report,
+    watch,
 )
 from perfmodel.cli.cluster import cluster_app
 from perfmodel.cli.corpus import corpus_app
@@ -70,14 +71,16 @@ def build_app() -> typer.Typer:
             "Why is this Spark job slow, and what would other resources do to it?\n\n"
             "diagnose: bottleneck, where the time goes, advice (from an event log or a "
             "profile bundle).\n\n"
-            "predict: what-if replay under other resources (--cores 8 --mem 7g), on the "
-            "profile diagnose last analysed or one you name.\n\n"
+            "predict: what-if replay under other resources (--cores 8 --mem 7g) or Spark "
+            "settings (--conf spark.sql.shuffle.partitions=64), on the profile diagnose last "
+            "analysed or one you name.\n\n"
             "record: run a job with stack samplers on and write a profile bundle.\n\n"
             "train / classify: the code models that infer a resource vector per function.\n\n"
             "report: one self-contained HTML page about an application.\n\n"
             "recommend: the cheapest VM type, node count and executor layout that meets a "
             "deadline, from one profiled run and a catalog.\n\n"
             "fleet: many event logs at once (locally or as a PySpark job) → Parquet tables.\n\n"
+            "watch: follow a running application, a line per completed stage.\n\n"
             "experiment / runs: run a workload under a grid of configurations, store the "
             "measurements and check predictions against them.\n\n"
             "cluster: a shaped Spark standalone cluster in network namespaces (root)."
@@ -85,6 +88,9 @@ def build_app() -> typer.Typer:
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        # Click's plain help and usage errors: typer's rich formatter imports markdown-it,
+        # pygments and attrs, half of `perfmodel --help`'s start-up.
+        rich_markup_mode=None,
     )
 
     @app.callback()
@@ -103,6 +109,7 @@ def build_app() -> typer.Typer:
     experiment.register(app)
     recommend.register(app)
     fleet.register(app)
+    watch.register(app)
     app.add_typer(corpus_app, name="corpus")
     app.add_typer(cluster_app, name="cluster")
     return app

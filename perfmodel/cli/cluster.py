@@ -8,11 +8,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from perfmodel.cli.record import JVM_SAMPLER_HELP, JvmSampler
-from perfmodel.experiment import cluster as cl
+from perfmodel.experiment.cluster_state import DEFAULT_NAME, DEFAULT_SUBNET
+from perfmodel.extras import require_extra
+
+# The cluster's machinery (namespaces, daemons, psutil) is imported by the commands: building
+# the CLI, which every `perfmodel` invocation does, needs only the defaults above.
+if TYPE_CHECKING:
+    from perfmodel.experiment.cluster import ClusterState
 
 cluster_app = typer.Typer(
     help=(
@@ -22,13 +29,15 @@ cluster_app = typer.Typer(
     no_args_is_help=True,
 )
 
-_NAME = typer.Option(cl.DEFAULT_NAME, "--name", help="Cluster name (prefixes everything built).")
+_NAME = typer.Option(DEFAULT_NAME, "--name", help="Cluster name (prefixes everything built).")
 CLUSTER_INTERVAL_MS = 50
 """`cluster record`'s sampling period: with the plugin's sampler, the recording overhead was
 at or under 2% by its medians on the namespace cluster (docs/cluster.md)."""
 
 
-def _state(name: str) -> cl.ClusterState:
+def _state(name: str) -> ClusterState:
+    from perfmodel.experiment import cluster as cl
+
     state = cl.ClusterState.load(name)
     if state is None:
         raise cl.ClusterError(f"no cluster {name!r} is up; start one with `perfmodel cluster up`")
@@ -50,7 +59,7 @@ def up_command(
     ),
     worker_cores: int = typer.Option(1, "--worker-cores", min=1, help="Cores a worker offers."),
     worker_memory: str = typer.Option("2g", "--worker-memory", help="Memory a worker offers."),
-    subnet: str = typer.Option(cl.DEFAULT_SUBNET, "--subnet", help="Private /24, 3 octets."),
+    subnet: str = typer.Option(DEFAULT_SUBNET, "--subnet", help="Private /24, 3 octets."),
     as_json: bool = typer.Option(False, "--json", help="Print the cluster's status as JSON."),
 ) -> None:
     """Build the namespaces, bridge and links, and start the master and workers.
@@ -58,6 +67,10 @@ def up_command(
     Anything that fails (or Ctrl-C) removes what was built. Example:
     perfmodel cluster up --workers 3 --rate 200 --cpu 1
     """
+    # Checked before anything is built: the workers run pyspark's Spark.
+    require_extra("spark", "perfmodel cluster up")
+    from perfmodel.experiment import cluster as cl
+
     spec = cl.ClusterSpec(
         name=name,
         workers=workers,
@@ -86,6 +99,8 @@ def up_command(
 @cluster_app.command("down")
 def down_command(name: str = _NAME) -> None:
     """Stop every process of the cluster and remove all it built (safe to repeat)."""
+    from perfmodel.experiment import cluster as cl
+
     removed = cl.down(name)
     typer.echo(f"cluster {name!r}: removed {len(removed)} items" if removed else "nothing to do")
 
@@ -95,6 +110,7 @@ def status_command(
     name: str = _NAME, as_json: bool = typer.Option(False, "--json", help="Print JSON.")
 ) -> None:
     """What exists of the cluster: hosts, daemons, link limits, cgroups."""
+    from perfmodel.experiment import cluster as cl
     from perfmodel.report import renderer
 
     renderer("json" if as_json else "text").cluster_status(cl.status(name), sys.stdout)
@@ -153,6 +169,8 @@ def record_command(
 
     Example: perfmodel cluster record -o run1 -- spark-submit app.py
     """
+    if pyspy_on:
+        require_extra("record", "recording Python stacks (--no-pyspy records without them)")
     from perfmodel.profile.record.run import record
     from perfmodel.profile.record.setup import RecordOptions
 

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from perfmodel.errors import PerfmodelError
+from perfmodel.extras import require_extra
 
 # The corpus builder and source locator (tree-sitter grammars) are imported by the commands:
 # every `perfmodel` invocation imports this module to build the CLI.
@@ -90,6 +89,16 @@ def build_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the stats as JSON.")] = False,
 ) -> None:
     """Extract, label, deduplicate and split functions from installed sources."""
+    require_extra("train", "perfmodel corpus build")
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     from perfmodel.embed.corpus.builder import BuildConfig, BuildError, build_corpus
     from perfmodel.embed.corpus.manifest import ManifestError
     from perfmodel.report import renderer
@@ -172,6 +181,7 @@ def locate_command(
     ast: Annotated[bool, typer.Option("--ast", help="Include the AST in JSON output.")] = False,
 ) -> None:
     """Show the source and doc the locator finds for each frame (for debugging attribution)."""
+    require_extra("models", "perfmodel corpus locate")
     from perfmodel.embed.source.locator import SourceLocator
     from perfmodel.report import renderer
 

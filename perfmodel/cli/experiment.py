@@ -1,4 +1,4 @@
-"""``perfmodel experiment run|report`` and ``perfmodel runs list|show|compare``.
+"""``perfmodel experiment run|report|calibrate|settings`` and ``perfmodel runs list|show|compare``.
 
 A thin layer over `perfmodel.experiment`: it resolves the store (``--store``, else
 ``$PERFMODEL_STORE``, else the user's data directory) and hands what it reads or computes to
@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from perfmodel.runs.rows import RunRow
-from perfmodel.runs.store import RunStore, default_store_path
+from perfmodel.extras import require_extra
 
 if TYPE_CHECKING:
     from perfmodel.report import Renderer
+    from perfmodel.runs.rows import RunRow
+    from perfmodel.runs.store import RunStore
 
 StoreOption = Annotated[
     Path | None,
@@ -40,6 +41,7 @@ def register(app: typer.Typer) -> None:
     experiment.command("run")(experiment_run)
     experiment.command("report")(experiment_report)
     experiment.command("calibrate")(experiment_calibrate)
+    experiment.command("settings")(experiment_settings)
     runs.command("list")(runs_list)
     runs.command("show")(runs_show)
     runs.command("compare")(runs_compare)
@@ -48,6 +50,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _open(store: Path | None) -> RunStore:
+    # Imported here: the store brings SQLite and psutil, which building the CLI does not need.
+    from perfmodel.runs.store import RunStore, default_store_path
+
     return RunStore(store if store is not None else default_store_path())
 
 
@@ -177,6 +182,8 @@ def experiment_report(
     as_json: JsonOption = False,
 ) -> None:
     """Measured vs predicted for every (baseline run → other configuration) pair."""
+    if out is not None and plots:
+        require_extra("spark", "experiment report's figures (--no-plots skips them)")
     from perfmodel.experiment.accuracy import evaluate
     from perfmodel.experiment.split import load_split
     from perfmodel.report import render_to_file, renderer
@@ -290,6 +297,42 @@ def experiment_calibrate(
         )
     else:
         typer.echo("spilling CPU: no fit runs that differ only in memory and spill to measure it")
+
+
+def experiment_settings(
+    specs: Annotated[
+        list[Path], typer.Argument(help="Settings study specs (experiments/settings/*.toml).")
+    ],
+    store: StoreOption = None,
+    split: Annotated[
+        Path | None,
+        typer.Option(help="Held-out split file: report the held-out and fit workloads apart."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Directory for settings.md and settings.json (default: none written)."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="At most this many source runs per experiment.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The settings study: every run of a spec predicts every other configuration of it from
+    its bare event log, under the other's Spark settings (scripts/settings_study.sh)."""
+    from perfmodel.experiment.settings_study import evaluate_settings
+    from perfmodel.experiment.spec import load_spec
+    from perfmodel.experiment.split import load_split
+    from perfmodel.report import render_to_file, renderer
+
+    held_out = load_split(split) if split is not None else None
+    with _open(store) as db:
+        runs = [r for spec in specs for r in db.runs(experiment=load_spec(spec).name)]
+    report = evaluate_settings(runs, held_out, limit=limit)
+    if out is not None:
+        markdown, js = renderer("markdown"), renderer("json")
+        render_to_file(out / "settings.md", lambda f: markdown.settings_study(report, f))
+        render_to_file(out / "settings.json", lambda f: js.settings_study(report, f))
+    renderer("json" if as_json else "markdown").settings_study(report, sys.stdout)
 
 
 def _output(as_json: bool) -> Renderer:

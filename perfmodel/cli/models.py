@@ -7,12 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from perfmodel.errors import PerfmodelError
+from perfmodel.extras import require_extra
 
-DEFAULT_OUT = Path("models/resource")
 _SOURCE_SUFFIXES = (".java", ".scala", ".py")
 
 
@@ -34,12 +32,14 @@ def register(app: typer.Typer) -> None:
         corpus: Path = typer.Argument(
             ..., help="Corpus build directory (e.g. corpora/build/v1) or its functions.parquet."
         ),
-        out: Path = typer.Option(DEFAULT_OUT, "--out", help="Directory for weights and config."),
-        card: Path | None = typer.Option(
+        out: Path | None = typer.Option(
             None,
-            "--card",
-            help="Model card to write (default: models/README.md for the "
-            "default --out, else OUT/README.md).",
+            "--out",
+            help="Directory for weights and config (default: the shipped models, "
+            "perfmodel/embed/models, which this replaces).",
+        ),
+        card: Path | None = typer.Option(
+            None, "--card", help="Model card to write (default: OUT/README.md)."
         ),
         epochs: int | None = typer.Option(None, "--epochs", min=1, help="Code-model epochs."),
         doc_epochs: int | None = typer.Option(
@@ -65,8 +65,19 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Train the code and doc models on a corpus, evaluate them on its held-out
         packages, and save weights, metrics and the model card."""
+        require_extra("train", "perfmodel train")
         from dataclasses import replace
 
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        from perfmodel.embed import SHIPPED_MODELS
         from perfmodel.embed.card import render_card
         from perfmodel.embed.train import train
         from perfmodel.embed.train_data import TrainConfig
@@ -103,20 +114,22 @@ def register(app: typer.Typer) -> None:
                 bar.update(task, description=stage, completed=done, total=max(total, 1))
 
             try:
-                result = train(corpus, out, config, progress)
+                result = train(corpus, out or SHIPPED_MODELS, config, progress)
             except (ValueError, OSError) as exc:
                 raise _fail(f"cannot train on {corpus}: {exc}") from None
         argv = ["perfmodel train", str(corpus)]
-        if out != DEFAULT_OUT:
+        if out is not None:
             argv += ["--out", str(out)]
         argv += [f"--{k.replace('_', '-')} {v}" for k, v in overrides.items()]
         if tiny:
             argv.append("--tiny")
-        card_path = card or (Path("models/README.md") if out == DEFAULT_OUT else out / "README.md")
+        target = out or SHIPPED_MODELS
+        card_path = card or target / "README.md"
         card_path.parent.mkdir(parents=True, exist_ok=True)
-        card_path.write_text(render_card(result.bundle.meta, " ".join(argv), str(out)))
+        shown = "perfmodel/embed/models" if out is None else str(out)
+        card_path.write_text(render_card(result.bundle.meta, " ".join(argv), shown))
         renderer("text").training(result, sys.stdout)
-        Console().print(f"saved {out}/ and {card_path}")
+        Console().print(f"saved {target}/ and {card_path}")
 
     @app.command("classify")
     def classify_command(
@@ -130,7 +143,7 @@ def register(app: typer.Typer) -> None:
             False, "--explain", help="Also show the source and doc found, and each model's vector."
         ),
         models: Path | None = typer.Option(
-            None, "--models", help="Model directory (default: the shipped models/resource)."
+            None, "--models", help="Model directory (default: the shipped models)."
         ),
         threads: int = typer.Option(
             1,
@@ -147,6 +160,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Resource vector (cpu/disk/network...) of each frame or of each function in a file."""
+        require_extra("models", "perfmodel classify")
         import torch
 
         from perfmodel.embed.classifier import load_classifier

@@ -6,15 +6,19 @@ fails the same in ``predict`` as ``cores=2x`` in a sweep or a fleet scenario.
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import replace
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from perfmodel.simulate.whatif import BASELINE_SETTINGS, SETTINGS
 
+if TYPE_CHECKING:
+    from perfmodel.analysis import SourceOptions
+
 
 def _setting(name: str) -> typer.models.OptionInfo:
-    return typer.Option(SETTINGS[name].option, help=SETTINGS[name].help, show_default=False)
+    return typer.Option(*SETTINGS[name].options, help=SETTINGS[name].help, show_default=False)
 
 
 def _baseline(name: str) -> typer.models.OptionInfo:
@@ -36,6 +40,16 @@ InitialExecutors = Annotated[str | None, _setting("initial-executors")]
 HostCores = Annotated[int | None, _baseline("host-cores")]
 BaselineDiskBw = Annotated[str | None, _baseline("baseline-disk-bw")]
 BaselineNetBw = Annotated[str | None, _baseline("baseline-net-bw")]
+Conf = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--conf",
+        help="A Spark setting to predict, KEY=VALUE (repeatable, as spark-submit's --conf): "
+        "spark.sql.shuffle.partitions=64, spark.sql.adaptive.enabled=false "
+        "(keys: docs/settings.md).",
+        show_default=False,
+    ),
+]
 Attempt = Annotated[
     str | None, typer.Option(help="Application attempt, when the log holds several.")
 ]
@@ -58,3 +72,59 @@ MaxDecompressed = Annotated[
 ]
 """None: the library's cap (`perfmodel.analysis.DEFAULT_MAX_DECOMPRESSED`), which the CLI
 reads only when a command runs: the reader it lives in is not the CLI's to import."""
+
+# Where remote logs come from (docs/sources.md). A log argument may be a local path, an
+# s3:// (s3a://), gs://, abfs[s]:// or hdfs:// URI, or a History Server application address;
+# these say how to reach them. Credentials are never an option: each platform's standard
+# chain supplies them.
+
+EndpointUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--endpoint-url",
+        help="S3 endpoint for s3:// logs (MinIO, Ceph…); default $AWS_ENDPOINT_URL_S3 or "
+        "$AWS_ENDPOINT_URL, else AWS.",
+        show_default=False,
+    ),
+]
+CaBundle = Annotated[
+    str | None,
+    typer.Option(
+        "--ca-bundle",
+        help="PEM file of CA certificates to verify HTTPS History Servers and S3 endpoints with.",
+        show_default=False,
+    ),
+]
+TimeoutS = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout-s",
+        help="Seconds a remote request may take before it is retried (default 60).",
+        show_default=False,
+    ),
+]
+"""None: the library's (`perfmodel.profile.sources.stores.DEFAULT_REQUEST_TIMEOUT_S`)."""
+HistoryServer = Annotated[
+    str | None,
+    typer.Option(
+        "--history-server",
+        help="Spark History Server URL (http://shs:18080); the log argument is then an "
+        "application id on it.",
+        show_default=False,
+    ),
+]
+
+
+def source_options(
+    endpoint_url: str | None, ca_bundle: str | None, timeout_s: float | None
+) -> SourceOptions:
+    """The options a command was given, for the library (imported when a command runs)."""
+    from perfmodel.analysis import SourceOptions
+    from perfmodel.simulate.config import ConfigError
+
+    if timeout_s is not None and not timeout_s > 0:
+        raise ConfigError(f"--timeout-s must be positive (got {timeout_s:g})")
+    given = SourceOptions(endpoint_url=endpoint_url, ca_bundle=ca_bundle)
+    if timeout_s is not None:
+        given = replace(given, request_timeout_s=timeout_s)
+    return given.resolved()

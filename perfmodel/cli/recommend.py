@@ -25,7 +25,14 @@ def register(app: typer.Typer) -> None:
 
 
 def recommend(
-    path: Annotated[str, typer.Argument(help="Event log, rolling log directory or bundle.")],
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="Event log, rolling log directory or bundle, local or remote (s3://, gs://, "
+            "abfs://, hdfs://, a History Server application URL; with --history-server: an "
+            "app id)."
+        ),
+    ],
     catalog: Annotated[
         Path, typer.Option(help="Machine catalog CSV (docs/recommend.md; e.g. catalogs/).")
     ],
@@ -73,8 +80,13 @@ def recommend(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print JSON (docs/recommend.md).")
     ] = False,
+    history_server: options.HistoryServer = None,
+    endpoint_url: options.EndpointUrl = None,
+    ca_bundle: options.CaBundle = None,
+    timeout_s: options.TimeoutS = None,
 ) -> None:
     """Cheapest configuration of a VM catalog that meets a deadline, from one profiled run."""
+    from perfmodel.analysis import locate
     from perfmodel.recommend.api import parse_duration, parse_money
     from perfmodel.recommend.api import recommend as run_recommend
     from perfmodel.recommend.search import Request
@@ -92,11 +104,13 @@ def recommend(
         tolerance=tolerance,
     )
     given = baseline_overrides(disk_bw=baseline_disk_bw, net_bw=baseline_net_bw)
+    sources = options.source_options(endpoint_url, ca_bundle, timeout_s)
+    log = locate(path, sources, history_server=history_server)
     progress = None if as_json else _progress()
     try:
         answer = without_cycle_collector(
             lambda: run_recommend(
-                path,
+                log,
                 catalog,
                 request,
                 baseline_machine=baseline_machine,

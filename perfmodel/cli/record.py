@@ -6,11 +6,16 @@ from __future__ import annotations
 import time
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from perfmodel.profile import bundle
-from perfmodel.profile.record import bundle_write
+from perfmodel.extras import require_extra
+
+# The bundle's reader and writer are imported by the commands that use them: building the CLI
+# (every `perfmodel` invocation) does not need them.
+if TYPE_CHECKING:
+    from perfmodel.profile.bundle import BundleManifest
 
 
 class JvmSampler(StrEnum):
@@ -35,7 +40,7 @@ def _default_out() -> Path:
     return Path(time.strftime("perfmodel-bundle-%Y%m%d-%H%M%S"))
 
 
-def _summary(manifest: bundle.BundleManifest, out: Path) -> str:
+def _summary(manifest: BundleManifest, out: Path) -> str:
     s = manifest.samples
     by_source = ", ".join(f"{k} {v}" for k, v in sorted(s.get("by_source", {}).items()))
     return (
@@ -86,6 +91,8 @@ def register(app: typer.Typer) -> None:
         The command's output and exit code pass through; the bundle is written even if it
         fails. Example: perfmodel record --out run1 -- spark-submit app.py
         """
+        if pyspy_on:
+            require_extra("record", "recording Python stacks (--no-pyspy records without them)")
         # Imported here: the recorder pulls in the JFR reader and pyarrow (~0.25 s), which
         # every other command would otherwise wait for at start-up.
         from perfmodel.profile.record.run import record
@@ -125,6 +132,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Build a bundle from recordings collected elsewhere (e.g. on a cluster)."""
         from perfmodel.analysis import read
+        from perfmodel.profile import bundle
+        from perfmodel.profile.record import bundle_write
 
         for path in [eventlog, *jfr_files, *pyspy_files]:
             if not path.exists():
@@ -150,6 +159,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export collapsed stacks and speedscope JSON (per process, or of one stage)."""
         from perfmodel.analysis import load
+        from perfmodel.profile import bundle
         from perfmodel.report import render_to_file, renderer
 
         bundle.read_manifest(bundle_dir)

@@ -1,4 +1,5 @@
-"""Render the model card (``models/README.md``) from a training run's recorded metrics.
+"""Render the model card (``README.md`` beside the weights, ``perfmodel/embed/models``) from a
+training run's recorded metrics.
 
 The card is generated, never hand-edited, so its figures are exactly those of the shipped
 weights and are reproduced by the command it states.

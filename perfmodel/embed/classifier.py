@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from perfmodel.dag.resources import ResourceVector
+from perfmodel.embed import SHIPPED_MODELS
 from perfmodel.embed.doc_model import DocEmbedder
 from perfmodel.embed.ensemble import Weights, combine, weights_for
 from perfmodel.embed.tree_batch import TreeEncoder, collate
@@ -330,14 +331,14 @@ class ResourceClassifier:
 
 
 def default_models_dir() -> Path:
-    """``models/resource`` next to the package (the shipped weights of a source checkout)."""
-    return Path(__file__).resolve().parents[2] / "models" / "resource"
+    """The shipped weights: package data in ``perfmodel/embed/models``."""
+    return SHIPPED_MODELS
 
 
 def load_classifier(
     models_dir: Path | None = None, roots: list[Any] | None = None
 ) -> ResourceClassifier:
-    """Load the trained classifier from ``models_dir`` (default: the shipped ``models/resource``).
+    """Load the trained classifier from ``models_dir`` (default: the shipped models).
 
     Raises :class:`perfmodel.embed.weights.ModelLoadError` (a ``PerfmodelError``) with a
     hint when the directory holds no usable model. ``roots`` are the source roots frames

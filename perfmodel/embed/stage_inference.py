@@ -19,6 +19,7 @@ from perfmodel.embed.sample_evidence import (
     waits_on_python_worker,
     without_network,
 )
+from perfmodel.extras import require_extra
 
 __all__ = ["infer_stage_vectors", "waits_on_python_worker"]
 
@@ -32,7 +33,8 @@ def infer_stage_vectors(
     waits between the JVM and its Python worker and interpreter start-up are left out (see
     `perfmodel.embed.sample_evidence`). ``local_mode``: all tasks share one host with no
     network between them, so a network share is loopback IPC, i.e. CPU. Raises a
-    `PerfmodelError` when the trained models cannot be loaded.
+    `PerfmodelError` when the trained models cannot be loaded or the [models] extra that runs
+    them is not installed.
     """
     per_stage: dict[StageKey, list[tuple[Sequence[str], float]]] = {}
     for key, profile in samples.stages.items():
@@ -41,7 +43,9 @@ def infer_stage_vectors(
             per_stage[key] = stacks
     if not per_stage:
         return {}
-    # Imported here: the models pull in torch and flair, which a bare event log never needs.
+    # Imported here: the models pull in torch and flair, which a bare event log never needs
+    # and the light install does not have.
+    require_extra("models", "inferring resource vectors from code")
     import torch
 
     from perfmodel.embed.aggregate import stage_vectors

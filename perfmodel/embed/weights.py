@@ -97,7 +97,7 @@ def load_bundle(model_dir: Path) -> ModelBundle:
     if not cfg_path.is_file():
         raise ModelLoadError(
             f"no trained model in {model_dir} (missing {CONFIG_FILE}); "
-            "train one with `perfmodel train corpora/build/v1 --out models/resource`"
+            "train one with `perfmodel train corpora/build/v1`"
         )
     try:
         config = json.loads(cfg_path.read_text())

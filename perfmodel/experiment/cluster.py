@@ -43,6 +43,7 @@ from perfmodel.experiment.cluster_state import (
     state_root,
 )
 from perfmodel.experiment.netns import ClusterError
+from perfmodel.extras import require_extra
 
 __all__ = [
     "DEFAULT_NAME",
@@ -71,6 +72,7 @@ def leftovers(name: str) -> list[str]:
 
 def up(spec: ClusterSpec) -> ClusterState:
     """Build and start the cluster; on any failure or interruption, remove what was built."""
+    require_extra("spark", "perfmodel cluster up")
     reason = netns.unavailable_reason()
     if reason:
         raise ClusterError(f"cannot build a cluster: {reason}")
@@ -148,10 +150,9 @@ def _build(state: ClusterState) -> None:
 
 
 def _spark_home() -> Path:
-    try:
-        import pyspark
-    except ImportError:
-        raise ClusterError("pyspark is not installed in this environment") from None
+    require_extra("spark", "perfmodel cluster")
+    import pyspark
+
     return Path(pyspark.__file__).parent
 
 

@@ -12,8 +12,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import psutil
-
 from perfmodel.experiment.netns import ClusterError
 
 DEFAULT_NAME = "pmc"
@@ -172,6 +170,9 @@ def plan(spec: ClusterSpec) -> ClusterState:
 def alive(node: Node) -> bool:
     if node.pid is None:
         return False
+    # Imported here: the CLI reads this module's defaults at start-up, psutil is not needed.
+    import psutil
+
     try:
         proc = psutil.Process(node.pid)
         return proc.create_time() == node.started and proc.status() != psutil.STATUS_ZOMBIE

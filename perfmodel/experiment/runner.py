@@ -29,6 +29,7 @@ from perfmodel.experiment.cluster import ClusterState
 from perfmodel.experiment.cluster_runs import ClusterSession
 from perfmodel.experiment.spec import ExperimentSpec, substitute
 from perfmodel.experiment.spec_grid import RunConfig
+from perfmodel.extras import require_extra
 from perfmodel.profile.record.monitor import IGNORED_NAMES, ResourceSummary
 from perfmodel.profile.record.run import record
 from perfmodel.profile.record.setup import RecordOptions
@@ -142,6 +143,7 @@ def run_experiment(
     With ``capture_output`` each run's stdout and stderr (Spark logs at INFO) go to
     ``<bundle>.log`` beside its bundle instead of the terminal.
     """
+    require_extra("spark", "perfmodel experiment run")
     run_env = run_environment(env)
     prepare(spec, run_env)
     exp_id = store.add_experiment(

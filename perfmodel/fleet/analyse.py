@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ from perfmodel.dag.decomposition import COMPONENTS
 from perfmodel.errors import PerfmodelError
 from perfmodel.fleet.discover import LogRef
 from perfmodel.fleet.limits import memory_cap
+from perfmodel.profile.sources.stores import RemotePath, SourceOptions
 from perfmodel.simulate.whatif import Change
 
 if TYPE_CHECKING:
@@ -67,12 +69,14 @@ def analyse_log(
     memory_cap_bytes: int | None = None,
     read_path: str | None = None,
     max_decompressed_bytes: int | None = None,
+    sources: SourceOptions | None = None,
 ) -> Rows:
     """The rows of one log. ``read_path`` is where its bytes are (a local copy of a remote
-    log); ``ref.path`` is what the tables call it."""
+    log); ``ref.path`` is what the tables call it. ``sources`` says how to reach a remote
+    log (an object store, HDFS, a History Server: `perfmodel.profile.sources`)."""
     try:
         with memory_cap(memory_cap_bytes):
-            return _analyse(ref, scenarios, read_path or ref.path, max_decompressed_bytes)
+            return _analyse(ref, scenarios, read_path or ref.path, max_decompressed_bytes, sources)
     except MemoryError:
         cap = f"{memory_cap_bytes / 2**20:.0f} MiB" if memory_cap_bytes else "the machine's"
         return error_rows(
@@ -90,15 +94,19 @@ def analyse_log(
 
 
 def _analyse(
-    ref: LogRef, scenarios: Sequence[Change], read_path: str, max_decompressed: int | None
+    ref: LogRef,
+    scenarios: Sequence[Change],
+    read_path: str,
+    max_decompressed: int | None,
+    sources: SourceOptions | None = None,
 ) -> Rows:
-    from perfmodel.analysis import load
+    from perfmodel.analysis import DEFAULT_MAX_DECOMPRESSED, load, locate
 
-    analysis = (
-        load(read_path)
-        if max_decompressed is None
-        else load(read_path, max_decompressed_bytes=max_decompressed)
-    )
+    cap = DEFAULT_MAX_DECOMPRESSED if max_decompressed is None else max_decompressed
+    log = locate(read_path, sources, max_decompressed_bytes=cap)
+    if isinstance(log, RemotePath):  # the run named every log: no listing for its siblings
+        log = replace(log, siblings=False)
+    analysis = load(log, max_decompressed_bytes=cap)
     p = analysis.profile
     if p.start_ms is None and not p.jobs and not p.stages:
         problems = analysis.loaded.problems

@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from perfmodel.errors import PerfmodelError
+from perfmodel.profile.bundle import is_bundle
 
 ROLLING_PREFIX = "eventlog_v2_"
 _LEGACY_PART = re.compile(r"EVENT_LOG_\d+")
@@ -57,8 +58,9 @@ def local_path(path: str) -> str:
 
 
 def is_log_dir(d: Path) -> bool:
-    """A rolling or legacy event-log directory (one application), not a directory of logs."""
-    if d.name.startswith(ROLLING_PREFIX):
+    """A rolling or legacy event-log directory or a profile bundle (one application), not a
+    directory of logs."""
+    if d.name.startswith(ROLLING_PREFIX) or is_bundle(d):
         return True
     try:
         return any(_LEGACY_PART.fullmatch(e.name) for e in os.scandir(d))

@@ -24,6 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from perfmodel.fleet.analyse import Rows, analyse_log, empty_rows, error_rows
 from perfmodel.fleet.discover import LogRef
+from perfmodel.profile.sources.stores import SourceOptions
 from perfmodel.simulate.whatif import Change
 
 TASKS_PER_WORKER = 64
@@ -56,8 +57,10 @@ def run_local(
     jobs: int | None = None,
     memory_cap_bytes: int | None = None,
     on_done: Callable[[LogRef], None] | None = None,
+    sources: SourceOptions | None = None,
 ) -> Rows:
-    """Every log's rows (in no particular order; the writer sorts)."""
+    """Every log's rows (in no particular order; the writer sorts). ``sources`` says how
+    the workers reach remote logs."""
     out = empty_rows()
     if not refs:
         return out
@@ -66,10 +69,10 @@ def run_local(
     pending: list[LogRef] = []
     for first in range(0, len(refs), batch):
         pending += _run_batch(
-            refs[first : first + batch], scenarios, workers, memory_cap_bytes, out, on_done
+            refs[first : first + batch], scenarios, workers, memory_cap_bytes, out, on_done, sources
         )
     for ref in pending:  # a worker died: isolate each unfinished log in a worker of its own
-        merge_rows(out, _run_isolated(ref, scenarios, memory_cap_bytes))
+        merge_rows(out, _run_isolated(ref, scenarios, memory_cap_bytes, sources))
         if on_done is not None:
             on_done(ref)
     return out
@@ -82,12 +85,14 @@ def _run_batch(
     cap: int | None,
     out: Rows,
     on_done: Callable[[LogRef], None] | None,
+    sources: SourceOptions | None = None,
 ) -> list[LogRef]:
     """Run ``refs`` in a fresh pool; the logs left unfinished if a worker died."""
     done: set[str] = set()
     with _pool(workers) as pool:
         futures: dict[Future[Rows], LogRef] = {
-            pool.submit(analyse_log, ref, scenarios, memory_cap_bytes=cap): ref for ref in refs
+            pool.submit(analyse_log, ref, scenarios, memory_cap_bytes=cap, sources=sources): ref
+            for ref in refs
         }
         try:
             for future in as_completed(futures):
@@ -101,10 +106,14 @@ def _run_batch(
     return []
 
 
-def _run_isolated(ref: LogRef, scenarios: Sequence[Change], cap: int | None) -> Rows:
+def _run_isolated(
+    ref: LogRef, scenarios: Sequence[Change], cap: int | None, sources: SourceOptions | None
+) -> Rows:
     with _pool(1) as pool:
         try:
-            return pool.submit(analyse_log, ref, scenarios, memory_cap_bytes=cap).result()
+            return pool.submit(
+                analyse_log, ref, scenarios, memory_cap_bytes=cap, sources=sources
+            ).result()
         except BrokenProcessPool:
             return error_rows(
                 ref,

@@ -18,9 +18,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from perfmodel.errors import PerfmodelError
+from perfmodel.extras import require_extra
 from perfmodel.fleet.analyse import Rows
 from perfmodel.fleet.discover import LogRef, discover
 from perfmodel.fleet.regress import find_regressions
+from perfmodel.fleet.remote import history_refs, list_store_refs
 from perfmodel.fleet.schema import MANIFEST, RESULT_TABLES, table_from_rows
 from perfmodel.fleet.store import (
     manifest_entries,
@@ -30,13 +32,15 @@ from perfmodel.fleet.store import (
     write_table,
 )
 from perfmodel.fleet.summary import FleetSummary, summarise
+from perfmodel.profile.sources.stores import SourceOptions
 from perfmodel.simulate.whatif import Change
 
 ENGINES = ("local", "spark")
 
 
 class FleetOptionError(PerfmodelError):
-    """A fleet option that cannot work (unknown engine, remote input on the local engine)."""
+    """A fleet option that cannot work (unknown engine, a History Server on the Spark
+    engine)."""
 
 
 @dataclass(slots=True)
@@ -53,6 +57,10 @@ class FleetOptions:
     spark_conf: list[tuple[str, str]] = field(default_factory=list)
     staging: str | None = None
     transfer: str = "auto"
+    history_server: str | None = None
+    """A Spark History Server whose applications are analysed (beside ``inputs``)."""
+    sources: SourceOptions = field(default_factory=SourceOptions)
+    """How remote logs are reached (S3 endpoint, CA bundle, timeouts)."""
 
 
 @dataclass(slots=True)
@@ -74,14 +82,19 @@ def run_fleet(
         raise FleetOptionError(f"--engine must be one of {', '.join(ENGINES)}")
     out = opts.out.expanduser().resolve()
     refs, remote = discover(opts.inputs, since=opts.since, exclude=out)
-    if remote and opts.engine != "spark":
-        raise FleetOptionError(
-            f"{remote[0]}: the local engine reads local paths only; use --engine spark "
-            "for Hadoop URIs (hdfs://, s3a://)"
-        )
+    if opts.engine != "spark":
+        # The local engine reads object stores, HDFS and History Servers itself.
+        refs = sorted({*refs, *list_store_refs(remote, opts.sources, opts.since)})
+        remote = []
+        if opts.history_server is not None:
+            found = history_refs(opts.history_server, opts.sources, opts.since)
+            refs = sorted({*refs, *found})
+    elif opts.history_server is not None:
+        raise FleetOptionError("--history-server works with the local engine (--engine local)")
     spark = None
     own_session = False
     if opts.engine == "spark":
+        require_extra("spark", "fleet --engine spark")
         from pyspark.sql import SparkSession
 
         from perfmodel.fleet.spark import list_remote, spark_session
@@ -164,5 +177,6 @@ def _analyse(
         jobs=opts.jobs,
         memory_cap_bytes=opts.memory_cap_bytes,
         on_done=on_done,
+        sources=opts.sources,
     )
     return {name: table_from_rows(rows[name], schema) for name, schema in RESULT_TABLES.items()}

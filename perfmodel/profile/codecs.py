@@ -35,6 +35,7 @@ from perfmodel.profile.codec_streams import (
     StreamProblem,
     read_plain,
 )
+from perfmodel.profile.sources.stores import LogPath, open_input
 
 __all__ = [
     "CODEC_SUFFIXES",
@@ -174,12 +175,12 @@ def _show_head(head: bytes) -> str:
     return repr(head[:16])
 
 
-def detect_codec(path: Path | str, head: bytes) -> str:
+def detect_codec(path: LogPath | str, head: bytes) -> str:
     """Codec of a file given its first bytes, or a :class:`NotAnEventLogError` that says why not."""
     sniffed = sniff_codec(head)
     if sniffed is not None:
         return sniffed
-    named = codec_from_name(Path(path).name)
+    named = codec_from_name(Path(path).name if isinstance(path, str) else path.name)
     if named is not None:
         raise NotAnEventLogError(
             f"{path} is named like a {named}-compressed event log, but its data is neither "
@@ -194,7 +195,7 @@ def detect_codec(path: Path | str, head: bytes) -> str:
 
 
 def iter_decompressed(
-    path: Path | str,
+    path: LogPath | str,
     *,
     budget: DecompressionBudget | None = None,
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
@@ -212,7 +213,7 @@ def iter_decompressed(
     if budget is None:
         budget = DecompressionBudget(max_decompressed_bytes)
     file = str(path)
-    with open(path, "rb", buffering=READ_SIZE) as f:
+    with open_input(path, buffering=READ_SIZE) as f:  # local or remote, streamed
         head = f.read(HEAD_SIZE)
         if not head:
             raise NotAnEventLogError(f"{file} is empty.")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
@@ -186,7 +185,7 @@ def _iter_parts(
         name = f"EVENT_LOG_{n}" if legacy else f"events_{n}_*"
         problems.append(
             LogProblem(
-                str(Path(source.path) / name),
+                str(source.path / name),
                 None,
                 f"part {n} of the log is missing (no {name} file); its events are not in the "
                 "analysis",

@@ -1,11 +1,12 @@
 """Java Flight Recorder: the JVM flags that record samples, and reading recordings into samples.
 
 Reading uses the small ``perfmodel.jfr.SampleDump`` program (jvm/src, built into
-``build/jvm/perfmodel-plugin.jar`` at installation) rather than ``jfr print --json``: the JSON
-of a 40 s job is tens of MB of every event field, while the reader walks the recording once
-with the JDK's ``jdk.jfr.consumer`` API and emits only deduplicated frames, stacks, threads and
-compact sample lines. The same jar holds the Spark plugin whose task start/end events let
-samples join to tasks exactly (by thread and time) in :func:`read_recordings`.
+``perfmodel/profile/perfmodel-plugin.jar``, package data, when the package is built) rather than
+``jfr print --json``: the JSON of a 40 s job is tens of MB of every event field, while the
+reader walks the recording once with the JDK's ``jdk.jfr.consumer`` API and emits only
+deduplicated frames, stacks, threads and compact sample lines. The same jar holds the Spark
+plugin whose task start/end events let samples join to tasks exactly (by thread and time) in
+:func:`read_recordings`.
 """
 
 from __future__ import annotations
@@ -34,18 +35,19 @@ STACK_DEPTH = 2048
 TASK_THREAD_PREFIX = "Executor task launch worker"
 
 
-def plugin_jar(root: Path | None = None) -> Path:
+PACKAGED_JAR = Path(__file__).resolve().parent / "perfmodel-plugin.jar"
+"""Where the build puts the jar (jvm/build.sh, run by `make install` and by the wheel build)."""
+
+
+def plugin_jar() -> Path:
     """The built jar with the plugin and the reader (``$PERFMODEL_JVM_JAR`` overrides)."""
     override = os.environ.get(JAR_ENV)
-    if override:
-        jar = Path(override)
-    else:
-        base = root if root is not None else Path(__file__).resolve().parents[2]
-        jar = base / "build" / "jvm" / "perfmodel-plugin.jar"
+    jar = Path(override) if override else PACKAGED_JAR
     if not jar.is_file():
         raise JfrError(
-            f"the perfmodel JVM jar is missing ({jar}); build it with `jvm/build.sh` "
-            f"(part of `make install`), or point {JAR_ENV} at a built copy"
+            f"the perfmodel JVM jar is missing ({jar}): this installation was built without "
+            f"a JDK or pyspark to compile it; in a source checkout run `jvm/build.sh` (part of "
+            f"`make install`), or point {JAR_ENV} at a built copy"
         )
     return jar
 

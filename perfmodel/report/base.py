@@ -24,12 +24,14 @@ from perfmodel.errors import PerfmodelError
 if TYPE_CHECKING:
     from perfmodel.analysis import Analysis, Prediction, SweepPoint
     from perfmodel.analysis.diagnosis import Diagnosis
+    from perfmodel.analysis.watch import StageReport, WatchResult
     from perfmodel.embed.classifier import Classification
     from perfmodel.embed.corpus.builder import BuildResult
     from perfmodel.embed.source.locator import LocatedSource
     from perfmodel.embed.train import TrainResult
     from perfmodel.experiment.results import AccuracyReport
     from perfmodel.experiment.runner import RunReport
+    from perfmodel.experiment.settings_study import SettingsReport
     from perfmodel.fleet.summary import FleetSummary
     from perfmodel.recommend.api import Recommendation
     from perfmodel.runs.rows import RunRow, Sample, StageRow
@@ -59,11 +61,14 @@ class ProfileSource:
 
 KINDS: dict[str, str] = {
     "diagnosis": "a diagnosis",
+    "watch_stage": "a stage of a followed application",
+    "watch_end": "the end of following an application",
     "prediction": "a prediction",
     "sweep": "a sweep",
     "recommendation": "a recommendation",
     "fleet_summary": "a fleet summary",
     "accuracy": "an accuracy report",
+    "settings_study": "a settings study",
     "application": "an application page",
     "stacks": "stack profiles",
     "records": "plain records",
@@ -94,6 +99,16 @@ class Renderer:
         """`perfmodel.analysis.diagnosis.Diagnosis`; ``all_stages``: not only the longest."""
         self._unsupported("diagnosis")
 
+    def watch_stage(self, report: StageReport, out: TextIO) -> None:
+        """`perfmodel.analysis.watch.StageReport`: one stage attempt of a followed
+        application, with its findings, written (and flushed) as it completes."""
+        self._unsupported("watch_stage")
+
+    def watch_end(self, result: WatchResult, out: TextIO) -> None:
+        """`perfmodel.analysis.watch.WatchResult`: the diagnosis of what following an
+        application read, and why it stopped."""
+        self._unsupported("watch_end")
+
     def prediction(
         self, prediction: Prediction, out: TextIO, *, source: ProfileSource, change: Change
     ) -> None:
@@ -123,6 +138,11 @@ class Renderer:
         """`perfmodel.experiment.results.AccuracyReport`; ``run_load``: the range of the
         1-minute load average when the runs started."""
         self._unsupported("accuracy")
+
+    def settings_study(self, report: SettingsReport, out: TextIO) -> None:
+        """`perfmodel.experiment.settings_study.SettingsReport`: settings what-ifs measured
+        against runs (``perfmodel experiment settings``)."""
+        self._unsupported("settings_study")
 
     def application(self, analysis: Analysis, out: TextIO) -> None:
         """Everything about one application, as one page."""

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from perfmodel.dag.model import ApplicationProfile, StageKey
+from perfmodel.dag.partition_change import SettingsEffect
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.simulate import cpu_floor
 from perfmodel.simulate.allocation import ExecutorTimeline
@@ -103,6 +104,9 @@ class Prediction:
     """The 80% prediction interval (`perfmodel.simulate.intervals`); NaN until attached."""
     interval_source: str = ""
     """What the interval was built from (calibration class, widenings)."""
+    conf: SettingsEffect | None = None
+    """What framework settings the what-if gave changed (``predict --conf``); None when it
+    gave none."""
 
     @property
     def model_error(self) -> float:
@@ -135,7 +139,7 @@ class Prediction:
                 None if math.isnan(self.predicted_high_s) else self.predicted_high_s
             ),
             "interval_source": self.interval_source,
-        }
+        } | ({"conf": self.conf.as_dict()} if self.conf is not None else {})
 
 
 def replay(

@@ -106,6 +106,7 @@ class ProfileBuilder:
             (ev.SQL_PREFIX + "SparkListenerSQLExecutionStart").encode(): self._sql_start,
             (ev.SQL_PREFIX + "SparkListenerSQLExecutionEnd").encode(): self._sql_end,
             (ev.SQL_PREFIX + "SparkListenerSQLAdaptiveExecutionUpdate").encode(): self._sql_update,
+            (ev.SQL_PREFIX + "SparkListenerDriverAccumUpdates").encode(): self._driver_accums,
         }
 
     def release(self) -> None:
@@ -362,6 +363,8 @@ class ProfileBuilder:
         query.start_ms = self._ms(e.time, f"query {e.execution_id} start") if e.time else None
         if e.plan_info is not None:
             query.plan = plan_tree(e.plan_info)
+        if e.modified_configs:
+            query.modified_configs = {str(k): str(v) for k, v in e.modified_configs.items()}
         query.job_ids = sorted(self._query_jobs.get(e.execution_id, ()))
         self._seen_time(query.start_ms)
 
@@ -374,6 +377,19 @@ class ProfileBuilder:
     def _sql_update(self, e: ev.SqlAdaptiveUpdate) -> None:
         if e.plan_info is not None:
             self._query(e.execution_id).plan = plan_tree(e.plan_info)
+
+    def _driver_accums(self, e: ev.DriverAccumUpdates) -> None:
+        """A later update of a metric replaces its value; values of one metric in one
+        update (a shuffle read's per-partition sizes) are summed. Spark posts them while a
+        query runs, after its start: values of a query whose start the log lacks (a cut
+        log) have no plan to belong to and are not kept."""
+        query = self.profile.queries.get(e.execution_id)
+        if query is None:
+            return
+        sent: dict[int, int] = {}
+        for acc_id, value in e.accum_updates:
+            sent[acc_id] = sent.get(acc_id, 0) + value
+        query.driver_metrics.update(sent)
 
     # -- finishing -------------------------------------------------------------------------
 

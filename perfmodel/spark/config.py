@@ -42,6 +42,16 @@ SUSTAINED_SHARE = 0.02
 """A concurrency level counts as a slot count only if tasks ran at it this share of the time."""
 
 
+def _fraction(text: str | None) -> float | None:
+    """``spark.memory.fraction`` as the log set it, if Spark would accept it (0 < f < 1):
+    a value it refuses never ran, so another layer set the one the run had."""
+    try:
+        value = float(text) if text is not None else None
+    except ValueError:
+        return None
+    return value if value is not None and 0.0 < value < 1.0 else None
+
+
 def sustained_concurrency(
     tasks: Sequence[TaskRun] | TaskTable, min_share: float = SUSTAINED_SHARE
 ) -> int:
@@ -96,6 +106,7 @@ def resolve_resources(profile: ApplicationProfile) -> ResourceConfig:
     cfg.executor_instances = _int(props.get("spark.executor.instances"))
     if cfg.executor_instances:
         src["executor_instances"] = "log: spark.executor.instances"
+    cfg.memory_fraction = _fraction(props.get("spark.memory.fraction"))
 
     observed = sustained_concurrency(profile.task_table())
     local = _LOCAL.match(cfg.master)

@@ -246,6 +246,9 @@ class SqlExecutionStart(
     description: str = ""
     plan_info: SparkPlanInfoJson | None = field(name="sparkPlanInfo", default=None)
     time: Long = 0
+    modified_configs: dict[str, str] = field(name="modifiedConfigs", default_factory=dict)
+    """SQL settings the session changed from the application's (Spark 3.4+): the settings
+    the query ran with, beside the environment update's."""
 
 
 class SqlExecutionEnd(
@@ -264,6 +267,16 @@ class SqlAdaptiveUpdate(
 ):
     execution_id: Long = field(name="executionId")
     plan_info: SparkPlanInfoJson | None = field(name="sparkPlanInfo", default=None)
+
+
+class DriverAccumUpdates(
+    _Event, kw_only=True, tag_field="Event", tag=SQL_PREFIX + "SparkListenerDriverAccumUpdates"
+):
+    """Values of plan metrics set on the driver: a scan's files and bytes, an exchange's
+    partition count, AQE's shuffle reads, a broadcast's size."""
+
+    execution_id: Long = field(name="executionId")
+    accum_updates: list[tuple[Long, Long]] = field(name="accumUpdates", default_factory=list)
 
 
 EVENT_TYPES: dict[str, type[_Event]] = {
@@ -285,6 +298,7 @@ EVENT_TYPES: dict[str, type[_Event]] = {
         SqlExecutionStart,
         SqlExecutionEnd,
         SqlAdaptiveUpdate,
+        DriverAccumUpdates,
     )
 }
 """Events the DAG is built from; other events are counted, not decoded."""
@@ -313,7 +327,6 @@ PASSIVE_EVENTS: tuple[str, ...] = (
     "SparkListenerNodeUnexcluded",
     "SparkListenerExecutorExcludedForStage",
     "SparkListenerNodeExcludedForStage",
-    SQL_PREFIX + "SparkListenerDriverAccumUpdates",
     SQL_PREFIX + "SparkListenerSQLAdaptiveSQLMetricUpdates",
 )
 """Standard events the DAG does not need; in the block decoder they decode to empty

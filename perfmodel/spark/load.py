@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,8 @@ from perfmodel.profile.eventlog import (
     iter_blocks,
     resolve_event_log,
 )
+from perfmodel.profile.sources.stores import LogPath
+from perfmodel.profile.sources.uri import is_local, local_part
 from perfmodel.spark import events as ev
 from perfmodel.spark.builder import ProfileBuilder
 
@@ -39,26 +41,20 @@ SNIFF_LINES = 200
 
 
 def build_profile(
-    path: str | Path,
+    path: str | LogPath,
     attempt: str | None = None,
     *,
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> LoadedProfile:
-    """Read the event log at ``path`` (file, compressed file, rolling directory or bundle)."""
-    bundle = Path(path) if is_bundle(path) else None
+    """Read the event log at ``path`` (file, compressed file, rolling directory or bundle;
+    local or remote: see `perfmodel.profile.sources`)."""
+    # A bundle is a local directory `perfmodel record` wrote; a remote location never is one.
+    local = path if isinstance(path, Path) else None
+    if isinstance(path, str) and is_local(path):
+        local = Path(local_part(path))
+    bundle = local if local is not None and is_bundle(local) else None
     source = resolve_event_log(find_event_log(bundle) if bundle else path, attempt)
-    problems: list[LogProblem] = []
-    builder = ProfileBuilder(source)
-    reader = _EventReader(source, builder.handlers)
-    blocks = iter_blocks(source, problems, max_decompressed_bytes=max_decompressed_bytes)
-    with gc_paused():
-        builder.profile.event_counts = reader.consume(blocks, problems)
-        builder.profile.event_count = reader.valid_events
-        loaded = _loaded(builder, reader.header_lines, problems)
-        builder.release()
-    counts = loaded.profile.event_counts
-    unknown = {name: n for name, n in counts.items() if not ev.is_known_event(name)}
-    loaded.quality.count_reading(problems, unknown)
+    loaded = fold_source(source, max_decompressed_bytes=max_decompressed_bytes)
     if bundle is not None:
         loaded.bundle = bundle
         manifest = read_manifest(bundle)
@@ -72,6 +68,53 @@ def build_profile(
         loaded.profile.thread_cpu = thread_cpu.load(bundle)
         loaded.profile.jvm_cpu = jvm_cpu.load(bundle)
     return loaded
+
+
+Hook = Callable[[Any], None]
+"""A function of one decoded event (`perfmodel.spark.events`)."""
+
+
+def fold_source(
+    source: EventLogSource,
+    *,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    hooks: Mapping[bytes, Hook] | None = None,
+) -> LoadedProfile:
+    """Fold a resolved log's events into a profile.
+
+    ``hooks`` are called after the builder's own handler for the events they name (an
+    event name such as ``b"SparkListenerStageCompleted"`` → a function of the decoded
+    event): how `perfmodel.spark.live` sees stages complete while a log is still being
+    written, with the same reader and builder as any other load. The source's parts may
+    grow while they are read (`perfmodel.profile.sources.follow`).
+    """
+    problems: list[LogProblem] = []
+    builder = ProfileBuilder(source)
+    handlers = dict(builder.handlers)
+    for name, hook in (hooks or {}).items():
+        handlers[name] = _chained(handlers.get(name), hook)
+    reader = _EventReader(source, handlers)
+    blocks = iter_blocks(source, problems, max_decompressed_bytes=max_decompressed_bytes)
+    with gc_paused():
+        builder.profile.event_counts = reader.consume(blocks, problems)
+        builder.profile.event_count = reader.valid_events
+        loaded = _loaded(builder, reader.header_lines, problems)
+        builder.release()
+    counts = loaded.profile.event_counts
+    unknown = {name: n for name, n in counts.items() if not ev.is_known_event(name)}
+    loaded.quality.count_reading(problems, unknown)
+    return loaded
+
+
+def _chained(first: Hook | None, then: Hook) -> Hook:
+    if first is None:
+        return then
+
+    def both(event: Any) -> None:
+        first(event)
+        then(event)
+
+    return both
 
 
 @contextmanager

@@ -10,6 +10,7 @@ being replaced by them.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -191,3 +192,33 @@ def write_conf_dir(out: Path, env: Mapping[str, str], options: RecordOptions, ja
         settings.write_text(jfr.jfc_settings(options.interval_ms, options.native_interval_ms))
         (out / JFR_REPOSITORY).mkdir(parents=True, exist_ok=True)
     return conf
+
+
+DASK_PLUGIN = Path(__file__).resolve().parents[2] / "dask" / "plugin.py"
+"""Dask's preload for recording (`perfmodel.dask.plugin`), given to Dask as a file so that it
+loads in any Python that has Dask, with or without perfmodel."""
+DASK_DIR_ENV = "PERFMODEL_DASK_DIR"
+DASK_PRELOAD_KEYS = ("scheduler", "worker", "client")
+
+
+def dask_env(out: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """Environment variables that make a ``dask.distributed`` command write its task stream
+    into the bundle (``raw/dask``), without changing the command: Dask's own preload settings
+    name `DASK_PLUGIN` for the scheduler, the workers and the clients. Preloads the user's
+    configuration already names (files or ``DASK_*`` variables) are kept, ours after them.
+    Nothing is set where Dask is not installed; a command that does not use Dask ignores it.
+    """
+    if importlib.util.find_spec("dask") is None:
+        return {}
+    import dask.config  # only where installed; ~50 ms
+
+    config = dask.config.collect(env=dict(env))
+    out_env = {DASK_DIR_ENV: str((out / bundle.DASK_DIR).resolve())}
+    for key in DASK_PRELOAD_KEYS:
+        current = dask.config.get(f"distributed.{key}.preload", default=[], config=config)
+        preloads = [current] if isinstance(current, str) else list(current or [])
+        argv = dask.config.get(f"distributed.{key}.preload-argv", default=[], config=config)
+        out_env[f"DASK_DISTRIBUTED__{key.upper()}__PRELOAD"] = repr([*preloads, str(DASK_PLUGIN)])
+        if argv and not isinstance(argv[0], str):  # one list per preload: ours takes none
+            out_env[f"DASK_DISTRIBUTED__{key.upper()}__PRELOAD_ARGV"] = repr([*argv, []])
+    return out_env

@@ -1,15 +1,15 @@
 """One self-contained HTML file from a `Page`: data, script, style and plotly.js inlined.
 
-Nothing on the page is fetched: the report is read offline, mailed, attached to tickets,
-so plotly.js (from the pinned ``plotly`` package, where it ships as one minified file) and
-our own script and style are copied into it, and the page data is a JSON ``<script>``
-block that our script draws from. Fonts are the system's (no web fonts to inline).
+Nothing on the page is fetched: the report is read offline, mailed, attached to tickets, so
+plotly.js (package data: the build copies it from the ``plotly`` package, see setup.py, so an
+installed perfmodel needs no plotly) and our own script and style are copied into it, and the
+page data is a JSON ``<script>`` block that our script draws from. Fonts are the system's (no
+web fonts to inline).
 """
 
 from __future__ import annotations
 
 import html
-import importlib.util
 import json
 from functools import cache
 from pathlib import Path
@@ -21,21 +21,22 @@ from perfmodel.report.html.data import Page
 ASSETS = Path(__file__).with_name("assets")
 
 
+PLOTLY_JS = ASSETS / "plotly.min.js"
+
+
 class ReportAssetError(PerfmodelError):
-    """plotly.js is missing: the install step did not install the ``plotly`` package."""
+    """plotly.js is missing: the package was built without it (see setup.py)."""
 
 
 @cache
 def plotly_js() -> str:
-    """The minified plotly.js bundled in the ``plotly`` PyPI package (found, not imported:
-    importing plotly's Python side would cost start-up time for nothing)."""
-    spec = importlib.util.find_spec("plotly")
-    if spec is None or not spec.submodule_search_locations:
-        raise ReportAssetError("the plotly package is not installed (run `make install`)")
-    path = Path(next(iter(spec.submodule_search_locations))) / "package_data" / "plotly.min.js"
-    if not path.is_file():
-        raise ReportAssetError(f"plotly.js not found at {path} (reinstall plotly)")
-    return path.read_text(encoding="utf-8")
+    """The minified plotly.js the build copied beside our own script."""
+    if not PLOTLY_JS.is_file():
+        raise ReportAssetError(
+            f"plotly.js is missing from this installation ({PLOTLY_JS}): reinstall perfmodel "
+            "(its build copies plotly.js from the plotly package; in a checkout, `make install`)"
+        )
+    return PLOTLY_JS.read_text(encoding="utf-8")
 
 
 def _script_safe(text: str) -> str:

@@ -1,0 +1,102 @@
+"""Optional parts and their extras: a feature whose libraries are missing stops before it
+starts, with one `error:` line naming the `pip install` that adds them.
+
+A missing library is made by hiding it (``sys.modules[name] = None``): the import system then
+reports it absent to `importlib.util.find_spec` and fails its import, as in an environment
+where it was never installed. The wheel check (scripts/check_wheel.sh) runs the same commands
+in a real install without extras.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perfmodel.errors import PerfmodelError
+from perfmodel.extras import EXTRAS, Extra, MissingExtraError, missing_from, require_extra
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "eventlogs" / "etl-local2.zstd"
+SPEC = REPO / "experiments" / "sort.toml"
+
+
+def test_a_hidden_module_makes_the_extra_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(MissingExtraError) as caught:
+        require_extra("models", "perfmodel classify")
+    message = str(caught.value)
+    assert isinstance(caught.value, PerfmodelError)
+    assert message.startswith("perfmodel classify needs perfmodel's [models] extra")
+    assert "missing: torch" in message
+    assert message.endswith("pip install 'perfmodel[models]'")
+    assert "\n" not in message
+    assert caught.value.extra == "models" and caught.value.missing == ["torch"]
+
+
+def test_modules_and_executables_are_both_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(
+        EXTRAS,
+        "probe",
+        Extra(modules=("json", "perfmodel_no_such_module"), executables=("perfmodel-no-such-exe",)),
+    )
+    assert missing_from("probe") == ["perfmodel_no_such_module", "perfmodel-no-such-exe"]
+
+
+def test_an_executable_beside_this_python_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A venv's bin/ need not be on PATH: `perfmodel` run by its full path finds its py-spy.
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.setitem(
+        EXTRAS, "probe", Extra(modules=(), executables=(Path(sys.executable).name,))
+    )
+    assert missing_from("probe") == []
+
+
+def test_every_extra_is_installed_in_the_development_environment() -> None:
+    # The lock installs every extra; a name in the table that no extra installs would make
+    # the feature refuse to run everywhere.
+    for extra in EXTRAS:
+        assert missing_from(extra) == [], extra
+
+
+def _cli_without(hidden: list[str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`perfmodel ARGS` in a fresh interpreter where the ``hidden`` modules are not installed."""
+    code = (
+        "import sys\n"
+        f"for name in {hidden!r}:\n"
+        "    sys.modules[name] = None\n"
+        "from perfmodel.cli import main\n"
+        f"sys.argv = ['perfmodel', *{list(args)!r}]\n"
+        "main()\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+@pytest.mark.parametrize(
+    ("hidden", "args", "extra"),
+    [
+        (["torch", "flair"], ["classify", "java.io.FileInputStream.readBytes"], "models"),
+        (["tree_sitter"], ["corpus", "locate", "java.io.FileInputStream.readBytes"], "models"),
+        (["flair"], ["train", "corpus-dir"], "train"),
+        (["pyspark"], ["fleet", str(EXAMPLE), "--out", "fleet", "--engine", "spark"], "spark"),
+        (
+            ["matplotlib"],
+            ["experiment", "report", str(SPEC), "--out", "study", "--store", "r.db"],
+            "spark",
+        ),
+    ],
+)
+def test_a_command_without_its_extra_says_which_and_does_nothing(
+    hidden: list[str], args: list[str], extra: str, tmp_path: Path
+) -> None:
+    done = _cli_without(hidden, *args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ") and f"pip install 'perfmodel[{extra}]'" in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "a half-run left files behind"
