@@ -9,9 +9,9 @@
 #        scripts/dask_study.sh /tmp/smoke --scale 0.05 --configs 2   # checks the pipeline only
 #
 # The machine has 2 cores shared with others: the study first waits (up to WAIT_S, default
-# 1800 s) for the 1-minute load average to fall below MAX_LOAD (1.5), and runs at nice -10 (as
-# the Spark studies do) so that niced jobs of others take little from it; each run's load before
-# and after is kept in OUT/study.md and OUT/study.json either way.
+# 1800 s; WAIT_S=0 does not wait) for the 1-minute load average to fall below MAX_LOAD (1.5),
+# and runs at the default priority (nice 0); each run's load average before and after is
+# kept in OUT/study.md and OUT/study.json, so figures from a busy machine say so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-build/dask-study}
@@ -25,4 +25,4 @@ while awk -v max="$MAX_LOAD" '{exit !($1 >= max)}' /proc/loadavg && (( waited < 
     waited=$((waited + 30))
 done
 echo "dask study: load $(cut -d' ' -f1-3 /proc/loadavg) after waiting ${waited} s" >&2
-exec nice -n -10 "$PYTHON" experiments/dask/study.py --out "$OUT" "$@"
+exec "$PYTHON" experiments/dask/study.py --out "$OUT" "$@"

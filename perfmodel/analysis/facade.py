@@ -24,11 +24,13 @@ from typing import Protocol
 
 import numpy as np
 
+from perfmodel.analysis.alerts import MORE_TASKS, Alert, AlertInputs, detect_alerts, quantify_alerts
 from perfmodel.analysis.diagnosis import Diagnosis, diagnose
 from perfmodel.analysis.partition_knob import PartitionKnob, partition_knob
 from perfmodel.analysis.sample_views import add_code_vectors, add_sample_views
 from perfmodel.analysis.settings_whatif import (
     check_settings,
+    plan_for,
     predict_settings,
     settings_target,
     split_settings,
@@ -42,7 +44,6 @@ from perfmodel.dask.frontend import is_dask_bundle, read_dask_bundle
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import load_samples
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED, EventLogSource
-from perfmodel.profile.sampletable import stacks_by
 from perfmodel.profile.sources.locate import log_path
 from perfmodel.profile.sources.stores import LogPath, SourceOptions
 from perfmodel.profile.sources.uri import app_url, check_app_id, check_history_server, scrub
@@ -171,6 +172,7 @@ class Analysis:
     _workload_class: str | None = None
     _bounds: WorkloadBounds | None = None
     _partitioning: Partitioning | None = None
+    _alerts: list[Alert] | None = None
 
     @property
     def profile(self) -> ApplicationProfile:
@@ -432,6 +434,10 @@ class Analysis:
         if self.loaded.bundle is None:
             raise NoSamplesError(f"{self.source} is an event log: flame graphs need a bundle")
         if stage is None:
+            # Imported where used: it brings pyarrow (~0.15 s of CPU), which an event log
+            # never needs (every command's start-up, and `watch`'s overhead, pay for it).
+            from perfmodel.profile.sampletable import stacks_by
+
             samples = self.loaded.samples
             return stacks_by(
                 load_samples(self.loaded.bundle) if samples is None else samples, "process"
@@ -509,6 +515,59 @@ class Analysis:
             out[None] = application_basis(measured)
         return out
 
+    def alerts(self, diagnosis: Diagnosis | None = None) -> list[Alert]:
+        """Alerts (`perfmodel.analysis.alerts`), most impact first: each names its knob and a
+        suggested value, and the settings what-if predicts the runtime with it where the
+        knob is a setting (the same path as ``predict --conf``)."""
+        if self._alerts is not None:
+            return list(self._alerts)
+        if diagnosis is None:
+            self.diagnose()  # computes the alerts with the diagnosis' stage summaries
+            return list(self._alerts or [])
+        d = diagnosis
+        res = self.profile.resources
+        memory = res.executor_memory_bytes
+        if res.local_mode:
+            memory = res.driver_memory_bytes or memory
+        found = detect_alerts(
+            AlertInputs(
+                profile=self.profile,
+                stages=d.stages,
+                slots=self.baseline.slots,
+                local_mode=self.baseline.local_mode,
+                memory_bytes=memory,
+                gc_share=d.shares.get("gc", 0.0),
+                partitioning=lambda: self.partitioning,
+            )
+        )
+        with gc_paused():
+            quantify_alerts(found, self._alert_check, self.predict_settings)
+        self._alerts = found
+        return list(found)
+
+    def _alert_check(self, settings: Mapping[str, str], alert: Alert) -> str | None:
+        """Whether ``settings`` act on the alert's stages or join by Spark's rules (the
+        front end's plan, no replay): None if they do, else why not."""
+        values, _ = parse_settings(settings)
+        what_if = split_settings(values, self.baseline)
+        if not what_if.partitioning:
+            return None
+        target = settings_target(self.baseline, what_if, None)
+        plan = plan_for(self.profile, self.partitioning, what_if, target)
+        if alert.query_id is not None and any(j.query_id == alert.query_id for j in plan.joins):
+            return None
+        more = alert.kind in MORE_TASKS
+        for change in plan.changes:
+            if change.key in alert.stage_keys:
+                old, new = change.old_partitions, change.new_partitions
+                if (new > old) if more else (new < old):
+                    return None
+                return f"stage {change.key[0]} would run {new} tasks (it ran {old})"
+        stages = ", ".join(str(k[0]) for k in alert.stage_keys) or "its stages"
+        return f"it leaves stage {stages} as it ran" + (
+            f" ({'; '.join(plan.notes)})" if plan.notes else ""
+        )
+
     def diagnose(self) -> Diagnosis:
         """What `perfmodel diagnose` reports: measured split, critical path, findings, advice."""
         if self._diagnosis is not None:
@@ -534,6 +593,11 @@ class Analysis:
                 unattributed_basis=overall if measured or not self.vectors else None,
             )
         result.warnings.extend(warnings)
+        if self.profile.stages:
+            try:
+                result.alerts = [a.as_dict() for a in self.alerts(result)]
+            except PerfmodelError as exc:
+                result.warnings.append(f"no alerts for this log: {exc}")
         if self.samples is not None:
             add_sample_views(result, self.samples)
             add_code_vectors(result, self.vectors)

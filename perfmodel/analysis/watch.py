@@ -30,7 +30,6 @@ from perfmodel.analysis.facade import Analysis, analyse_loaded, locate
 from perfmodel.errors import EventLogNotFoundError
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED
 from perfmodel.profile.sources.follow import FollowControl
-from perfmodel.profile.sources.history import live_history_log
 from perfmodel.profile.sources.stores import LogPath, SourceOptions
 from perfmodel.profile.sources.uri import is_history_url
 from perfmodel.spark.live import CompletedStage, follow_log
@@ -186,6 +185,10 @@ def _followed_location(
     so only after its next scan), anything else as `locate` finds it."""
     if history_server is None and not is_history_url(text):
         return locate(text, sources, max_decompressed_bytes=max_decompressed_bytes)
+    # Imported when needed, as `locate` does: following a log on disk or in a store never
+    # pays for an HTTP client's start-up (ssl, http.client: CPU that is all overhead here).
+    from perfmodel.profile.sources.history import live_history_log
+
     while True:
         try:
             return live_history_log(

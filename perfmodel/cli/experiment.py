@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from perfmodel.cli import options
 from perfmodel.extras import require_extra
 
 if TYPE_CHECKING:
@@ -25,7 +26,10 @@ if TYPE_CHECKING:
 StoreOption = Annotated[
     Path | None,
     typer.Option(
-        "--store", help="Run store (SQLite file; default $PERFMODEL_STORE or the user data dir)."
+        "--store",
+        parser=options.output_path,
+        help="Run store (SQLite file; default $PERFMODEL_STORE or the user data dir). A "
+        "command that only reads never creates one.",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -49,11 +53,12 @@ def register(app: typer.Typer) -> None:
     app.add_typer(runs, name="runs")
 
 
-def _open(store: Path | None) -> RunStore:
+def _open(store: Path | None, *, create: bool = False) -> RunStore:
+    """The run store; only a command that records runs (``create``) makes a missing one."""
     # Imported here: the store brings SQLite and psutil, which building the CLI does not need.
     from perfmodel.runs.store import RunStore, default_store_path
 
-    return RunStore(store if store is not None else default_store_path())
+    return RunStore(store if store is not None else default_store_path(), create=create)
 
 
 def _params(values: list[str] | None) -> dict[str, str]:
@@ -73,13 +78,20 @@ def experiment_run(
     store: StoreOption = None,
     bundles: Annotated[
         Path | None,
-        typer.Option(help="Where run bundles go (default: 'bundles' beside the store)."),
+        typer.Option(
+            parser=options.output_path,
+            help="Where run bundles go (default: 'bundles' beside the store).",
+        ),
     ] = None,
     param: Annotated[
         list[str] | None, typer.Option("--param", help="Override a spec parameter: NAME=VALUE.")
     ] = None,
-    repetitions: Annotated[int | None, typer.Option(help="Override the repetitions.")] = None,
-    warmups: Annotated[int | None, typer.Option(help="Override the warm-up runs.")] = None,
+    repetitions: Annotated[
+        int | None, typer.Option(help="Override the repetitions.", min=1, max=options.COUNT_MAX)
+    ] = None,
+    warmups: Annotated[
+        int | None, typer.Option(help="Override the warm-up runs.", min=0, max=options.COUNT_MAX)
+    ] = None,
     only: Annotated[
         list[str] | None, typer.Option("--only", help="Run only this config (repeatable).")
     ] = None,
@@ -99,7 +111,7 @@ def experiment_run(
     )
     for orphan in find_orphans():
         typer.echo(f"warning: {orphan.describe()}", err=True)
-    with _open(store) as db:
+    with _open(store, create=True) as db:
         root = bundles if bundles is not None else db.path.parent / "bundles"
 
         def show(r: RunReport) -> None:
@@ -153,7 +165,11 @@ def experiment_report(
     store: StoreOption = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Directory for accuracy.md/.json and plots (default: none written)."),
+        typer.Option(
+            parser=options.output_path,
+            help="Directory for accuracy.md/.json and plots (default: none written; files of "
+            "the same name there are replaced).",
+        ),
     ] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write figures.")] = True,
     html: Annotated[
@@ -161,7 +177,8 @@ def experiment_report(
         typer.Option(
             "--html",
             help="Also write accuracy.html (into --out, else the current directory): measured "
-            "against predicted per configuration, a self-contained page like perfmodel report's.",
+            "against predicted per configuration, a self-contained page like perfmodel report's "
+            "(an existing accuracy.html is replaced).",
         ),
     ] = False,
     split: Annotated[
@@ -221,12 +238,17 @@ def experiment_calibrate(
     ],
     out: Annotated[
         Path,
-        typer.Option(help="Where to write the calibration (perfmodel/data/intervals.json ships)."),
+        typer.Option(
+            parser=options.output_path,
+            help="Where to write the calibration (perfmodel/data/intervals.json ships; an "
+            "existing file is replaced).",
+        ),
     ],
     store: Annotated[
         list[Path] | None,
         typer.Option(
             "--store",
+            parser=options.output_path,
             help="Run store (SQLite file; default $PERFMODEL_STORE or the user data dir). "
             "Repeat it to pool studies of the fit workloads made on different days.",
         ),
@@ -310,10 +332,17 @@ def experiment_settings(
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Directory for settings.md and settings.json (default: none written)."),
+        typer.Option(
+            parser=options.output_path,
+            help="Directory for settings.md and settings.json (default: none written; files "
+            "of the same name there are replaced).",
+        ),
     ] = None,
     limit: Annotated[
-        int | None, typer.Option(help="At most this many source runs per experiment.")
+        int | None,
+        typer.Option(
+            help="At most this many source runs per experiment.", min=1, max=options.COUNT_MAX
+        ),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -347,7 +376,9 @@ def runs_list(
     store: StoreOption = None,
     experiment: Annotated[str | None, typer.Option(help="Only this experiment.")] = None,
     status: Annotated[str | None, typer.Option(help="Only runs with this status.")] = None,
-    last: Annotated[int | None, typer.Option(help="Only the last N runs.")] = None,
+    last: Annotated[
+        int | None, typer.Option(help="Only the last N runs.", min=1, max=options.ID_MAX)
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """List stored runs."""
@@ -357,7 +388,7 @@ def runs_list(
 
 
 def runs_show(
-    run_id: Annotated[int, typer.Argument(help="Run id (see `perfmodel runs list`).")],
+    run_id: options.RunId,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -370,7 +401,7 @@ def runs_show(
 
 
 def runs_compare(
-    run_ids: Annotated[list[int], typer.Argument(help="Two or more run ids.")],
+    run_ids: options.RunIds,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:

@@ -38,7 +38,12 @@ def fleet(
         ),
     ] = None,
     out: Annotated[
-        Path, typer.Option("--out", help="Folder for the tables and summary.html.")
+        Path,
+        typer.Option(
+            "--out",
+            parser=options.output_path,
+            help="Folder for the tables and summary.html (each run updates them).",
+        ),
     ] = Path("fleet"),
     engine: Annotated[
         str, typer.Option(help="local: a process pool on this machine; spark: a PySpark job.")
@@ -57,7 +62,12 @@ def fleet(
         ),
     ] = None,
     jobs: Annotated[
-        int | None, typer.Option(help="Worker processes (local engine; default: one per core).")
+        int | None,
+        typer.Option(
+            help="Worker processes (local engine; default: one per core).",
+            min=1,
+            max=options.WORKERS_MAX,
+        ),
     ] = None,
     memory_cap: Annotated[
         str | None,

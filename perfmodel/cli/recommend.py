@@ -40,8 +40,15 @@ def recommend(
         str | None, typer.Option(help="Finish within this (20m, 1h30m, 600s), upper bound.")
     ] = None,
     budget: Annotated[str | None, typer.Option(help="Spend at most this (5usd, $0.50).")] = None,
-    max_nodes: Annotated[int, typer.Option(help="Largest node count tried per type.")] = 10,
-    top: Annotated[int, typer.Option(help="Rows of the cheapest meeting the deadline.")] = 5,
+    max_nodes: Annotated[
+        int, typer.Option(help="Largest node count tried per type.", min=1, max=10_000)
+    ] = 10,
+    top: Annotated[
+        int,
+        typer.Option(
+            help="Rows of the cheapest meeting the deadline.", min=1, max=options.COUNT_MAX
+        ),
+    ] = 5,
     driver_node: Annotated[
         bool, typer.Option(help="Bill one more node of the same type for the driver.")
     ] = False,
@@ -53,7 +60,10 @@ def recommend(
         str | None, typer.Option(help="Catalog row of the machine the profiled run used.")
     ] = None,
     baseline_cpu_speed: Annotated[
-        float | None, typer.Option(help="The profiled machine's cpu_speed on the catalog's scale.")
+        float | None,
+        typer.Option(
+            help="The profiled machine's cpu_speed on the catalog's scale.", min=1e-6, max=1e6
+        ),
     ] = None,
     baseline_disk_bw: options.BaselineDiskBw = None,
     baseline_net_bw: options.BaselineNetBw = None,
@@ -62,7 +72,10 @@ def recommend(
         typer.Option(help="Experiment in the run store whose runs calibrate the predictions."),
     ] = None,
     store: Annotated[
-        Path | None, typer.Option(help="Run store (default: $PERFMODEL_STORE or the user's).")
+        Path | None,
+        typer.Option(
+            parser=options.output_path, help="Run store (default: $PERFMODEL_STORE or the user's)."
+        ),
     ] = None,
     exhaustive: Annotated[
         bool, typer.Option(help="Replay every point (no pruning by lower bounds).")
@@ -72,7 +85,9 @@ def recommend(
         typer.Option(
             help="Skip points within this fraction of a replayed one (default 0: the "
             "exhaustive search's answers; 0.02: fewer replays, and the recommendation costs "
-            "at most 2% more than the cheapest)."
+            "at most 2% more than the cheapest).",
+            min=0.0,
+            max=1.0,
         ),
     ] = 0.0,
     attempt: options.Attempt = None,

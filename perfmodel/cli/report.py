@@ -20,7 +20,12 @@ def register(app: typer.Typer) -> None:
             show_default=False,
         ),
         out: Path = typer.Option(
-            Path("report.html"), "--out", "-o", help="The HTML file to write."
+            Path("report.html"),
+            "--out",
+            "-o",
+            parser=options.output_path,
+            help="The HTML file to write (an existing regular file is replaced; a folder, "
+            "device, FIFO or symbolic link is refused).",
         ),
         attempt: str | None = typer.Option(
             None, "--attempt", help="Application attempt to report on (default: the latest)."
@@ -41,9 +46,11 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
 
         from perfmodel.analysis import DEFAULT_MAX_DECOMPRESSED, load, locate
+        from perfmodel.atomic import check_output
         from perfmodel.report import render_to_file, renderer
 
         html = renderer("html")
+        check_output(out)  # before the analysis: a refused path costs nothing
         sources = options.source_options(endpoint_url, ca_bundle, timeout_s)
         cap = DEFAULT_MAX_DECOMPRESSED if max_decompressed is None else max_decompressed
 

@@ -43,12 +43,17 @@ def watch_command(
         ),
     ] = False,
     interval: Annotated[
-        float, typer.Option("--interval", help="Seconds between polls for new bytes.")
+        float,
+        typer.Option(
+            "--interval", min=0.01, max=86_400.0, help="Seconds between polls for new bytes."
+        ),
     ] = 2.0,
     timeout: Annotated[
         float | None,
         typer.Option(
             "--timeout",
+            min=0.01,
+            max=365 * 86_400.0,
             help="Stop when the log has not grown for this many seconds (default: wait for "
             "the application's end).",
             show_default=False,

@@ -197,6 +197,9 @@ class ExecutorInfo:
     added_ms: float | None = None
     removed_ms: float | None = None
     removed_reason: str | None = None
+    peak_heap_bytes: int | None = None
+    """The most JVM heap it had in use (``JVMHeapMemory`` of its tasks' ends, Spark 3.0+;
+    garbage not yet collected included), None where the log does not say."""
 
 
 @dataclass(slots=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import msgspec
 
-from perfmodel.profile.eventlog import LogProblem
+from perfmodel.profile.eventlog import LogProblem, ProblemList
 from perfmodel.profile.quality import DataQuality
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -204,7 +204,9 @@ class DaskStream:
     schedulers: list[SchedulerFile] = field(default_factory=list)
     workers: list[WorkerFile] = field(default_factory=list)
     clients: list[ClientFile] = field(default_factory=list)
-    problems: list[LogProblem] = field(default_factory=list)
+    problems: list[LogProblem] = field(default_factory=ProblemList)
+    """The first `perfmodel.profile.eventlog.MAX_PROBLEMS_KEPT` problems (every one is
+    counted in ``quality``): a file of junk lines must not be remembered line by line."""
     quality: DataQuality = field(default_factory=DataQuality)
     lines: int = 0
     records: int = 0
@@ -227,6 +229,10 @@ def read_stream(directory: Path, root: Path | None = None) -> DaskStream:
 def read_file(path: Path, name: str, out: DaskStream) -> None:
     """Add one file's records to ``out``; its kind is in its name (``scheduler-…``)."""
     kind = path.name.split("-", 1)[0]
+    if not path.is_file():  # a FIFO or device named like a recording would never end
+        out.problems.append(LogProblem(name, None, "not a regular file; skipped", "corrupt_stream"))
+        out.quality.add("corrupt_stream", name)
+        return
     try:
         with path.open("rb") as handle:
             lines = list(_lines(handle))
@@ -286,6 +292,8 @@ def _decode(line: bytes, name: str, number: int, out: DaskStream) -> Record | No
     except msgspec.DecodeError as exc:
         kind = "truncated_tail" if not line.endswith(b"\n") else "undecodable_line"
         _problem(out, name, number, kind, f"not valid JSON ({exc})")
+    except RecursionError:
+        _problem(out, name, number, "undecodable_line", "nested too deep to be a record")
     return None
 
 

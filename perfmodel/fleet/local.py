@@ -24,6 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from perfmodel.fleet.analyse import Rows, analyse_log, empty_rows, error_rows
 from perfmodel.fleet.discover import LogRef
+from perfmodel.profile.record.children import exit_with
 from perfmodel.profile.sources.stores import SourceOptions
 from perfmodel.simulate.whatif import Change
 
@@ -42,7 +43,11 @@ def default_jobs() -> int:
 def _pool(workers: int) -> ProcessPoolExecutor:
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD)
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    # Workers are the server's children, not ours: each ends itself when we do (kill -9
+    # included), instead of finishing its log for nobody.
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=exit_with, initargs=(os.getpid(),)
+    )
 
 
 def merge_rows(into: Rows, rows: Rows) -> None:

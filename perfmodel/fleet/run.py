@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from perfmodel.atomic import check_output_dir
 from perfmodel.errors import PerfmodelError
 from perfmodel.extras import require_extra
 from perfmodel.fleet.analyse import Rows
@@ -31,7 +32,7 @@ from perfmodel.fleet.store import (
     unchanged,
     write_table,
 )
-from perfmodel.fleet.summary import FleetSummary, summarise
+from perfmodel.fleet.summary import FleetSummary, mark_duplicates, summarise
 from perfmodel.profile.sources.stores import SourceOptions
 from perfmodel.simulate.whatif import Change
 
@@ -80,8 +81,8 @@ def run_fleet(
     """Analyse the logs that changed, merge, write the tables and summarise them."""
     if opts.engine not in ENGINES:
         raise FleetOptionError(f"--engine must be one of {', '.join(ENGINES)}")
-    out = opts.out.expanduser().resolve()
-    refs, remote = discover(opts.inputs, since=opts.since, exclude=out)
+    out = check_output_dir(opts.out.expanduser()).resolve()
+    refs, remote, unusable = discover(opts.inputs, since=opts.since, exclude=out)
     if opts.engine != "spark":
         # The local engine reads object stores, HDFS and History Servers itself.
         refs = sorted({*refs, *list_store_refs(remote, opts.sources, opts.since)})
@@ -115,11 +116,29 @@ def run_fleet(
     finally:
         if spark is not None and own_session:
             spark.stop()  # a session the caller made (a notebook, a test) stays theirs
+    # Entries discovery found unusable (a dangling link, a FIFO, a listing loop) are
+    # accounted for as errors rows, found afresh by every run.
+    found_unusable = table_from_rows(
+        [
+            {
+                "log_path": u.path,
+                "log_size": 0,
+                "log_mtime_ns": 0,
+                "kind": u.kind,
+                "reason": u.reason,
+            }
+            for u in unusable
+        ],
+        RESULT_TABLES["errors"],
+    )
+    new["errors"] = pa.concat_tables([new["errors"], found_unusable.cast(new["errors"].schema)])
     tables: dict[str, pa.Table] = {}
-    paths = [r.path for r in todo]
+    paths = [r.path for r in todo] + [u.path for u in unusable]
     for name, schema in RESULT_TABLES.items():
         old = schema.empty_table() if opts.fresh else read_table(out, name, schema)
         tables[name] = replace_logs(old, new[name], paths)
+        if name == "apps":
+            tables[name] = mark_duplicates(tables[name])
         write_table(out, name, tables[name])
     tables["regressions"] = find_regressions(tables["apps"], tables["stages"])
     write_table(out, "regressions", tables["regressions"])

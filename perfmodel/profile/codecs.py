@@ -166,6 +166,21 @@ def _looks_like_text(head: bytes) -> bool:
     perfmodel does not know, a stream of zeros) has bad bytes everywhere.
     """
     head = head.removeprefix(UTF8_BOM)
+    if _mostly_text(head):
+        return True
+    # One damaged line at the very start (a header of NUL bytes left by a crash, a
+    # half-overwritten first event): the lines after it decide. A stream of zeros or
+    # compressed data holds no line break followed by text.
+    first_nl = head.find(b"\n")
+    rest = head[first_nl + 1 :]
+    return first_nl >= 0 and len(rest) >= _MIN_TEXT_AFTER_BAD_LINE and _mostly_text(rest)
+
+
+_MIN_TEXT_AFTER_BAD_LINE = 64
+"""Bytes after a damaged first line that must look like text for the data to be text."""
+
+
+def _mostly_text(head: bytes) -> bool:
     text = _utf8_decoder("replace").decode(head, final=False)
     bad = text.count("\ufffd") + len(_CONTROL_BYTES.findall(head))
     return bad <= max(1, int(len(head) * _MAX_BAD_HEAD_BYTES_RATIO))

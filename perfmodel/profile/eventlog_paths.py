@@ -43,7 +43,11 @@ _COMPACT = ".compact"
 _PLAIN_SUFFIXES = frozenset({"json", "jsonl", "txt", "log"})
 # YARN application ids contain underscores themselves; other ids (local-…, app-…, spark-…) do not.
 _YARN_ATTEMPT_RE = re.compile(r"(application_\d+_\d+)_(\d+)")
-_OTHER_ATTEMPT_RE = re.compile(r"([^_]+)_(\d+)")
+_OTHER_ATTEMPT_RE = re.compile(
+    r"(local-\d+|app-\d{14}-\d+|spark-[0-9a-f]{32}|spark-application-\d+)_(\d+)"
+)
+"""An attempt after an app id of Spark's other cluster managers (local, standalone,
+Kubernetes): ``_N`` after any other name (``report_2024``, ``myapp_3``) is part of the name."""
 _MAX_LISTED = 20
 
 
@@ -57,8 +61,10 @@ class EventLogSource:
     attempt: str | None
     other_attempts: list[str] = field(default_factory=list)
     in_progress: bool = False
-    missing_parts: list[int] = field(default_factory=list)
-    """Numbers absent from a rolling (or legacy) log's parts, e.g. 2 of events_1, events_3."""
+    missing_parts: list[tuple[int, int]] = field(default_factory=list)
+    """Runs of numbers absent from a rolling (or legacy) log's parts, first and last of each:
+    ``(2, 2)`` for events_1, events_3. Runs, not numbers: a part numbered 1,000,000 after
+    part 1 costs one run, not a million entries."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -85,8 +91,8 @@ def _split_name(name: str) -> tuple[str, bool]:
 def _split_attempt(key: str) -> tuple[str, str | None]:
     """``(app id, attempt)`` from a key; Spark appends ``_<attempt>`` to the app id.
 
-    Only numeric attempts after a recognisable app id count, so names like
-    ``spark_event_log_example`` or ``my_job_2024`` are not misread as attempts.
+    Only numeric attempts after an app id of a shape Spark gives count, so names like
+    ``spark_event_log_example``, ``my_job_2024`` or ``myapp_3`` are not misread as attempts.
     """
     m = _YARN_ATTEMPT_RE.fullmatch(key)
     if m is None and not key.startswith("application_"):
@@ -320,7 +326,7 @@ def _select(
 
 
 def _materialize(given: LogPath, cand: _Candidate, others: list[str]) -> EventLogSource:
-    missing: list[int] = []
+    missing: list[tuple[int, int]] = []
     if cand.kind == "rolling":
         parts, in_progress, missing = _rolling_parts(cand.path)
     elif cand.kind == "legacy":
@@ -346,19 +352,23 @@ def _materialize(given: LogPath, cand: _Candidate, others: list[str]) -> EventLo
     )
 
 
-def _missing_numbers(numbers: list[int], first: int) -> list[int]:
-    """Part numbers absent between ``first`` and the highest present (sorted input).
+def _missing_numbers(numbers: list[int], first: int) -> list[tuple[int, int]]:
+    """Runs of part numbers (first, last) absent between ``first`` and the highest present
+    (sorted input): as many runs as there are parts at most, however wide the gaps.
 
     Spark numbers rolling parts from 1 without gaps, so a gap is a part that was lost
     (deleted, not copied); its events are missing from the analysis.
     """
-    present = set(numbers)
-    if not numbers:
-        return []
-    return [n for n in range(first, numbers[-1]) if n not in present]
+    runs: list[tuple[int, int]] = []
+    expected = first
+    for n in numbers:
+        if n > expected:
+            runs.append((expected, n - 1))
+        expected = max(expected, n + 1)
+    return runs
 
 
-def _rolling_parts(d: LogPath) -> tuple[list[LogPath], bool, list[int]]:
+def _rolling_parts(d: LogPath) -> tuple[list[LogPath], bool, list[tuple[int, int]]]:
     """Parts in numeric order (``events_10`` after ``events_9``), the in-progress flag and
     the numbers missing from the sequence.
 
@@ -398,7 +408,7 @@ def _rolling_parts(d: LogPath) -> tuple[list[LogPath], bool, list[int]]:
     return parts, any(s.endswith(_IN_PROGRESS) for s in statuses), missing
 
 
-def _legacy_parts(d: LogPath) -> tuple[list[LogPath], bool, list[int]]:
+def _legacy_parts(d: LogPath) -> tuple[list[LogPath], bool, list[tuple[int, int]]]:
     """Spark 1.0-1.2 log directories: ``EVENT_LOG_<n>`` files, done once APPLICATION_COMPLETE
     exists. The codec (named by a ``COMPRESSION_CODEC_*`` marker) is recognised from the data."""
     events: list[tuple[int, LogPath]] = []

@@ -224,12 +224,14 @@ class Renderer:
         return [k for k in KINDS if getattr(cls, k) is not getattr(Renderer, k)]
 
 
-def render_to_file(path: Path, draw: Callable[[TextIO], object]) -> Path:
+def render_to_file(path: Path, draw: Callable[[TextIO], object], *, overwrite: bool = True) -> Path:
     """Write what ``draw`` writes to the stream it is given into ``path`` (UTF-8, its parent
     made if missing), whole or not at all: a reader never sees half a page, and a failed
-    rendering leaves the old file."""
+    rendering leaves the old file. Only a missing path or a regular file is written
+    (`perfmodel.atomic.check_output`: never a device, FIFO, directory or link); an existing
+    file is replaced only with ``overwrite``. The check comes before ``draw`` runs, so a
+    refused path costs no rendering."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with replacing(path) as tmp, tmp.open("w", encoding="utf-8") as f:
+    with replacing(path, overwrite=overwrite) as tmp, tmp.open("w", encoding="utf-8") as f:
         draw(f)
     return path

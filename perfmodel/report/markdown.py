@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from perfmodel.atomic import write_atomically
+from perfmodel.atomic import make_output_dir, write_atomically
 from perfmodel.experiment.held_out import describe_pair
 from perfmodel.experiment.results import AccuracyReport, KindAccuracy
 from perfmodel.experiment.samplers import SamplerComparison, compare_samplers
@@ -206,7 +206,7 @@ def write_report(
     report: AccuracyReport, out: Path, run_load: tuple[float, float] | None = None
 ) -> tuple[Path, Path]:
     """Write ``accuracy.md`` and ``accuracy.json`` into ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out)
     md = out / "accuracy.md"
     write_atomically(md, render_markdown(report, run_load))
     js = out / "accuracy.json"

@@ -9,6 +9,7 @@ omit (1.x logs lack many) has a default, so one schema reads Spark 1.x through 4
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Union
 
 import msgspec
@@ -218,6 +219,12 @@ class TaskEndReasonJson(_Event, kw_only=True):
     message: str | None = field(name="Message", default=None)
 
 
+class TaskExecutorMetricsJson(_Event, kw_only=True):
+    """The executor's peak memory metrics as of a task's end (Spark 3.0+): only the heap's."""
+
+    jvm_heap: Measured = field(name="JVMHeapMemory", default=0)
+
+
 class TaskEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskEnd"):
     stage_id: Long = field(name="Stage ID")
     stage_attempt: Long = field(name="Stage Attempt ID", default=0)
@@ -225,6 +232,9 @@ class TaskEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskEnd
     reason: TaskEndReasonJson = field(name="Task End Reason", default_factory=TaskEndReasonJson)
     task_info: TaskInfoJson = field(name="Task Info")
     metrics: TaskMetricsJson | None = field(name="Task Metrics", default=None)
+    executor_metrics: TaskExecutorMetricsJson | None = field(
+        name="Task Executor Metrics", default=None
+    )
 
 
 class SqlMetricJson(_Event, kw_only=True):
@@ -398,3 +408,35 @@ _OTHER_CORE_EVENTS = frozenset(
         "SparkListenerExecutorResourceRequestsUpdated",
     }
 )
+
+
+_BEFORE_LOG_START = frozenset(
+    "SparkListener" + name
+    for name in (
+        "ApplicationStart",
+        "ApplicationEnd",
+        "BlockManagerAdded",
+        "BlockManagerRemoved",
+        "EnvironmentUpdate",
+        "ExecutorMetricsUpdate",
+        "JobStart",
+        "JobEnd",
+        "StageSubmitted",
+        "StageCompleted",
+        "TaskStart",
+        "TaskGettingResult",
+        "TaskEnd",
+        "UnpersistRDD",
+    )
+)
+"""Every event Spark 1.0-1.2 wrote; those logs have no version line (SparkListenerLogStart
+came with 1.3, as the first line of every log)."""
+
+
+def unknown_version(event_counts: Mapping[str, int]) -> str:
+    """What to say for a log without a version line: a log of Spark 1.2 or older holds only
+    the events those versions wrote; any other event means a newer log whose first line
+    (the version line) was lost."""
+    if all(name in _BEFORE_LOG_START for name, n in event_counts.items() if n):
+        return "unknown (log predates Spark 1.3)"
+    return "unknown (the log's first line, which names the version, is missing)"

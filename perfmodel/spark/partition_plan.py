@@ -517,7 +517,9 @@ def plan_changes(
                 or partitioning.parallelism_set
                 or ("spark.default.parallelism" in changes)
             )
-            if follows:
+            # Unchanged parallelism changes nothing: a stage's own count may differ from it
+            # (a cartesian product runs one task per pair of its sides' partitions).
+            if follows and new_parallelism != base_parallelism:
                 change = parallelism_change(profile, part, new_parallelism, attempts)
         if change is not None:
             if change.new_partitions > MAX_PARTITIONS * 10:

@@ -190,6 +190,31 @@ def test_fleet_records_a_404_and_goes_on(history_server: HistoryServer, tmp_path
     assert victim in errors[0]["log_path"] and "HTTP 404" in errors[0]["reason"]
 
 
+def test_followed_application_missing_for_a_while_is_waited_for(
+    history_server: HistoryServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An application the server stops listing for a while (as it does between the scan
+    that finds its `.inprogress` log gone and the one that lists the final log) is asked
+    for again at the next poll; only a longer absence is an error."""
+    from perfmodel.errors import EventLogNotFoundError
+    from perfmodel.profile.sources import history
+    from perfmodel.profile.sources.stores import SourceOptions
+
+    app = history_server.apps[0]
+    with FaultProxy(history_server.url) as proxy:
+        log = history.live_history_log(f"{proxy.url}/history/{app}", SourceOptions(), 1 << 30, 0.0)
+        store = log.store
+        assert isinstance(store, history.LiveHistoryStore)
+        names = [e.name for e in store.iter_dir(log.loc)]
+        proxy.faults[f"/applications/{app}"] = "404"
+        store.refresh()  # missing: what was read stays readable
+        assert [e.name for e in store.iter_dir(log.loc)] == names
+        assert proxy.hits.get(f"/api/v1/applications/{app}", 0) >= 2
+        monkeypatch.setattr(history, "VANISHED_GRACE_S", 0.0)
+        with pytest.raises(EventLogNotFoundError, match="HTTP 404"):
+            store.refresh()
+
+
 def test_server_going_away_mid_read_is_retried(history_server: HistoryServer) -> None:
     app = _app_of(SHS_LOGS[0])
     _, direct, _ = run(["diagnose", "--json", f"{history_server.url}/history/{app}"])

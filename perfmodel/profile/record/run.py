@@ -9,6 +9,7 @@ command fails.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -193,6 +194,7 @@ def _record_into(
     jvm_executors: dict[int, str] = {}
     limits: dict[str, float | None] = {}
     monitor_cpu_s = 0.0
+    reaper = contextlib.ExitStack()
     try:
         try:
             child = subprocess.Popen(
@@ -204,6 +206,8 @@ def _record_into(
         except OSError as exc:
             raise bundle.BundleError(f"cannot run {command[0]!r}: {exc}") from None
         started_child.append(child.pid)
+        # Disarmed in the finally below, once the workload's JVMs have had their time to end.
+        reaper.enter_context(children.group_dies_with_us(child.pid))
         note = children.register(child.pid, command)
         if options.monitor:
             monitor = ProcessTreeMonitor(child.pid, options.poll_s)
@@ -255,6 +259,7 @@ def _record_into(
             perfmodel_cpu_s=own_cpu,
         )
     finally:
+        reaper.close()
         signal.signal(signal.SIGINT, previous)
         if threads is not None:
             threads.close()

@@ -12,13 +12,17 @@ to the decompression cap before any is read (`zipfile` never inflates past a dec
 
 Every request has a timeout and is retried with exponential backoff on connection errors,
 timeouts and 5xx/429 answers; 401, 403 and 404 are answered at once with an error that
-says what to do. TLS is verified (the system's CAs, or ``--ca-bundle``). Credentials for a
-server behind basic authentication come from ``~/.netrc`` (``NETRC``), never from the URL.
+says what to do. Connecting has its own, shorter timeout, and is not retried when it runs
+out: a server that does not answer a connection in that time is a wrong address or a
+firewall far more often than a blip, and four more waits would only make the user wait.
+TLS is verified (the system's CAs, or ``--ca-bundle``). Credentials for a server behind
+basic authentication come from ``~/.netrc`` (``NETRC``), never from the URL.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import http.client
 import json
 import netrc
@@ -57,6 +61,9 @@ from perfmodel.profile.sources.uri import (
 DEFAULT_RETRIES = 3
 """Retries after the first try (so four requests at most), 0.5 s, 1 s, 2 s apart."""
 BACKOFF_S = 0.5
+VANISHED_GRACE_S = 120.0
+"""How long a followed application may be missing from the server (404) before that is an
+error: a few of the server's scans (`spark.history.fs.update.interval`, 10 s by default)."""
 DOWNLOAD_PIECE = 1024 * 1024
 MAX_ZIP_ENTRIES = 100_000
 
@@ -125,16 +132,17 @@ class HistoryClient:
         """``consume(response)`` for ``GET base + path``, retried on transient failures
         (a failure inside ``consume``, such as the server going away mid-body, included)."""
         url = self.base + path
-        context = self._context()
+        connect_s = min(self.options.connect_timeout_s, self.options.request_timeout_s)
+        opener = urllib.request.build_opener(
+            _HTTPHandler(connect_s), _HTTPSHandler(connect_s, self._context())
+        )
         last = ""
         for attempt in range(self.retries + 1):
             if attempt:
                 self.sleep(BACKOFF_S * 2 ** (attempt - 1))
             req = urllib.request.Request(url, headers=self._headers())
             try:
-                with urllib.request.urlopen(
-                    req, timeout=self.options.request_timeout_s, context=context
-                ) as resp:
+                with opener.open(req, timeout=self.options.request_timeout_s) as resp:
                     return consume(resp)
             except urllib.error.HTTPError as e:
                 if e.code in (401, 403, 404):
@@ -150,6 +158,11 @@ class HistoryClient:
                 reason = getattr(e, "reason", e)
                 if isinstance(reason, ssl.SSLCertVerificationError):
                     raise self._untrusted(reason) from None
+                if isinstance(reason, _ConnectTimeout):
+                    raise HistoryServerError(
+                        f"{self.shown}: {what}: no connection within {connect_s:g} s (is the "
+                        "address right, and the server up and reachable from here?)"
+                    ) from None
                 last = _describe_network(reason)
         raise HistoryServerError(
             f"{self.shown}: {what}: no answer after {self.retries + 1} tries ({last})"
@@ -265,6 +278,72 @@ class HistoryClient:
 def _shs_date(when: datetime) -> str:
     """The date format the History Server's ``minDate``/``minEndDate`` take."""
     return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}GMT"
+
+
+class _ConnectTimeout(OSError):
+    """Connecting (TCP and TLS) took longer than the connect timeout."""
+
+
+class _HTTPConnection(http.client.HTTPConnection):
+    """A connection whose connecting is held to ``connect_timeout``; each read then waits up
+    to the request timeout (the server may take a while to build a big application's zip)."""
+
+    def __init__(self, *args: Any, connect_timeout: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.connect_timeout = connect_timeout
+
+    def connect(self) -> None:
+        self.sock = _connected(super().connect, self)
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    """`_HTTPConnection` over TLS (the handshake counts as connecting)."""
+
+    def __init__(self, *args: Any, connect_timeout: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.connect_timeout = connect_timeout
+
+    def connect(self) -> None:
+        self.sock = _connected(super().connect, self)
+
+
+def _connected(
+    connect: Callable[[], None], conn: _HTTPConnection | _HTTPSConnection
+) -> socket.socket:
+    """``connect()`` under the connection's connect timeout, its socket then set to wait up
+    to the request timeout."""
+    read_timeout = conn.timeout
+    conn.timeout = conn.connect_timeout
+    try:
+        connect()
+    except TimeoutError:
+        raise _ConnectTimeout("connecting timed out") from None
+    finally:
+        conn.timeout = read_timeout
+    sock: socket.socket = conn.sock
+    sock.settimeout(read_timeout)
+    return sock
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, connect_timeout: float) -> None:
+        super().__init__()
+        self.connect_timeout = connect_timeout
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        conn = functools.partial(_HTTPConnection, connect_timeout=self.connect_timeout)
+        return self.do_open(conn, req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, connect_timeout: float, context: ssl.SSLContext | None) -> None:
+        super().__init__(context=context)
+        self.connect_timeout = connect_timeout
+        self.tls_context = context
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        conn = functools.partial(_HTTPSConnection, connect_timeout=self.connect_timeout)
+        return self.do_open(conn, req, context=self.tls_context)
 
 
 def _describe_network(reason: object) -> str:
@@ -437,6 +516,7 @@ class LiveHistoryStore:
         self.shown = app_url(client.shown, app_id, attempt)
         self._updated: int | None = None
         self._checked = 0.0
+        self._seen = 0.0
         self._zip: ZipStore | None = None
         self.downloads = 0
         self.refresh(force=True)
@@ -455,12 +535,22 @@ class LiveHistoryStore:
         if not force and now - self._checked < self.min_gap_s:
             return
         self._checked = now
-        updated = self._last_updated()
-        if self._zip is not None and updated == self._updated:
+        try:
+            updated = self._last_updated()
+            if self._zip is not None and updated == self._updated:
+                self._seen = now
+                return
+            spool = self.client.download_logs(self.app_id, self.attempt, self.cap)
+        except EventLogNotFoundError:
+            # When an application ends, the server's next scan finds its `.inprogress` log
+            # gone and drops the application before it lists it again under the final
+            # name: a 404 for a while. Keep what was read, and ask again next poll.
+            if self._zip is None or now - self._seen > VANISHED_GRACE_S:
+                raise
             return
-        spool = self.client.download_logs(self.app_id, self.attempt, self.cap)
         self._zip = ZipStore(spool, self.shown, self.cap)
         self._updated = updated
+        self._seen = now
         self.downloads += 1
 
     @property

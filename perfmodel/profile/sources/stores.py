@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import socket
 import stat as stat_mod
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, cast
+from urllib.parse import urlsplit
 
 from perfmodel.errors import EventLogNotFoundError, PerfmodelError
 from perfmodel.profile.sources.uri import (
@@ -337,8 +340,9 @@ class ArrowStore:
         try:
             if loc.scheme == "s3":
                 endpoint = opts.s3_endpoint()
+                connect_s = min(opts.connect_timeout_s, opts.request_timeout_s)
                 kwargs: dict[str, Any] = {
-                    "connect_timeout": opts.connect_timeout_s,
+                    "connect_timeout": connect_s,
                     "request_timeout": opts.request_timeout_s,
                     "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=4),
                 }
@@ -348,6 +352,7 @@ class ArrowStore:
                     scheme, sep, rest = endpoint.partition("://")
                     kwargs["endpoint_override"] = rest.rstrip("/") if sep else endpoint
                     kwargs["scheme"] = scheme if sep else "https"
+                    _check_connects(kwargs["endpoint_override"], kwargs["scheme"], loc, connect_s)
                 region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
                 if region:
                     kwargs["region"] = region
@@ -357,17 +362,29 @@ class ArrowStore:
                     kwargs["region"] = "us-east-1"
                 return pafs.S3FileSystem(**kwargs)
             if loc.scheme == "gs":
+                if not _gcs_credentials_found():
+                    raise StoreAccessError(
+                        f"{scrub(str(loc))}: no Google Cloud credentials found: perfmodel uses "
+                        "Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS naming "
+                        "a key file, `gcloud auth application-default login`, or the metadata "
+                        "server on Google Cloud)"
+                    )
                 # Bounded retries: the client otherwise keeps retrying for 15 minutes.
                 limit = timedelta(seconds=opts.request_timeout_s)
                 return pafs.GcsFileSystem(retry_time_limit=limit)
             if loc.scheme == "abfs":
                 container, _, host = loc.authority.partition("@")
                 account, _, suffix = host.partition(".")
+                if shutil.which("az") is None:
+                    # DefaultAzureCredential's last resort runs the Azure CLI through a
+                    # shell, which prints "az: not found" under the one error line when it
+                    # is not installed; "prod" is the same chain without that one.
+                    os.environ.setdefault("AZURE_TOKEN_CREDENTIALS", "prod")
                 return pafs.AzureFileSystem(account_name=account)
             if loc.scheme == "hdfs":
                 host = loc.host or "default"
                 return pafs.HadoopFileSystem(host, loc.port or (0 if host == "default" else 8020))
-        except (OSError, RuntimeError) as e:
+        except _client_errors() + (RuntimeError,) as e:
             raise StoreUnavailableError(_connect_message(loc, e)) from None
         raise SourceError(f"{loc.scheme}:// has no store")  # parse_location prevents this
 
@@ -398,7 +415,7 @@ class ArrowStore:
 
         try:
             fi = self.fs.get_file_info(self._arrow_path(loc))
-        except OSError as e:
+        except _client_errors() as e:
             raise _map_error(e, self.describe(loc)) from None
         if fi.type == pafs.FileType.NotFound:
             if (not loc.key and self._bucket_path(loc) is not None) or self._bucket_missing(loc):
@@ -419,7 +436,7 @@ class ArrowStore:
 
             try:
                 found = self.fs.get_file_info(bucket).type != pafs.FileType.NotFound
-            except OSError:
+            except _client_errors():
                 found = True  # cannot tell: let the caller's own error speak
             self._bucket_exists = found
         return not self._bucket_exists
@@ -432,7 +449,7 @@ class ArrowStore:
             infos = self.fs.get_file_info(selector)
         except FileNotFoundError:
             raise EventLogNotFoundError(self._missing(loc)) from None
-        except OSError as e:
+        except _client_errors() as e:
             raise _map_error(e, self.describe(loc)) from None
         for fi in infos:
             yield _entry(fi, fi.base_name)
@@ -444,7 +461,7 @@ class ArrowStore:
                 f.seek(offset)
         except FileNotFoundError:
             raise EventLogNotFoundError(self._missing(loc)) from None
-        except OSError as e:
+        except _client_errors() as e:
             raise _map_error(e, self.describe(loc)) from None
         return cast(BinaryIO, _ArrowReader(f, self.describe(loc)))
 
@@ -456,7 +473,7 @@ class ArrowStore:
 
             try:
                 missing_bucket = self.fs.get_file_info(bucket).type == pafs.FileType.NotFound
-            except OSError:
+            except _client_errors():
                 missing_bucket = False
             if missing_bucket:
                 return f"No such bucket: {self.describe(Location(loc.scheme, loc.authority, ''))}"
@@ -497,7 +514,7 @@ class _ArrowReader:
     def _fill_raw(self, n: int) -> bytes:
         try:
             return self._f.read(n)
-        except OSError as e:
+        except _client_errors() as e:
             raise OSError(str(_map_error(e, self._shown))) from None
 
     def seek(self, offset: int, whence: int = 0) -> int:
@@ -512,6 +529,75 @@ class _ArrowReader:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_connects(host_port: str, scheme: str, loc: Location, timeout_s: float) -> None:
+    """Raise `StoreUnavailableError` when a custom endpoint does not take a connection within
+    ``timeout_s``. The S3 client would try four times (40 s with the default timeout) for an
+    address that drops connections, which is a wrong address or a firewall, not a blip; any
+    other failure is left to the client, its retries and its own error."""
+    # Imported here: urllib.request brings http.client and ssl, start-up that a command on a
+    # local log would pay for nothing.
+    from urllib.request import getproxies, proxy_bypass
+
+    split = urlsplit(f"{scheme}://{host_port}")
+    host = split.hostname or host_port
+    if scheme in getproxies() and not proxy_bypass(host):
+        return  # the client goes through the proxy: a direct connection proves nothing
+    try:
+        port = split.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        return  # the client says what is wrong with it
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except TimeoutError:
+        raise StoreUnavailableError(
+            f"{scrub(str(loc))}: no connection to the endpoint {scrub(host_port)} within "
+            f"{timeout_s:g} s (is the address right, and the store reachable from here?)"
+        ) from None
+    except OSError:
+        return
+
+
+def _gcs_credentials_found() -> bool:
+    """Whether Application Default Credentials have anything to try: a key file that
+    GOOGLE_APPLICATION_CREDENTIALS names, gcloud's ADC file, an emulator, or a metadata
+    server (whose name resolves only on Google Cloud, or one named by GCE_METADATA_HOST).
+    With none, the GCS client retries for its whole time limit before it fails (90 s
+    measured), so a user without credentials is told at once instead."""
+    env = os.environ
+    if any(
+        env.get(name)
+        for name in (
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "CLOUD_STORAGE_EMULATOR_ENDPOINT",
+            "GCE_METADATA_HOST",
+            "GCE_METADATA_ROOT",
+        )
+    ):
+        return True
+    config = env.get("CLOUDSDK_CONFIG") or os.path.join(
+        os.path.expanduser("~"), ".config", "gcloud"
+    )
+    adc = env.get("GOOGLE_GCLOUD_ADC_PATH_OVERRIDE") or os.path.join(
+        config, "application_default_credentials.json"
+    )
+    if os.path.isfile(adc):
+        return True
+    try:
+        socket.getaddrinfo("metadata.google.internal", 80)
+    except OSError:
+        return False
+    return True
+
+
+def _client_errors() -> tuple[type[Exception], ...]:
+    """What the ``pyarrow.fs`` clients raise: `OSError` mostly, but a plain
+    ``ArrowException`` for some failures (the Azure SDK failing to get a token), which must
+    become the same one-line error, not a traceback."""
+    import pyarrow as pa
+
+    return (OSError, pa.ArrowException)
 
 
 def _entry(fi: Any, name: str) -> Entry:
@@ -542,6 +628,9 @@ _ACCESS_MARKERS = (
     "AuthorizationFailure",
 )
 _CREDENTIAL_MARKERS = (
+    "DefaultAzureCredential",
+    "AuthenticationException",
+    "OAuth2 access token",
     "InvalidAccessKeyId",
     "SignatureDoesNotMatch",
     "MissingAuthenticationToken",
@@ -566,7 +655,7 @@ _UNREACHABLE_MARKERS = (
 )
 
 
-def _map_error(e: OSError, shown: str) -> PerfmodelError:
+def _map_error(e: Exception, shown: str) -> PerfmodelError:
     """A client error as the perfmodel error a user can act on; the location is scrubbed and
     the client's own text (which may echo request details) is reduced to its error code."""
     text = str(e)
@@ -596,6 +685,10 @@ _AWS_CODE = re.compile(r"AWS Error ([A-Z_]+)|\b([A-Z][A-Za-z]+(?:Error|Exception
 
 def _code(text: str) -> str:
     """The error code in a client message, not the message (which can echo the request)."""
+    if "DefaultAzureCredential" in text:
+        return "no token from DefaultAzureCredential"
+    if "OAuth2 access token" in text:
+        return "no OAuth2 access token"
     m = _AWS_CODE.search(text)
     if m is not None:
         return m.group(1) or m.group(2)
