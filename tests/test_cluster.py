@@ -18,10 +18,13 @@ import pytest
 
 from perfmodel.experiment import cluster, netns
 from perfmodel.experiment.netns import ClusterError
+from perfmodel.profile.record.cost import usable_cores
 
 JOB = Path(__file__).parent / "data" / "cluster_job.py"
 TEST_NAME = "pmt"
 TEST_SUBNET = "10.77.1"
+WORKER_CPU = 0.5
+"""Each test worker's CPU quota (cores), which the recording reads back from its cgroup."""
 RATE_MBIT = 100.0
 
 
@@ -138,7 +141,9 @@ def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path, jvm_sam
     from perfmodel.profile.record.setup import RecordOptions
     from perfmodel.spark.load import build_profile
 
-    spec = cluster.ClusterSpec(name=clean_name, subnet=TEST_SUBNET, rate_mbit=RATE_MBIT)
+    spec = cluster.ClusterSpec(
+        name=clean_name, subnet=TEST_SUBNET, rate_mbit=RATE_MBIT, cpu_cores=WORKER_CPU
+    )
     state = cluster.up(spec)
     workers = {n.namespace: n.address for n in state.workers}
 
@@ -165,8 +170,13 @@ def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path, jvm_sam
     suffix = ".jfr" if jvm_sampler == "jfr" else ".jvmsamples"
     assert all(r.path.endswith(suffix) for r in executors), executors
     assert not any("no perfmodel plugin events" in w for w in result.warnings), result.warnings
-    # The executors ran on the workers' hosts: this machine's cores are not theirs.
+    # The executors ran on the workers' hosts: this machine's cores are not theirs. But
+    # they ran on this machine, each under its worker's CPU quota, which the bundle keeps.
     assert result.manifest.host_cores is None
+    assert result.manifest.executor_hosts == {
+        "machine_cores": usable_cores(),
+        "executors": {r.executor_id: {"cpu_limit_cores": WORKER_CPU} for r in executors},
+    }
 
     samples = bundle.load_samples(out)
     tied = samples.filter(pc.is_valid(samples.column("task_id")))
@@ -191,6 +201,7 @@ def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path, jvm_sam
         e.host for e in loaded.profile.executors.values() if e.executor_id != "driver"
     }
     assert executor_hosts == set(workers.values())
+    assert build_profile(out).profile.extra["executor_hosts"] == result.manifest.executor_hosts
     task_hosts = {t.host for s in loaded.profile.stages.values() for t in s.tasks}
     assert task_hosts == set(workers.values())
 

@@ -17,6 +17,9 @@ from perfmodel.experiment.spec_grid import RunConfig
 
 STUDY_NAME = "pms"
 STUDY_SUBNET = "10.77.2"
+"""The study clusters' name and subnet; ``PERFMODEL_STUDY_CLUSTER`` and
+``PERFMODEL_STUDY_SUBNET`` give others, so two studies on one machine do not take down each
+other's cluster (`study_cluster`)."""
 WORKER_MEMORY = "4g"
 """What each worker offers; the executors' heaps are the configs' ``executor_memory``."""
 WORKER_CPU = 0.5
@@ -48,12 +51,21 @@ def worker_cpu() -> float | None:
     return value
 
 
+def study_cluster() -> tuple[str, str]:
+    """(name, subnet) of the study's clusters: `STUDY_NAME` and `STUDY_SUBNET` unless the
+    environment gives others."""
+    name = os.environ.get("PERFMODEL_STUDY_CLUSTER", "").strip() or STUDY_NAME
+    subnet = os.environ.get("PERFMODEL_STUDY_SUBNET", "").strip() or STUDY_SUBNET
+    return name, subnet
+
+
 class ClusterSession:
     """Hands out the cluster a config runs on (None for local mode), building it as needed."""
 
-    def __init__(self, name: str = STUDY_NAME, subnet: str = STUDY_SUBNET) -> None:
-        self.name = name
-        self.subnet = subnet
+    def __init__(self, name: str | None = None, subnet: str | None = None) -> None:
+        default_name, default_subnet = study_cluster()
+        self.name = name or default_name
+        self.subnet = subnet or default_subnet
         self.state: ClusterState | None = None
         self.shape: tuple[int | None, float | None] | None = None
 

@@ -96,6 +96,11 @@ class BundleManifest:
     `perfmodel.profile.thread_cpu`); empty in bundles recorded without it."""
     recording_cost: dict[str, Any] = field(default_factory=dict)
     """`record` only: the samplers' CPU time while the command ran (`recording_cost`)."""
+    executor_hosts: dict[str, Any] = field(default_factory=dict)
+    """`record` with daemons (a namespace cluster's workers) only: the executors that ran on
+    this machine, as children of the daemons it followed: ``machine_cores`` (this machine's
+    usable cores, which they shared) and ``executors`` (executor id → ``cpu_limit_cores``,
+    its cgroup's CPU quota in cores, null for none). Empty elsewhere."""
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:

@@ -164,6 +164,36 @@ def executor_background_factor(
     return (1.0 + rho * e1 / max(float(base_executors), 1.0)) / (1.0 + rho)
 
 
+def machine_pressure(
+    executors: FloatArray | float,
+    wanted: FloatArray | float,
+    other: FloatArray | float,
+    machine_cores: FloatArray | float,
+) -> FloatArray:
+    """How many times what it wants each runnable thread of a shared machine waits for:
+    ``P = max(1, (E·w + O)/M)``, with ``E`` executors each wanting ``w`` cores (up to its
+    CPU limit) and the rest of the machine's load wanting ``O``, its ``M`` cores shared in
+    proportion to what each wants (`perfmodel.simulate.shared_machine`)."""
+    e = np.asarray(executors, dtype=np.float64)
+    asked = e * np.asarray(wanted, dtype=np.float64) + np.asarray(other, dtype=np.float64)
+    return np.maximum(1.0, asked / np.maximum(np.asarray(machine_cores, dtype=np.float64), 1e-9))
+
+
+def shared_machine_factor(
+    base_executors: FloatArray | float,
+    new_executors: FloatArray | float,
+    wanted: FloatArray | float,
+    other: FloatArray | float,
+    machine_cores: FloatArray | float,
+) -> FloatArray:
+    """t'/t of CPU work on executors that share one machine when ``E`` of them busy become
+    ``E'``: ``P(E')/P(E)`` (`machine_pressure`). More executors than the machine holds each
+    get less of a core; fewer get what their limit allows. 1 where the count is kept."""
+    p0 = machine_pressure(base_executors, wanted, other, machine_cores)
+    p1 = machine_pressure(new_executors, wanted, other, machine_cores)
+    return p1 / p0
+
+
 def usable_memory(heap_bytes: float, fraction: float = MEMORY_FRACTION) -> float:
     """Bytes of a heap that Spark's unified memory manager gives to execution and storage
     (``fraction``: ``spark.memory.fraction``)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.partition_change import SettingsEffect
@@ -37,6 +37,7 @@ from perfmodel.simulate.config import (
 from perfmodel.simulate.laws import FloatArray
 from perfmodel.simulate.rescale import StageTimes, StageTimesCache, all_stage_times
 from perfmodel.simulate.scheduler import Timeline
+from perfmodel.simulate.shared_machine import machine_factor
 from perfmodel.simulate.stage_work import COMPONENTS
 from perfmodel.simulate.workload import Workload, compile_workload
 
@@ -180,16 +181,21 @@ class BaselineReplay:
     and slots); see `schedule`."""
 
     def schedule(
-        self, workload: Workload, times: list[StageTimes], slots: SlotPlan
+        self,
+        workload: Workload,
+        times: list[StageTimes],
+        slots: SlotPlan,
+        lags: tuple[float, float] = (1.0, 1.0),
     ) -> tuple[Timeline, ExecutorTimeline | None]:
         """`run_schedule` (or the allocation replay), once per distinct input:
         configurations that differ only where no stage's task times do (a bandwidth no stage
-        uses) replay the same timeline."""
+        uses) replay the same timeline. ``lags``: how ``workload``'s driver lags were
+        stretched from the compiled workload's (`on_machine`)."""
         stage_keys = tuple(t.key for t in times)
         if self.stage_cache is None or any(k is None for k in stage_keys):
             return run_plan_with_executors(workload, [t.durations for t in times], slots)
         plan_key = slots if isinstance(slots, DynamicPlan) else tuple(slots)
-        key = (self.stage_cache.generation, stage_keys, plan_key)
+        key = (self.stage_cache.generation, stage_keys, plan_key, lags)
         line = self.timelines.get(key)
         if line is None:
             line = run_plan_with_executors(workload, [t.durations for t in times], slots)
@@ -230,8 +236,9 @@ def replay_workload(
         times, line = base_times, base_line
     else:
         times = all_stage_times(workload.stages, base, target, done.stage_cache)
-        plan = slot_plan(workload, base, target)
-        line, executors = done.schedule(workload, times, plan)
+        run_on, lags = on_machine(workload, base, target)
+        plan = slot_plan(run_on, base, target)
+        line, executors = done.schedule(run_on, times, plan, lags)
     stages: list[StagePrediction] = []
     all_shares: list[dict[str, float]] = []
     for i, (work, st) in enumerate(zip(workload.stages, times, strict=True)):
@@ -313,6 +320,34 @@ def slot_plan(workload: Workload, base: ClusterConfig, target: ClusterConfig) ->
             break
         plan += [(added, math.inf)] * per_executor
     return plan[:most] if len(plan) > most else plan
+
+
+def on_machine(
+    workload: Workload, base: ClusterConfig, target: ClusterConfig
+) -> tuple[Workload, tuple[float, float]]:
+    """The workload with its driver's lags and its executors' arrivals stretched as the
+    machine the executors shared gets more (or less) crowded with the target's executor
+    count (`perfmodel.simulate.shared_machine`), and the two factors (start-up, after the
+    first task). The driver and the starting executors share that machine, so on a crowded
+    one the executors start, and the driver plans, more slowly. The workload itself where
+    nothing was measured or the count is kept."""
+    m = workload.machine
+    if m is None or base.executors == target.executors or target.local_mode:
+        return workload, (1.0, 1.0)
+    ratio = target.executors / max(base.executors, 1)
+    f_start = machine_factor(m.startup, m.cores, m.startup.executors, m.startup.executors * ratio)
+    f_tasks = machine_factor(m.tasks, m.cores, m.tasks.executors, m.tasks.executors * ratio)
+    if f_start == 1.0 and f_tasks == 1.0:
+        return workload, (1.0, 1.0)
+    milestones = [
+        replace(ms, lag_ms=ms.lag_ms * (f_start if ms.observed_ms <= m.first_task_ms else f_tasks))
+        for ms in workload.milestones
+    ]
+    executors = [
+        (added * f_start, gone * f_start if math.isfinite(gone) else gone, cores)
+        for added, gone, cores in workload.executors
+    ]
+    return replace(workload, milestones=milestones, executors=executors), (f_start, f_tasks)
 
 
 def _stage_span(line: Timeline, i: int) -> float:

@@ -31,6 +31,7 @@ from perfmodel.simulate.stage_work import (
     DISK,
     GC,
     NETWORK,
+    SCHEDULING,
     SPILL,
     StageWork,
 )
@@ -201,6 +202,7 @@ def all_stage_times(
         k0, k1, demand, base.host_cores, new.host_cores, taken, other, jvm
     )
     background = np.array([w.executor_background for w in works], dtype=np.float64)
+    machine = machine_factors(works, base, new)
     co_running = np.array([w.co_running for w in works], dtype=np.float64)
     co_f = laws.co_running_factor(co_running, k0, k1, base.host_cores, new.host_cores)
     cpu_f = (
@@ -209,6 +211,7 @@ def all_stage_times(
         / cf0
         * laws.executor_background_factor(background, base.executors, new.executors)
         * co_f
+        * machine
     )
     # CPU work (not waits for a core) that co-running adds or takes: the floor moves by it.
     co_added = (co_f - 1.0) / cf0
@@ -231,6 +234,9 @@ def all_stage_times(
     factors[:, GC] = gc_f
     factors[:, NETWORK] = net_f
     factors[:, DISK] = disk_f
+    # Launching, deserialising and returning a task is CPU work too, on a shared machine.
+    factors[:, SCHEDULING] = machine
+    setups = setup_payers(works, base, new)
     out_list: list[StageTimes] = []
     k0s, k1s, disk_fs = k0.tolist(), k1.tolist(), disk_f.tolist()
     cpu_fs, gc_fs, net_fs = cpu_f.tolist(), gc_f.tolist(), net_f.tolist()
@@ -240,11 +246,21 @@ def all_stage_times(
         if cache is not None:
             f = [cpu_fs[i], gc_fs[i], disk_fs[i], net_fs[i]]
             key = cache.key(i, work, new, k0s[i], k1s[i], f)
+            if key is not None and setups[i] is not None:
+                key = (*key, setups[i])
         hit = cache.get(key) if cache is not None and key is not None else None
         if hit is not None:
             out_list.append(hit)
             continue
-        out = work.components * factors[i][:, None]
+        busy = setups[i]
+        if busy is not None and work.setup is not None:
+            # The stage's set-up is paid once on each executor it runs on: by its first
+            # tasks, one per executor the target keeps busy (scaled below with the rest).
+            c_t = work.components - work.setup
+            c_t[:, :busy] += (work.setup.sum(axis=1) / work.setup_executors)[:, None]
+            out = c_t * factors[i][:, None]
+        else:
+            out = work.components * factors[i][:, None]
         cpu_change = 0.0
         if cache is not None and cache.spill_free(key):
             out[SPILL] = 0.0  # what `_spill_ms` × the disk factor gives here (`spill_free`)
@@ -272,6 +288,61 @@ def all_stage_times(
             cache.put(key, times)
         out_list.append(times)
     return out_list
+
+
+def machine_factors(
+    works: Sequence[StageWork], base: ClusterConfig, new: ClusterConfig
+) -> FloatArray:
+    """Per stage, t'/t of its CPU work where the executors shared one machine
+    (`perfmodel.simulate.shared_machine`): the machine's pressure with the executors the
+    target keeps busy over the baseline's. 1 for a stage without a measured machine, and for
+    every stage when the executor count is kept."""
+    out = np.ones(len(works), dtype=np.float64)
+    if base.executors == new.executors:
+        return out
+    per0 = max(1, base.executor_cores // max(base.task_cpus, 1))
+    per1 = max(1, new.executor_cores // max(new.task_cpus, 1))
+    for i, work in enumerate(works):
+        window = work.machine
+        if window is None or not window.executors or work.machine_cores <= 0:
+            continue
+        n = work.n_tasks
+        busy0 = max(1, min(base.executors, math.ceil(n / per0)))
+        busy1 = max(1, min(new.executors, math.ceil(n / per1)))
+        out[i] = laws.shared_machine_factor(
+            window.executors,
+            window.executors * busy1 / busy0,
+            window.wanted,
+            window.other,
+            work.machine_cores,
+        )
+    return out
+
+
+def setup_payers(
+    works: Sequence[StageWork], base: ClusterConfig, new: ClusterConfig
+) -> list[int | None]:
+    """Per stage, how many of its first tasks pay its set-up (`stage_work.stage_setup`) on
+    the target: one per executor the target keeps busy; None where it is paid as observed
+    (the executor count kept, or no set-up measured).
+
+    Only where every executor runs one task at a time, at the baseline and the target: there
+    the first task on an executor is the one that paid its set-up, and the target's first
+    tasks in launch order are one per executor. Where an executor runs several tasks at once
+    its first wave shares the set-up (each deserialises, all wait on the class loading), so
+    which of them paid what is not in the log; it is paid as observed."""
+    out: list[int | None] = [None] * len(works)
+    if base.executors == new.executors:
+        return out
+    if base.executor_cores // max(base.task_cpus, 1) > 1:
+        return out
+    if new.executor_cores // max(new.task_cpus, 1) > 1:
+        return out
+    for i, work in enumerate(works):
+        if work.setup is None or work.setup_executors <= 0:
+            continue
+        out[i] = min(work.n_tasks, max(1, new.executors))
+    return out
 
 
 READ_EXPANSION = 3.0

@@ -36,9 +36,11 @@ from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu
 from perfmodel.simulate.laws import FloatArray
 from perfmodel.simulate.off_cpu import off_cpu_ms, split_off_cpu
+from perfmodel.simulate.shared_machine import Window
 from perfmodel.simulate.thread_demand import StageThreadCpu
 
 if TYPE_CHECKING:
+    from perfmodel.dag.tasks import TaskTable
     from perfmodel.simulate.app_tasks import AppTasks
 
 COMPONENTS: tuple[str, ...] = (
@@ -111,6 +113,17 @@ class StageWork:
     """γ of `laws.co_running_factor` where the tasks' demand was measured per thread, which
     sees waits for cores but not CPU time that grows beside other tasks; 0 elsewhere (a bare
     log's contention fit reads the slowdown off run times, which include it)."""
+    setup: FloatArray | None = None
+    """Per task, the part of its scheduling time that was the stage's set-up on its executor
+    (`stage_setup`): the first task of a stage on each executor deserialises the stage's
+    task binary (fetched as a broadcast) and loads the classes it needs; None: none."""
+    setup_executors: int = 0
+    """Executors that paid that set-up (ran the stage's tasks) at the baseline."""
+    machine: Window | None = None
+    """Where the executors shared one machine (`perfmodel.simulate.shared_machine`): how
+    crowded it was while the stage's tasks ran; None elsewhere."""
+    machine_cores: float = 0.0
+    """That machine's cores (0: the executors' hosts are their own)."""
 
     @property
     def n_tasks(self) -> int:
@@ -241,6 +254,14 @@ def stage_works(
         else:
             _split_by_vector(c, unattributed[lo:hi], vector, caps, net_cap)
 
+    setup, setup_executors = stage_setup(
+        t.col("executor")[rows],
+        t.col("deserialize_ms")[rows],
+        input_records_of(t, rows),
+        comp,
+        starts,
+        counts,
+    )
     sums = {c: segment_sums(comp[c], starts, counts) for c in range(len(COMPONENTS))}
     cpu_like = (sums[CPU] + sums[CPU_OTHER] + sums[GC]).tolist()
     run_total = (wall_sum - sums[SCHEDULING]).tolist()
@@ -279,9 +300,89 @@ def stage_works(
                 complete_milestone=-1,
                 tail_ms=0.0,
                 vector=dict(vector.shares) if vector is not None else {},
+                setup=setup[:, lo:hi] if setup_executors[i] else None,
+                setup_executors=setup_executors[i],
             )
         )
     return works
+
+
+def input_records_of(t: TaskTable, rows: np.ndarray) -> FloatArray:
+    """Records each task read (input plus shuffle)."""
+    read = t.col("input_records")[rows] + t.col("shuffle_read_records")[rows]
+    return read.astype(np.float64)
+
+
+def stage_setup(
+    executor: np.ndarray,
+    deserialize_ms: np.ndarray,
+    records: np.ndarray,
+    comp: FloatArray,
+    starts: np.ndarray,
+    counts: np.ndarray,
+) -> tuple[FloatArray, list[int]]:
+    """Per task (stages laid end to end, each in launch order), the part of its time that
+    was its stage's set-up on its executor, per component ((len(COMPONENTS), n), zero but
+    for the first task of each stage on each executor), and per stage the executors that
+    paid it.
+
+    The first task of a stage on an executor deserialises the stage's task binary (a
+    broadcast it fetches from the driver) and loads the classes the stage's code needs, and
+    runs that code before the JIT has compiled it; later tasks there find all of it done.
+    Measured on the namespace cluster's sort (200 MB, 8 workers at a quarter of a core,
+    2026-11-28, docs/cluster.md): in the first stage the first task on each of 2 executors
+    took 16.6 s on average (5.5 s of it deserialising), the 15 after them 1.6 s; on 8
+    executors the first tasks took 34.3 s (12.2 s), the 9 after them 3.8 s. So what
+    a first task took beyond the stage's other tasks (per record read, where they read any)
+    is a cost per executor, which another executor count pays another number of times
+    (`perfmodel.simulate.rescale`): its deserialisation beyond theirs (scheduling time),
+    then the rest from its other components in proportion. A stage whose tasks were all
+    first on their executor has nothing to compare with: only their deserialisation is
+    taken as set-up."""
+    n = len(executor)
+    stages = len(counts)
+    parts = np.zeros((len(COMPONENTS), n), dtype=np.float64)
+    if n == 0:
+        return parts, [0] * stages
+    group = np.repeat(np.arange(stages), counts)
+    key = group * (int(executor.max()) + 1) + executor.astype(np.int64)
+    _, first_at = np.unique(key, return_index=True)
+    first = np.zeros(n, dtype=bool)
+    first[first_at] = True
+    later = ~first
+    deser = np.nan_to_num(deserialize_ms.astype(np.float64))
+    duration = comp.sum(axis=0)
+    rec = np.maximum(records.astype(np.float64), 0.0)
+
+    def later_mean(values: np.ndarray) -> np.ndarray:
+        total = np.bincount(group[later], weights=values[later], minlength=stages)
+        many = np.bincount(group[later], minlength=stages)
+        return np.where(many > 0, total / np.maximum(many, 1), 0.0)
+
+    sched = np.maximum(comp[SCHEDULING], 0.0)
+    setup_sched = np.clip(deser - later_mean(deser)[group], 0.0, sched)
+    parts[SCHEDULING] = np.where(first, setup_sched, 0.0)
+    has_later = np.bincount(group[later], minlength=stages) > 0
+    later_rec = np.bincount(group[later], weights=rec[later], minlength=stages)
+    later_dur = np.bincount(group[later], weights=duration[later], minlength=stages)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_record = np.where(later_rec > 0, later_dur / np.maximum(later_rec, 1.0), np.nan)
+    expected = np.where(
+        np.isfinite(per_record[group]) & (rec > 0),
+        per_record[group] * rec,
+        later_mean(duration)[group],
+    )
+    excess = np.where(first & has_later[group], np.maximum(0.0, duration - expected), 0.0)
+    rest = np.maximum(0.0, excess - parts[SCHEDULING])
+    run = duration - sched
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(run > 0, np.minimum(rest, run) / np.where(run > 0, run, 1.0), 0.0)
+    for row in range(len(COMPONENTS)):
+        if row != SCHEDULING:
+            parts[row] = np.maximum(comp[row], 0.0) * share
+    paid = np.bincount(group[first], minlength=stages)
+    has = np.bincount(group, weights=parts.sum(axis=0), minlength=stages) > 0
+    return parts, [int(p) if h else 0 for p, h in zip(paid.tolist(), has.tolist(), strict=True)]
 
 
 def _split_by_vector(

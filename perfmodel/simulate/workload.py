@@ -29,6 +29,7 @@ from perfmodel.simulate import (
     cpu_floor,
     executor_background,
     jit_load,
+    shared_machine,
     spill_fallback,
 )
 from perfmodel.simulate.app_tasks import AppTasks
@@ -81,6 +82,9 @@ class Workload:
     allocation: allocation_costs.AllocationFacts | None = None
     """What the log says about executors coming and going (start-up, data they hold), for
     the dynamic allocation replay; None in local mode."""
+    machine: shared_machine.SharedMachine | None = None
+    """Where the executors ran on one machine (a namespace cluster's): how crowded it was
+    (`perfmodel.simulate.shared_machine`); None elsewhere."""
 
     @property
     def n_tasks(self) -> int:
@@ -153,6 +157,11 @@ def compile_workload(
         notes.append(background.note())
         for work in works:
             work.executor_background = background.ratio
+    machine = _shared_machine(profile, baseline, tasks, stage_list, start)
+    if machine is not None:
+        notes.append(machine.note())
+        for work, window in zip(works, machine.stages, strict=True):
+            work.machine, work.machine_cores = window, machine.cores
     gamma = 0.0
     if threaded and profile.thread_cpu is not None:
         ratio = jit_load.jit_ratio(profile.thread_cpu, start, end)
@@ -277,6 +286,7 @@ def compile_workload(
             if profile.thread_cpu is not None and baseline.local_mode
             else 0.0
         ),
+        machine=machine,
         allocation=(
             None
             if baseline.local_mode
@@ -289,6 +299,41 @@ def compile_workload(
                 max(1, baseline.executor_cores // max(baseline.task_cpus, 1)),
             )
         ),
+    )
+
+
+def _shared_machine(
+    profile: ApplicationProfile,
+    baseline: ClusterConfig,
+    tasks: AppTasks,
+    stages: list[StageNode],
+    start: float,
+) -> shared_machine.SharedMachine | None:
+    """How crowded the machine the executors shared was, where the bundle says they shared
+    the recording's machine and measured their threads (cluster mode only)."""
+    found = shared_machine.machine_of(profile.extra)
+    if found is None or profile.thread_cpu is None or baseline.local_mode:
+        return None
+    cores, limits = found
+    launch = tasks.table.col("launch_ms")
+    finish = tasks.table.col("finish_ms")
+    ended = tasks.parts.ended
+    if not ended.any():
+        return None
+    first = float(np.nanmin(launch[ended]))
+    last = float(np.nanmax(finish[ended]))
+    windows: list[tuple[float, float] | None] = []
+    for stage in stages:
+        rows = tasks.finished_rows(stage)
+        if len(rows) == 0:
+            windows.append(None)
+            continue
+        windows.append((float(np.nanmin(launch[rows])), float(np.nanmax(finish[rows]))))
+    executor_cores = {
+        e.executor_id: e.cores or baseline.executor_cores for e in profile.executors.values()
+    }
+    return shared_machine.estimate(
+        profile.thread_cpu, cores, limits, executor_cores, start, first, last, windows
     )
 
 

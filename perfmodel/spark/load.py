@@ -60,10 +60,13 @@ def build_profile(
     loaded = fold_source(source, max_decompressed_bytes=max_decompressed_bytes)
     if bundle is not None:
         loaded.bundle = bundle
-        host_cores = read_manifest(bundle).host_cores
-        if host_cores:
+        manifest = read_manifest(bundle)
+        if manifest.host_cores:
             # What-if replay needs the host's real core count; a local run's log lacks it.
-            loaded.profile.extra["host_cores"] = host_cores
+            loaded.profile.extra["host_cores"] = manifest.host_cores
+        if manifest.executor_hosts:
+            # Executors that ran on the recording machine, and their CPU limits.
+            loaded.profile.extra["executor_hosts"] = manifest.executor_hosts
         loaded.profile.host_usage = _host_usage(bundle)
         loaded.profile.thread_cpu = thread_cpu.load(bundle)
         loaded.profile.jvm_cpu = jvm_cpu.load(bundle)

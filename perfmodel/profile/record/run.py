@@ -27,7 +27,13 @@ import psutil
 
 from perfmodel.profile import bundle, jfr, pyspy
 from perfmodel.profile.bundle import BundleManifest
-from perfmodel.profile.record import bundle_write, children, pyspy_recorder, thread_sampler
+from perfmodel.profile.record import (
+    bundle_write,
+    cgroup_cpu,
+    children,
+    pyspy_recorder,
+    thread_sampler,
+)
 from perfmodel.profile.record.cost import (
     JvmRecordingThreads,
     RecordingCost,
@@ -186,6 +192,7 @@ def _record_into(
     resources: ResourceSummary | None = None
     threads = thread_sampler.ThreadCpuSampler() if options.thread_cpu else None
     jvm_executors: dict[int, str] = {}
+    limits: dict[str, float | None] = {}
     monitor_cpu_s = 0.0
     reaper = contextlib.ExitStack()
     try:
@@ -216,8 +223,12 @@ def _record_into(
                 everything = tree + _started_by(daemons, started)
                 _track(everything, jvms, recorder)
                 jvm_threads.poll(jvms)
-                if threads is not None:
-                    threads.poll(_executors_of(jvms, jvm_executors), everything)
+                if threads is not None or options.daemon_pids:
+                    executors = _executors_of(jvms, jvm_executors)
+                    if threads is not None:
+                        threads.poll(executors, everything)
+                    if options.daemon_pids:
+                        _note_limits(executors, limits)
                 if monitor is not None:
                     began = time.thread_time()
                     monitor.sample(tree)
@@ -322,6 +333,14 @@ def _record_into(
         },
         apps=apps,
         recording_cost=cost.to_dict(),
+        executor_hosts=(
+            {
+                "machine_cores": usable_cores(),
+                "executors": {e: {"cpu_limit_cores": q} for e, q in sorted(limits.items())},
+            }
+            if limits
+            else {}
+        ),
         warnings=warnings,
     )
     if resources is not None:
@@ -364,14 +383,27 @@ def _track(
 
 
 def _executors_of(jvms: dict[int, psutil.Process], known: dict[int, str]) -> dict[int, str]:
-    """Executor id of each JVM (its command line, read once per JVM)."""
+    """Executor id of each JVM (its command line, read until it names an executor).
+
+    A worker starts its executor by forking: the child is seen with the worker's own
+    command line for a moment before it becomes the executor's ``java``, so a reading
+    without ``--executor-id`` is taken again at the next poll (a cluster bundle filed one
+    executor's threads under the driver before)."""
     for pid, proc in jvms.items():
-        if pid not in known:
+        if known.get(pid, "driver") == "driver":
             try:
                 known[pid] = thread_sampler.executor_of_jvm(proc.cmdline())
             except (psutil.Error, OSError):
                 known[pid] = "driver"
     return {pid: known[pid] for pid in jvms}
+
+
+def _note_limits(executors: Mapping[int, str], limits: dict[str, float | None]) -> None:
+    """The CPU limit (cgroup quota) of each executor JVM on this machine, read once it names
+    its executor: a worker's executors run in the worker's group."""
+    for pid, executor in executors.items():
+        if executor != "driver" and executor not in limits:
+            limits[executor] = cgroup_cpu.cpu_limit_cores(pid)
 
 
 def _started_by(daemons: list[ProcessTree], since_ms: float) -> list[psutil.Process]:
