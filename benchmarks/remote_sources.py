@@ -63,23 +63,23 @@ print(f"stream_s={time.perf_counter() - start}")
 """
 
 
-def finish(proc: subprocess.Popen) -> tuple[bytes, float]:
-    """Output and CPU seconds of a process, reaped with ``wait4`` (its own usage, whatever
-    else this process has running at the time)."""
+def finish(proc: subprocess.Popen) -> tuple[bytes, float, int]:
+    """Output, CPU seconds and peak RSS (KiB) of a process, reaped with ``wait4`` (its own
+    usage, whatever else this process has running at the time)."""
     out = proc.stdout.read() if proc.stdout else b""
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{proc.args} failed with status {proc.returncode}")
-    return out, usage.ru_utime + usage.ru_stime
+    return out, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, bytes]:
-    """Wall and CPU seconds of one whole process, and its output."""
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, bytes, int]:
+    """Wall and CPU seconds of one whole process, its output and its peak RSS (KiB)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    out, cpu = finish(proc)
-    return time.perf_counter() - start, cpu, out
+    out, cpu, rss = finish(proc)
+    return time.perf_counter() - start, cpu, out, rss
 
 
 def free_port() -> int:
@@ -154,6 +154,7 @@ def bench_s3(times: int, runs: int) -> None:
             local_t: list[float] = []
             s3_t: list[float] = []
             streams: dict[str, list[float]] = {str(log): [], remote: []}
+            peaks: dict[str, list[int]] = {str(log): [], remote: []}
             outputs = set()
             for where in (str(log), remote):  # warm the bytecode cache, untimed
                 timed(cmd(where), env)
@@ -162,8 +163,9 @@ def bench_s3(times: int, runs: int) -> None:
                 if i % 2:
                     order.reverse()
                 for where, into in order:
-                    wall, _cpu, out = timed(cmd(where), env)
+                    wall, _cpu, out, rss = timed(cmd(where), env)
                     into.append(wall)
+                    peaks[where].append(rss)
                     text, _, stream = out.partition(b"\nstream_s=")
                     if stream:
                         streams[where].append(float(stream))
@@ -173,6 +175,10 @@ def bench_s3(times: int, runs: int) -> None:
             print(
                 f"{name:9s} local {lm:6.2f} s  s3 {sm:6.2f} s  speed ratio local/s3 "
                 f"{lm / sm:.2f}  ({runs} alternated runs each, medians; {same})"
+            )
+            print(
+                f"{'':9s} peak RSS: local {statistics.median(peaks[str(log)]) / 1024:.0f} MiB  "
+                f"s3 {statistics.median(peaks[remote]) / 1024:.0f} MiB (medians)"
             )
             if streams[remote]:
                 ls, ss = statistics.median(streams[str(log)]), statistics.median(streams[remote])
@@ -267,7 +273,7 @@ def bench_watch(rounds: int, interval: float, baseline: Path | None, fixed_runs:
         for i in range(fixed_runs):
             for name in sorted(trees, reverse=bool(i % 2)):
                 fixed[name].append(timed(watch_cmd(events), _measured_env(pycache, trees[name]))[1])
-        for name, (out, watch_cpu) in results.items():
+        for name, (out, watch_cpu, _rss) in results.items():
             stages = sum(
                 json.loads(line)["event"] == "stage" for line in out.splitlines() if line.strip()
             )
