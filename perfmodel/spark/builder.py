@@ -94,6 +94,7 @@ class ProfileBuilder:
         self._heap_peaks: dict[str, int] = {}
         """Executor id → the most JVM heap its tasks' ends reported in use."""
         self.last_time_ms: float | None = None
+        self._bad_start = False
         self._times = array("d")
         """Every event time seen (8 bytes each): a log without its end event is bounded by
         the latest time the rest agree on (`plausible_end`), not by its largest one."""
@@ -173,6 +174,7 @@ class ProfileBuilder:
                 "(before 2009 or in the future)",
             )
             p.start_ms = None
+            self._bad_start = True
             return
         self._seen_time(p.start_ms)
 
@@ -469,10 +471,12 @@ class ProfileBuilder:
                 starts.append(float(columns.arrays["launch_ms"].min()))
             if starts:
                 p.start_ms = min(starts)
-                p.warnings.append(
-                    "the log has no application start event; duration counts from the first "
-                    "stage or task"
+                what = (
+                    "application start time is not a plausible date"
+                    if self._bad_start
+                    else "log has no application start event"
                 )
+                p.warnings.append(f"the {what}; duration counts from the first stage or task")
         if not p.complete:
             p.end_ms = self.last_time_ms
             cut = " (file name ends in .inprogress)" if self.source.in_progress else ""

@@ -113,6 +113,7 @@ def test_an_application_start_that_is_no_date_is_flagged(
     p = loaded.profile
     assert p.start_ms is not None and plausible_date(p.start_ms, time.time() * 1000)
     assert p.end_ms is not None and p.end_ms - p.start_ms < 3_600_000
+    assert any("not a plausible date" in w for w in p.warnings)
     d = load(log).diagnose()
     assert "out of range value" in d.data_quality["headline"]
 
