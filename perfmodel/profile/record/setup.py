@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfmodel.profile import bundle, jfr
+from perfmodel.profile.record.defaults import DEFAULT_INTERVAL_MS, DEFAULT_JVM_SAMPLER
 
 CONF_DIR = "raw/conf"
 JFR_REPOSITORY = "raw/jfr-repository"
@@ -35,7 +36,7 @@ class RecordOptions:
     """How to record; the defaults are what ``perfmodel record`` uses."""
 
     out: Path
-    interval_ms: int = 20
+    interval_ms: int = DEFAULT_INTERVAL_MS
     native_interval_ms: int | None = None
     python_interval_ms: int | None = None
     """py-spy's interval (None: ``interval_ms``). Python workers are sampled by one py-spy
@@ -43,7 +44,7 @@ class RecordOptions:
     sample is weighted by its own recording's interval, so the rates may differ."""
     jfr: bool = True
     """JVM stack samples (with ``jvm_sampler``); off: the JVMs run without a sampler."""
-    jvm_sampler: str = "jfr"
+    jvm_sampler: str = DEFAULT_JVM_SAMPLER
     """"jfr": a flight recording in every JVM. "plugin": the plugin samples the task threads
     itself (TaskSampler.java), so no JVM starts JFR, whose start-up costs each JVM 0.5-0.6 s
     of CPU (docs/cluster.md); its samples are safepoint-biased and cover task threads only.
