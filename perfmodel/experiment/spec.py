@@ -10,7 +10,9 @@ The workload is an unmodified PySpark script: configurations are applied from ou
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import tomllib
 from collections import Counter
 from collections.abc import Mapping
@@ -132,15 +134,49 @@ class ExperimentSpec:
         )
 
 
+MAX_SPEC_BYTES = 1 << 20
+"""A spec (or split) file is a few kB of TOML; 1 MiB is far past any real one."""
+
+
+def read_toml_text(p: Path, what: str) -> str:
+    """The text of a small TOML file, refusing, before a byte is read, a missing file, a
+    FIFO (it would wait for a writer forever), a device (``/dev/zero`` never ends) and a
+    file past `MAX_SPEC_BYTES`; the read itself stops at the bound."""
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise SpecError(f"{p}: no such {what} file") from None
+    except OSError as exc:
+        raise SpecError(f"{p}: cannot read the {what} file ({exc.strerror or exc})") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        kind = (
+            "a folder"
+            if stat.S_ISDIR(st.st_mode)
+            else "a FIFO (named pipe)"
+            if stat.S_ISFIFO(st.st_mode)
+            else "a device"
+            if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+            else "not a regular file"
+        )
+        raise SpecError(f"{p} is {kind}, not a {what} file; give a TOML file")
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(MAX_SPEC_BYTES + 1)
+    if len(data) > MAX_SPEC_BYTES:
+        raise SpecError(
+            f"{p}: {what} file is larger than {MAX_SPEC_BYTES >> 20} MiB; no real {what} is"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(f"{p}: not a TOML {what} (not UTF-8 text)") from None
+
+
 def load_spec(path: str | Path) -> ExperimentSpec:
     """Read and validate a spec file."""
     p = Path(path)
-    if not p.is_file():
-        raise SpecError(f"{p}: no such spec file")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise SpecError(f"{p}: not a TOML spec (not UTF-8 text)") from None
+    text = read_toml_text(p, "spec")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -173,8 +173,14 @@ def run_dynamic(
     # count are never taken (exact), and a claim of 10,000 cores sizes nothing.
     per_executor = min(plan.tasks_per_executor, max(1, workload.n_tasks))
     slots: list[tuple[float, int]] = []
-    """Heap of (free time, slot id) of registered executors' slots."""
-    slot_exec: list[int] = []
+    """Heap of (free time, slot id) of registered executors' slots. Executor ``e`` owns
+    slot ids ``e * per_executor`` onwards (registration order, as ties are broken); its
+    untaken slots are one entry, the next pushed only when one is taken, so the heap holds
+    the tasks placed plus one entry per executor, however many slots the executors claim
+    (100,000 executors of 10,000 cores are 100,000 entries, not 10^9)."""
+    fresh: list[int] = []
+    """Per executor, the id of its first slot never taken."""
+    arrived_free: list[float] = []
     dead: list[bool] = []
     busy = mgr.busy  # the policy's per-executor "last task ends", updated in place
     backlog = _ReplayBacklog()
@@ -184,9 +190,10 @@ def run_dynamic(
         for e, free in changes.arrived:
             while len(dead) <= e:
                 dead.append(False)
-            for _ in range(per_executor):
-                heappush(slots, (free, len(slot_exec)))
-                slot_exec.append(e)
+                fresh.append(len(fresh) * per_executor)
+                arrived_free.append(math.inf)
+            arrived_free[e] = free
+            heappush(slots, (free, fresh[e]))
         for e in changes.killed:
             dead[e] = True
 
@@ -249,7 +256,7 @@ def run_dynamic(
         t_ms = events[0][0] if events else inf
         t_mgr = mgr.next_time()
         if ready:
-            while slots and dead[slot_exec[slots[0][1]]]:
+            while slots and dead[slots[0][1] // per_executor]:
                 heappop(slots)  # a killed executor's slot retires
             s = ready[0][1]
             r = stage_ready[s]
@@ -278,7 +285,7 @@ def run_dynamic(
                 r,
                 nxt,
                 max_finish[s],
-                slot_exec,
+                _Slots(per_executor, fresh, arrived_free),
                 dead,
                 busy,
                 backlog.finishes,
@@ -313,6 +320,15 @@ def run_dynamic(
     return line, mgr.timeline()
 
 
+@dataclass(frozen=True, slots=True)
+class _Slots:
+    """Which executor owns a slot id, and each executor's untaken slots (see `run_dynamic`)."""
+
+    per_executor: int
+    fresh: list[int]
+    arrived_free: list[float]
+
+
 def _place(
     h: list[tuple[float, int]],
     d: list[float],
@@ -320,7 +336,7 @@ def _place(
     r: float,
     limit: float,
     mx: float,
-    slot_exec: list[int],
+    owners: _Slots,
     dead: list[bool],
     busy: list[float],
     finishes: list[float],
@@ -334,9 +350,10 @@ def _place(
     heapreplace, heappop, heappush = heapq.heapreplace, heapq.heappop, heapq.heappush
     touched: set[int] = set()
     n = len(d)
+    per, fresh, arrived_free = owners.per_executor, owners.fresh, owners.arrived_free
     while i < n and h:
         st, slot = h[0]
-        e = slot_exec[slot]
+        e = slot // per
         if dead[e]:
             heappop(h)
             continue
@@ -346,6 +363,11 @@ def _place(
             break
         f = st + d[i]
         heapreplace(h, (f, slot))
+        if slot == fresh[e]:
+            # The executor's next untaken slot becomes visible, free since its arrival.
+            fresh[e] = slot + 1
+            if fresh[e] < (e + 1) * per:
+                heappush(h, (arrived_free[e], fresh[e]))
         heappush(finishes, f)
         if f > busy[e]:
             busy[e] = f

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import time
+from array import array
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from sys import intern
@@ -92,6 +94,10 @@ class ProfileBuilder:
         self._heap_peaks: dict[str, int] = {}
         """Executor id → the most JVM heap its tasks' ends reported in use."""
         self.last_time_ms: float | None = None
+        self._bad_start = False
+        self._times = array("d")
+        """Every event time seen (8 bytes each): a log without its end event is bounded by
+        the latest time the rest agree on (`plausible_end`), not by its largest one."""
         self.handlers: dict[bytes, Callable[[Any], None]] = {
             b"SparkListenerLogStart": self._log_start,
             b"SparkListenerApplicationStart": self._app_start,
@@ -120,6 +126,8 @@ class ProfileBuilder:
         self.tasks.on_new_stage = _no_stage
 
     def _seen_time(self, ms: float | None) -> None:
+        if ms:
+            self._times.append(ms)
         if ms and (self.last_time_ms is None or ms > self.last_time_ms):
             self.last_time_ms = float(ms)
 
@@ -157,6 +165,17 @@ class ProfileBuilder:
             p.attempt = e.attempt_id
         p.start_ms = self._ms(e.timestamp, "application start time")
         p.user = e.user
+        if not plausible_date(p.start_ms, time.time() * 1000.0):
+            # Epoch 0 or the year 9999 would make the duration decades long: the start is
+            # taken from the first stage or task instead, and the damage counted.
+            self.quality.add(
+                "out_of_range_value",
+                f"application start time {p.start_ms:.0f} ms is not a date Spark ran at "
+                "(before 2009 or in the future)",
+            )
+            p.start_ms = None
+            self._bad_start = True
+            return
         self._seen_time(p.start_ms)
 
     def _app_end(self, e: ev.ApplicationEnd) -> None:
@@ -356,8 +375,11 @@ class ProfileBuilder:
             executor = e.task_info.executor_id
             if peaks.jvm_heap > self._heap_peaks.get(executor, 0):
                 self._heap_peaks[executor] = min(peaks.jvm_heap, 2**62)
-        if finish and (self.last_time_ms is None or finish > self.last_time_ms):
-            self.last_time_ms = min(max(as_float(finish), 0.0), MAX_VALUE)
+        if finish:
+            finish = min(max(as_float(finish), 0.0), MAX_VALUE)
+            self._times.append(finish)
+            if self.last_time_ms is None or finish > self.last_time_ms:
+                self.last_time_ms = finish
 
     # -- SQL -------------------------------------------------------------------------------
 
@@ -409,7 +431,7 @@ class ProfileBuilder:
         `SPAN_SLACK_MS`) into it, counted: a stage "completed" in the year 9999 would make
         it the application's critical path. Tasks are checked in `TaskAccumulator.finish`."""
         start = p.start_ms
-        end = p.end_ms if p.complete else None
+        end = p.end_ms
         if start is None and end is None:
             return
         lo = -math.inf if start is None else start - SPAN_SLACK_MS
@@ -436,17 +458,25 @@ class ProfileBuilder:
         for start in tasks.started.values():  # never ended: the log stops mid-task
             self._seen_time(min(max(as_float(start.task_info.launch_time), 0.0), MAX_VALUE))
         tasks.never_ended()
-        columns = tasks.finish(p.stages, (p.start_ms, p.end_ms if p.complete else None))
+        if not p.complete:
+            # No end event: the log's clock ends at the latest time most events agree on, so
+            # one task "ending" in the year 9999 is clamped and counted, as past an end event.
+            self.last_time_ms = plausible_end(np.frombuffer(self._times), p.start_ms)
+        self._times = array("d")
+        end = p.end_ms if p.complete else self.last_time_ms
+        columns = tasks.finish(p.stages, (p.start_ms, end))
         if p.start_ms is None:
             starts = [s.submit_ms for s in p.stages.values() if s.submit_ms is not None]
             if len(columns):
                 starts.append(float(columns.arrays["launch_ms"].min()))
             if starts:
                 p.start_ms = min(starts)
-                p.warnings.append(
-                    "the log has no application start event; duration counts from the first "
-                    "stage or task"
+                what = (
+                    "application start time is not a plausible date"
+                    if self._bad_start
+                    else "log has no application start event"
                 )
+                p.warnings.append(f"the {what}; duration counts from the first stage or task")
         if not p.complete:
             p.end_ms = self.last_time_ms
             cut = " (file name ends in .inprogress)" if self.source.in_progress else ""
@@ -490,3 +520,31 @@ class ProfileBuilder:
         if running:
             p.warnings.append(f"{running} task(s) started but never ended in this log")
         return p
+
+
+EARLIEST_SPARK_MS = 1230768000000.0
+"""2009-01-01 UTC: Spark began in 2009; no application started before it."""
+FUTURE_SLACK_MS = 86_400_000.0
+"""A start more than a day past the reading machine's clock is not a real one."""
+GAP_FLOOR_MS = 86_400_000.0
+
+
+def plausible_date(ms: float, now_ms: float) -> bool:
+    """Whether ``ms`` (since the epoch) is a calendar time a Spark application ran at."""
+    return EARLIEST_SPARK_MS <= ms <= now_ms + FUTURE_SLACK_MS
+
+
+def plausible_end(times: np.ndarray, start: float | None) -> float | None:
+    """The latest event time of a log that the rest of its times agree on.
+
+    Times sorted, the first jump that is both over a day and longer than everything
+    before it (from ``start``, or the earliest time) ends the plausible ones: the driver's
+    clock moves on steadily, so one task "ending" in the year 9999 stands apart by
+    millennia while a real log's times never jump that way. O(n log n) in the times."""
+    t = np.sort(times[np.isfinite(times) & (times > 0)])
+    if len(t) == 0:
+        return None
+    base = t[0] if start is None else min(start, float(t[0]))
+    allowed = np.maximum(GAP_FLOOR_MS, t[:-1] - base)
+    jumps = np.flatnonzero(np.diff(t) > allowed)
+    return float(t[jumps[0]] if len(jumps) else t[-1])

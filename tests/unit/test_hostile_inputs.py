@@ -4,13 +4,16 @@ of their kind are refused up front, before anything is copied or read."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
+from perfmodel.experiment.spec import MAX_SPEC_BYTES, load_spec
+from perfmodel.experiment.spec_grid import SpecError
 from perfmodel.profile.bundle import BundleError
 from perfmodel.profile.record import bundle_write
-from tests.fuzz_support import Worker, check_calm, worker_fixture
+from tests.fuzz_support import ROLLING_LOG, Worker, check_calm, worker_fixture
 from tests.unit.hostile_helpers import WORDCOUNT
 
 worker = pytest.fixture(scope="module")(worker_fixture)
@@ -67,3 +70,68 @@ def test_diagnose_refuses_special_files(worker: Worker, fifo: Path, special: str
     answer = worker.cli("diagnose", given)
     check_calm(answer, ("diagnose", given))
     assert answer["exit_code"] == 2
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "/dev/null", "fifo", "folder"])
+def test_experiment_refuses_a_spec_that_is_no_file(
+    worker: Worker, tmp_path: Path, fifo: Path, special: str
+) -> None:
+    given = {"fifo": fifo, "folder": tmp_path}.get(special, Path(special))
+    with pytest.raises(SpecError, match=r"is (a device|a FIFO|a folder)"):
+        load_spec(given)
+    argv = ("experiment", "run", given)
+    answer = worker.cli(*argv)
+    check_calm(answer, argv)
+    assert answer["exit_code"] == 2
+    assert "not a spec file" in answer["output"]
+
+
+def test_experiment_refuses_a_spec_larger_than_any_real_one(tmp_path: Path) -> None:
+    big = tmp_path / "big.toml"
+    with big.open("wb") as f:
+        f.truncate(MAX_SPEC_BYTES + 1)  # sparse: no disk used
+    with pytest.raises(SpecError, match="larger than"):
+        load_spec(big)
+
+
+def _special(path: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        (f"{sub}events_{n}_wordcount-rolling{ext}", kind)
+        for sub, n, ext, kind in [
+            ("", 4, "", "fifo"),
+            ("", 2_000_000, ".zstd", "fifo"),
+            ("", 5, ".zstd", "device"),
+            ("deeper/", 1, "", "fifo"),
+            ("deeper/", 9, ".zstd", "device"),
+        ]
+    ],
+)
+def test_profile_and_diagnose_of_a_folder_holding_special_files(
+    worker: Worker, tmp_path: Path, name: str, kind: str
+) -> None:
+    """A FIFO or device inside a log folder, named like a rolling part or one level down:
+    reading skips it and says so, `profile` refuses to copy it; neither waits on it."""
+    log = tmp_path / "eventlog_v2_wordcount-rolling"
+    shutil.copytree(ROLLING_LOG, log)
+    (log / name).parent.mkdir(exist_ok=True)
+    _special(log / name, kind)
+    out = tmp_path / "bundle"
+    answer = worker.cli("profile", log, "-o", out)
+    check_calm(answer, ("profile", log))
+    assert answer["exit_code"] == 2
+    assert "not a recording" in answer["output"]
+    assert not out.exists()
+    answer = worker.cli("diagnose", "--json", log)
+    check_calm(answer, ("diagnose", log))
+    assert answer["exit_code"] == 0
+    if "/" not in name:
+        text = " ".join(p["message"] for p in answer["json"]["problems"])
+        assert "not a log file" in text

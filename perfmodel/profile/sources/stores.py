@@ -19,6 +19,7 @@ downloaded whole before it is decoded, and the decompression cap applies as on d
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -250,10 +251,34 @@ def open_input(path: LogPath | str, offset: int = 0, buffering: int = 1024 * 102
     """A binary stream of a log file's bytes from ``offset`` on (streamed, never whole)."""
     if isinstance(path, RemotePath):
         return path.store.open(path.loc, offset)
-    f = open(path, "rb", buffering=buffering)  # noqa: SIM115 (handed on)
+    # Opened without blocking and checked before a byte is read: a FIFO named like a log
+    # part would wait for a writer forever, a device (/dev/zero) would stream forever.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat_mod.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"{_kind_of(mode)}, not a log file", str(path))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    f = open(fd, "rb", buffering=buffering)  # noqa: SIM115 (handed on)
     if offset:
         f.seek(offset)
     return f
+
+
+def _kind_of(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    if stat_mod.S_ISDIR(mode):
+        return "a folder"
+    if stat_mod.S_ISCHR(mode) or stat_mod.S_ISBLK(mode):
+        return "a device"
+    if stat_mod.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat_mod.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
 
 
 def is_remote(path: object) -> bool:

@@ -1,0 +1,123 @@
+"""Issue 42, the last gaps of classes 1 and 5: dynamic allocation's executors size no slots
+past the workload's tasks; a log without an end event is bounded by the times its events
+agree on; an application start that is no date Spark ran at is flagged."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from perfmodel.analysis import load
+from perfmodel.simulate.allocation_replay import run_dynamic
+from perfmodel.spark.builder import EARLIEST_SPARK_MS, plausible_date, plausible_end
+from perfmodel.spark.load import build_profile
+from tests.unit.allocation_helpers import (
+    cluster_profile,
+    compiled,
+    equal_tasks,
+    plan,
+    slot_durations,
+)
+from tests.unit.hostile_helpers import first, wordcount_events, write_events
+
+YEAR_9999_MS = 253_402_300_799_000
+
+
+# -- 1. executors the policy brings ----------------------------------------------------------
+
+
+@settings(max_examples=3, deadline=None)
+@given(n_tasks=st.integers(100, 300), tpe=st.sampled_from([2, 500, 10_000]))
+def test_thirty_thousand_executors_of_ten_thousand_cores_size_nothing(
+    n_tasks: int, tpe: int
+) -> None:
+    """30,000 executors claiming 10,000 slots each: memory grows with executors + tasks
+    (it was executors × min(slots, tasks): 4 GB for 100,000 executors and 200 tasks), and
+    the answer is the one of executors holding just enough slots."""
+    _, workload = compiled(
+        cluster_profile([[equal_tasks(0, n_tasks, 1000.0), equal_tasks(1, 7, 500.0, [0])]])
+    )
+    durations = slot_durations(workload)
+    big = plan(tpe, min_executors=30_000, max_executors=30_000, initial_setting=30_000)
+    tracemalloc.start()
+    try:
+        line, executors = run_dynamic(workload, durations, big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 100e6, f"{peak / 1e6:.0f} MB"
+    assert len(executors.executors) == 30_000
+    small_tpe = min(tpe, n_tasks)
+    small = plan(small_tpe, min_executors=30_000, max_executors=30_000, initial_setting=30_000)
+    reference, _ = run_dynamic(workload, durations, small)
+    assert line.end_ms == reference.end_ms
+    assert line.stage_complete_ms == reference.stage_complete_ms
+
+
+# -- 2. a log without an end event -------------------------------------------------------------
+
+
+def _without_end(events: list[dict]) -> list[dict]:
+    return [e for e in events if e["Event"] != "SparkListenerApplicationEnd"]
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    which=st.integers(0, 10),
+    late_ms=st.integers(10**10, 10**13),
+    absolute=st.booleans(),
+)
+def test_a_log_without_its_end_is_bounded_by_its_own_times(
+    tmp_path_factory: pytest.TempPathFactory, which: int, late_ms: int, absolute: bool
+) -> None:
+    events = _without_end(wordcount_events())
+    ends = [e for e in events if e["Event"] == "SparkListenerTaskEnd"]
+    honest = build_profile(write_events(tmp_path_factory.mktemp("end") / "a.json", events))
+    task = ends[which % len(ends)]["Task Info"]
+    task["Finish Time"] = YEAR_9999_MS if absolute else task["Finish Time"] + late_ms
+    log = write_events(tmp_path_factory.mktemp("end") / "b.json", events)
+    loaded = build_profile(log)
+    assert loaded.quality.counts["out_of_range_value"] == 1
+    assert loaded.profile.end_ms == honest.profile.end_ms
+    assert loaded.profile.task_table().finish_ms.max() <= loaded.profile.end_ms
+    d = load(log).diagnose()
+    assert "out of range value" in d.data_quality["headline"]
+
+
+@given(st.lists(st.floats(0, 10**9), min_size=1, max_size=200))
+def test_a_steady_clock_is_never_cut(offsets: list[float]) -> None:
+    """Times no more than a day apart are all plausible, whatever their spread."""
+    times = np.cumsum(np.minimum(np.array(offsets), 86_400_000.0)) + 1.6e12
+    assert plausible_end(times, 1.6e12) == times.max()
+
+
+# -- 3. an application start that is no date ---------------------------------------------------
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.one_of(st.integers(0, int(EARLIEST_SPARK_MS) - 1), st.integers(10**13, YEAR_9999_MS)))
+def test_an_application_start_that_is_no_date_is_flagged(
+    tmp_path_factory: pytest.TempPathFactory, start_ms: int
+) -> None:
+    events = wordcount_events()
+    first(events, "ApplicationStart")["Timestamp"] = start_ms
+    log = write_events(tmp_path_factory.mktemp("start") / "log.json", events)
+    loaded = build_profile(log)
+    assert loaded.quality.counts["out_of_range_value"] >= 1
+    p = loaded.profile
+    assert p.start_ms is not None and plausible_date(p.start_ms, time.time() * 1000)
+    assert p.end_ms is not None and p.end_ms - p.start_ms < 3_600_000
+    assert any("not a plausible date" in w for w in p.warnings)
+    d = load(log).diagnose()
+    assert "out of range value" in d.data_quality["headline"]
+
+
+def test_the_real_start_is_a_date(tmp_path: Path) -> None:
+    loaded = build_profile(write_events(tmp_path / "log.json", wordcount_events()))
+    assert loaded.quality.counts["out_of_range_value"] == 0
