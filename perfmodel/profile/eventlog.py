@@ -98,6 +98,9 @@ class ProblemList(list[LogProblem]):
         """Problems counted but not kept."""
         self._repaired: set[tuple[str, int]] = set()
         self._kept_lines: set[tuple[str, int]] = set()
+        # Past the bound no line is kept, but a line's problems arrive together: the last
+        # line counted is enough to count each once there.
+        self._last_line: tuple[str, int] | None = None
 
     @property
     def full(self) -> bool:
@@ -129,8 +132,10 @@ class ProblemList(list[LogProblem]):
     def count_only(self, file: str, line: int, kind: str) -> None:
         """A damaged line past the bound, counted without building its message."""
         self.omitted += 1
-        if self._repaired and (file, line) in self._repaired:
+        key = (file, line)
+        if (self._repaired and key in self._repaired) or key == self._last_line:
             return
+        self._last_line = key
         self.line_problems += 1
         self.counts[kind] = self.counts.get(kind, 0) + 1
 
@@ -138,8 +143,9 @@ class ProblemList(list[LogProblem]):
         kind = problem.kind
         if problem.line is not None:
             key = (problem.file, problem.line)
-            if key in self._repaired or key in self._kept_lines:
+            if key in self._repaired or key in self._kept_lines or key == self._last_line:
                 return  # this line is counted already
+            self._last_line = key
             self.line_problems += 1
             if kind is None:
                 kind = line_problem_kind(problem.message)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from perfmodel.profile.eventlog import MAX_PROBLEMS_KEPT, LogProblem, ProblemList
@@ -81,6 +81,7 @@ def test_junk_lines_are_counted_not_remembered(
 
 
 @given(st.lists(st.sampled_from(["a.json", "b.json"]), min_size=1, max_size=3000))
+@example(["a.json"] * 26)  # the first line past the bound has its two problems counted once
 def test_problem_list_keeps_a_bounded_sample_and_counts_every_line(files: list[str]) -> None:
     problems = ProblemList(limit=50)
     for n, file in enumerate(files, 1):
