@@ -1,7 +1,8 @@
 """Recording overhead of `perfmodel record`: the same PySpark job with and without it.
 
-Runs tests/data/record/job.py alternately plain and under `perfmodel record` (JFR with the
-plugin, py-spy, the process monitor), N times each; the order is swapped every pair so
+Runs tests/data/record/job.py alternately plain and under `perfmodel record` (as it records
+by default: the plugin's JVM sampler and py-spy every 50 ms, per-thread CPU, the process
+monitor), N times each; the order is swapped every pair so
 slow drifts in machine load cancel. The plain run writes its event log too (through a
 ``SPARK_CONF_DIR``, as a cluster with a history server does), so the application's own
 runtime can be compared. Three figures, each a median of per-pair ratios:
@@ -18,8 +19,9 @@ manifest, counted by the kernel, far less noisy than wall-clock): the median sha
 machine is printed too.
 
 ``--parts`` instead splits the application figure by component: each round runs the job
-plain, with the plugin and process monitor only, with JFR only, with py-spy only and with
-everything (plus any ``--variant NAME=OPTIONS``), in an order rotated and reversed from round
+plain, with the plugin and process monitor only, with JFR only (``--jvm-sampler jfr``), with
+py-spy only and with everything `perfmodel record` does by default (plus any ``--variant
+NAME=OPTIONS``), in an order rotated and reversed from round
 to round, and prints each one's median against the plain median after every round. A
 variant's ``VAR=value`` words set its runs' environment; ``--plain-variant`` adds plain runs
 with an environment of their own (e.g. another JDK: ``plain25="JAVA_HOME=/usr/lib/jvm/..."``
@@ -37,10 +39,23 @@ for stack walks, the job's own extra work) remain. On 2 cores that makes the job
 against ``plain:spare``), so the two settings are compared under the same machine drift.
 
 ``--job dataframe`` (either mode) runs tests/data/record/dataframe_job.py instead: DataFrame
-operations only, no Python workers, so py-spy samples only the driver.
+operations only, no Python workers, so py-spy samples only the driver. ``--spec SPEC`` runs a
+study spec's script instead (e.g. the fit workloads, experiments/wordcount.toml), at
+``--size-mb``, on ``--master`` (``local[2]`` keeps both of a 2-core host's cores busy: the
+saturated case; ``local[1]`` leaves one to spare) with a ``--memory`` heap.
+
+``--parts --only NAME,...`` also takes the recorder's components one at a time (`COMPONENTS`:
+the event log and the plugin's task events alone, then each of the process monitor, the
+per-thread CPU sampler, JFR or the plugin's sampler at a period, py-spy at a period) and
+``old``, `perfmodel record` as it recorded before its default became the plugin's sampler
+every 50 ms. Every mode prints, per recorded variant, what its bundles say the samplers took
+in CPU (``recording_cost``), which prices each component far more precisely than runtimes.
 
     python benchmarks/record_overhead.py [--runs 5] [--scale 3] [--interval-ms 20]
-        [--job mixed|dataframe]
+        [--job mixed|dataframe | --spec experiments/wordcount.toml --size-mb 24 --master local[2]]
+    python benchmarks/record_overhead.py --parts --runs 8 --only old,full --spec ...
+    python benchmarks/record_overhead.py --parts --runs 4 --spec ...
+        --only events,monitor,threads,jfr20,plugin20,plugin50,pyspy20,pyspy50,pyspy100
     python benchmarks/record_overhead.py --parts [--runs 8] [--variant "jfr20=--no-pyspy
         --native-interval-ms 20"] [--only plugin,full] [--plain-variant "NAME=VAR=value"] [--cpu]
     python benchmarks/record_overhead.py --spare-core [--parts ...]
@@ -136,9 +151,36 @@ def record_command(
     """`perfmodel record` of ``job`` into ``out`` with the run's and the variant's options, on
     the given cores; and whether it records with JFR."""
     perfmodel = str(Path(sys.executable).parent / "perfmodel")
-    cmd = [perfmodel, "record", "--out", str(out), "--interval-ms", str(args.interval_ms)]
+    cmd = [perfmodel, "record", "--out", str(out)]
+    if args.interval_ms is not None:
+        cmd += ["--interval-ms", str(args.interval_ms)]
     cmd += [*args.record_option, *options, "--", *cores.job_command(job)]
     return cores.record_command(cmd), "--no-jfr" not in [*args.record_option, *options]
+
+
+def spec_job(
+    spec_path: str, size_mb: int | None, master: str, memory: str, scratch: Path
+) -> list[str]:
+    """``--spec``: spark-submit of a study spec's script (its data prepared, at ``size_mb``
+    where the spec has that parameter) on ``master`` with a ``memory`` heap, the spec's plan
+    settings (parallelism, shuffle partitions) kept; its output goes under ``scratch``, which
+    `run` empties before every run."""
+    from dataclasses import replace
+
+    from perfmodel.experiment.runner import build_command, prepare, run_environment
+    from perfmodel.experiment.spec import load_spec
+
+    spec = load_spec(Path(spec_path).resolve())
+    if spec.script is None:
+        sys.exit(f"{spec_path}: a spec with a `script` is needed, not a plain command")
+    if size_mb is not None and "size_mb" in spec.params:
+        spec = spec.with_overrides(params={"size_mb": str(size_mb)})
+    prepare(spec, run_environment())
+    config = replace(spec.configs[0], name=master, master=master, driver_memory=memory)
+    # Spark refuses to write over an earlier run's output: the shell empties the directory and
+    # then becomes spark-submit (exec: the same process, as `perfmodel record` sees it).
+    empty_then_run = ["sh", "-c", 'rm -rf "$0" && exec "$@"', str(scratch)]
+    return empty_then_run + build_command(spec, config, scratch)
 
 
 def run(cmd: list[str], env: dict[str, str]) -> float:
@@ -249,11 +291,32 @@ def plain_of(name: str, names: Collection[str]) -> str:
 
 PARTS = {
     "plugin": ["--no-jfr", "--no-pyspy"],
-    "jfr": ["--no-pyspy"],
+    "jfr": ["--no-pyspy", "--jvm-sampler", "jfr"],
     "pyspy": ["--no-jfr"],
     "full": [],
 }
 """`--parts`: what each variant adds to the default `perfmodel record` options."""
+
+_NOTHING = ["--no-jfr", "--no-pyspy", "--no-thread-cpu", "--no-monitor"]
+_NO_PYTHON = ["--no-pyspy", "--no-thread-cpu", "--no-monitor"]
+_NO_JVM = ["--no-jfr", "--no-thread-cpu", "--no-monitor"]
+COMPONENTS = {
+    "events": _NOTHING,
+    "monitor": [*_NOTHING, "--monitor"],
+    "threads": [*_NOTHING, "--thread-cpu"],
+    "jfr20": [*_NO_PYTHON, "--jvm-sampler", "jfr", "--interval-ms", "20"],
+    "plugin20": [*_NO_PYTHON, "--jvm-sampler", "plugin", "--interval-ms", "20"],
+    "plugin50": [*_NO_PYTHON, "--jvm-sampler", "plugin", "--interval-ms", "50"],
+    "pyspy20": [*_NO_JVM, "--python-interval-ms", "20"],
+    "pyspy50": [*_NO_JVM, "--python-interval-ms", "50"],
+    "pyspy100": [*_NO_JVM, "--python-interval-ms", "100"],
+    "old": ["--jvm-sampler", "jfr", "--interval-ms", "20"],
+}
+"""`--parts --only NAME,...`: one component of a recording at a time, by what it adds to a
+recording of the event log and the plugin's task events alone (``events``): the process
+monitor, the per-thread CPU sampler, each JVM sampler at a period, py-spy at a period; and
+``old``, every part as `perfmodel record` recorded before its default became the plugin's
+sampler every 50 ms (JFR every 20 ms, py-spy every 20 ms)."""
 
 
 def variant_options(text: str) -> tuple[str, tuple[list[str], dict[str, str]]]:
@@ -279,9 +342,12 @@ def part_variants(args: argparse.Namespace) -> tuple[dict[str, dict[str, str]], 
     """The plain runs (name → environment) and record variants `--parts` rotates over; exits
     with a message on an unknown ``--only`` part or a ``--plain-variant`` with options."""
     only = [k for k in args.only.split(",") if k]
-    if unknown := sorted(set(only) - set(PARTS)):
-        sys.exit(f"--only: unknown part(s) {', '.join(unknown)}; the parts are {', '.join(PARTS)}")
-    variants: Variants = {k: (v, {}) for k, v in PARTS.items() if not only or k in only}
+    known = PARTS | COMPONENTS
+    if unknown := sorted(set(only) - set(known)):
+        sys.exit(f"--only: unknown part(s) {', '.join(unknown)}; the parts are {', '.join(known)}")
+    variants: Variants = (
+        {k: (known[k], {}) for k in only} if only else {k: (v, {}) for k, v in PARTS.items()}
+    )
     variants |= dict(variant_options(text) for text in args.variant)
     plains: dict[str, dict[str, str]] = {"plain": {}}
     for text in args.plain_variant:
@@ -314,6 +380,7 @@ def parts(
     apps: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     cpu_run: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    costs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     events = tmp / "events"
     for i in range(args.runs):
         for name in rotation(names, i):
@@ -332,12 +399,16 @@ def parts(
                 cmd, jfr = record_command(args, out, options, placed, job)
                 cmd_env, log_dir = {**env, **extra_env}, out / "eventlog"
             _, watcher = run_watched(cmd, cmd_env, placed, cpu=args.cpu, jfr=jfr)
+            if name not in plains:
+                manifest = json.loads((tmp / "bundle" / "manifest.json").read_text())
+                costs[name].append(manifest.get("recording_cost") or {})
             start, end = app_window(log_dir)  # one reading of the event log serves both
             if watcher is not None and args.cpu:
                 cpu[name].append(watcher.series.window(start, end))
                 cpu_run[name].append(watcher.series.at(float("inf")))
             apps[name].append((end - start) / 1000.0)
         print_round(i, apps)
+    print_costs(costs)
     if not args.cpu:
         return
     where = ("in the application's window", "over the whole command (JVM start-up included)")
@@ -346,6 +417,23 @@ def parts(
             group = {n: c for n, c in table.items() if plain_of(n, table) == base}
             if group:
                 print_cpu(group, text)
+
+
+def print_costs(costs: dict[str, list[dict[str, float]]]) -> None:
+    """Per recorded variant, the medians of what its bundles say the samplers took
+    (``recording_cost``, counted by the kernel): far less noisy than runtimes, it prices each
+    component in CPU."""
+    keys = ("pyspy_cpu_s", "jvm_recording_cpu_s", "perfmodel_cpu_s", "cpu_s", "share_of_machine")
+    rows = {n: [c for c in v if "cpu_s" in c] for n, v in costs.items()}
+    rows = {n: v for n, v in rows.items() if v}
+    if not rows:
+        return
+    print("samplers' CPU per run (recording_cost), median:", flush=True)
+    print(f"  {'':12s}" + "".join(f"{k.removesuffix('_cpu_s'):>18s}" for k in keys))
+    for name, values in rows.items():
+        cells = [statistics.median(float(c.get(k, 0.0)) for c in values) for k in keys]
+        text = [f"{v:.3f} s" for v in cells[:-1]] + [f"{cells[-1]:.2%}"]
+        print(f"  {name:12s}" + "".join(f"{t:>18s}" for t in text), flush=True)
 
 
 def print_cpu(cpu: dict[str, list[dict[str, float]]], where: str) -> None:
@@ -393,7 +481,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--scale", type=float, default=3.0)
-    parser.add_argument("--interval-ms", type=int, default=20)
+    parser.add_argument(
+        "--interval-ms",
+        type=int,
+        default=None,
+        help="Passed to every `perfmodel record` (default: record's own default).",
+    )
+    parser.add_argument(
+        "--spec",
+        help="Run a study spec's script instead of the job (e.g. experiments/wordcount.toml): "
+        "the fit workloads at a size of --size-mb, on --master with a --memory heap.",
+    )
+    parser.add_argument("--size-mb", type=int, default=None, help="With --spec: its size_mb.")
+    parser.add_argument("--master", default="local[2]", help="With --spec: the master.")
+    parser.add_argument("--memory", default="2g", help="With --spec: the driver's heap.")
     parser.add_argument(
         "--job",
         choices=sorted(JOBS),
@@ -463,7 +564,12 @@ def main() -> None:
     }
     costs: list[dict[str, float]] = []
     try:
-        job = [sys.executable, str(JOBS[args.job]), str(tmp / "work"), str(args.scale)]
+        job = (
+            spec_job(args.spec, args.size_mb, args.master, args.memory, tmp / "scratch")
+            if args.spec
+            else [sys.executable, str(JOBS[args.job]), str(tmp / "work"), str(args.scale)]
+        )
+        print(f"job: {' '.join(job)}", flush=True)
         run(cores.job_command(job), env)  # warm-up: page cache, the input file
         if args.parts:
             parts(args, tmp, job, env, plain_env, cores)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import platformdirs
 
+from perfmodel.atomic import write_atomically
+
 
 @dataclass(frozen=True, slots=True)
 class LastProfile:
@@ -30,11 +32,10 @@ def state_dir() -> Path:
 def remember_profile(path: str | Path, attempt: str | None = None) -> None:
     """Record ``path`` as the profile the next path-less command should use."""
     directory = state_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    payload = {"path": str(Path(path).resolve()), "attempt": attempt}
-    tmp = directory / "last_profile.json.tmp"
-    tmp.write_text(json.dumps(payload), encoding="utf-8")
-    tmp.replace(directory / "last_profile.json")
+    text = str(path)
+    remote = "://" in text and not text.startswith("file:")  # a URI is kept as given
+    payload = {"path": text if remote else str(Path(path).resolve()), "attempt": attempt}
+    write_atomically(directory / "last_profile.json", json.dumps(payload))
 
 
 def last_profile() -> LastProfile | None:

@@ -34,6 +34,11 @@ HANG_TIMEOUT_S = 120.0
 """Longest one command may take before it counts as hung: generous (a loaded CI machine is
 slow), so only a real hang trips it, never a slow but finishing run."""
 
+WORKER_MEMORY_LIMIT = 2 << 30
+"""Address space of the command worker (`resource.RLIMIT_AS`): a diagnosis of any shared
+log peaks below 500 MB of it; growth sized by a number in the input, not by the data, meets
+a MemoryError (reported as a crash) long before it could exhaust the machine."""
+
 PLAIN_LOG = "application_1628109047826_1317105"
 """A real Spark 2 log (YARN, 63 KB): small enough to analyse many damaged copies quickly."""
 SPARK1_LOG = "local-1422981780767"
@@ -51,8 +56,9 @@ def shared_log(name: str) -> Path:
 class Worker:
     """The client side of ``tests/fuzz_worker.py``: one request at a time, with a hang bound."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, memory_limit: int = WORKER_MEMORY_LIMIT) -> None:
         env = {**os.environ, "PERFMODEL_STATE_DIR": str(state_dir), "PYTHONPATH": str(REPO)}
+        env["PERFMODEL_TEST_MEMORY_LIMIT"] = str(memory_limit)
         env.pop("COLUMNS", None)
         self._env = env
         self._proc: subprocess.Popen[str] | None = None

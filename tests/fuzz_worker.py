@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sys
 import traceback
 from typing import Any
@@ -65,7 +66,20 @@ def read_quality(path: str) -> dict[str, Any]:
     return {"quality": loaded.quality.as_dict()}
 
 
+MEMORY_LIMIT_ENV = "PERFMODEL_TEST_MEMORY_LIMIT"
+"""Bytes of address space the worker may use (`resource.RLIMIT_AS`), set by the tests: a
+command whose memory grows with a number in its input, not with the data, meets a
+MemoryError here (a crash, which the tests report) instead of exhausting the machine."""
+
+
+def _limit_memory() -> None:
+    limit = int(os.environ.get(MEMORY_LIMIT_ENV, "0"))
+    if limit > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 def main() -> None:
+    _limit_memory()
     # Answers go to a private copy of stdout; anything else written to file descriptor 1
     # (a library printing past CliRunner) lands on stderr instead of in the protocol.
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")

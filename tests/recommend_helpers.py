@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from perfmodel.analysis import Analysis, Prediction, analyse_profile
+from perfmodel.analysis import Analysis, PartitionKnob, Prediction, analyse_profile
 from perfmodel.dag.model import ApplicationProfile
 from perfmodel.recommend.catalog import COLUMNS, MachineType, parse_catalog_text
 from perfmodel.simulate.config import BaselineOverrides, ClusterConfig
@@ -50,6 +50,15 @@ class SyntheticAnalysis:
     @property
     def fast_replays(self) -> bool:
         return self.analysis.fast_replays
+
+    def predict_settings(
+        self, settings: Mapping[str, str], change: object = None, *, strict: bool = True
+    ) -> Prediction:
+        self.calls += 1
+        return self.analysis.predict_settings(settings, change, strict=strict)  # type: ignore[arg-type]
+
+    def partition_knob(self) -> PartitionKnob | None:
+        return self.analysis.partition_knob()
 
 
 def row(

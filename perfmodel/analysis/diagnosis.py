@@ -23,6 +23,7 @@ from perfmodel.dag.loaded import LoadedProfile
 from perfmodel.dag.model import ApplicationProfile, StageNode
 from perfmodel.jsonout import builtin
 from perfmodel.simulate.replay import Prediction
+from perfmodel.spark.events import unknown_version
 from perfmodel.spark.load import gc_paused
 
 SCHEMA_VERSION = 1
@@ -161,6 +162,14 @@ class Diagnosis:
     """Damage met while reading the log, counted by kind (`perfmodel.profile.quality`)."""
     spark_metrics: dict[str, int] = field(default_factory=dict)
     """Spark's raw task-metric sums over every stage attempt (see `StageDiagnosis`)."""
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    """Alerts, most impact first, each with its knob, a suggested value and the predicted
+    runtime with it (`perfmodel.analysis.alerts.Alert.as_dict`; docs/alerts.md)."""
+
+    @property
+    def framework(self) -> str:
+        """The engine that ran the application, as users name it (``Spark``, ``Dask``)."""
+        return str(self.extra.get("framework", "Spark"))
 
     def to_json(self) -> dict[str, Any]:
         # msgspec's C walk, not dataclasses.asdict (which deep-copies every leaf: ~0.9 s
@@ -384,7 +393,7 @@ def diagnose(
         app_id=p.app_id,
         app_name=p.app_name,
         attempt=p.attempt,
-        spark_version=p.framework_version or "unknown (log predates Spark 1.3)",
+        spark_version=p.framework_version or unknown_version(p.event_counts),
         duration_s=app_ms / 1000.0,
         complete=p.complete,
         jobs=len(p.jobs),
@@ -417,7 +426,13 @@ def diagnose(
         ],
         data_quality=loaded.quality.as_dict(),
         spark_metrics=figures.spark.sums(),
+        extra={"framework": _framework(p)} if _framework(p) != "Spark" else {},
     )
+
+
+def _framework(p: ApplicationProfile) -> str:
+    """``Spark`` (also for profiles that name none), else the front end's name: ``Dask``."""
+    return p.framework.capitalize() if p.framework else "Spark"
 
 
 def _findings(
@@ -443,8 +458,8 @@ def _findings(
             else "record stack samples (perfmodel record) to see which code spends it."
         )
         out.append(
-            f"{shares['unattributed']:.0%} of task time is not broken down by Spark's metrics; "
-            + where
+            f"{shares['unattributed']:.0%} of task time is not broken down by "
+            f"{_framework(p)}'s metrics; " + where
         )
         if unattributed_basis:
             out.append(f"Of that: {unattributed_basis}.")

@@ -12,28 +12,41 @@ differently, and compiling the workload again for every replay behind the advice
     analysis.predict(WhatIf(cores=8))          # one what-if
     analysis.sweep(["cores=2,4,8", "mem=2g,4g"])  # a grid, compiled once
     analysis.advice()                          # quantified advice lines
+    analysis.predict(parse_change("spark.sql.shuffle.partitions=64", CONF))  # a setting
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
+from perfmodel.analysis.alerts import MORE_TASKS, Alert, AlertInputs, detect_alerts, quantify_alerts
 from perfmodel.analysis.diagnosis import Diagnosis, diagnose
+from perfmodel.analysis.partition_knob import PartitionKnob, partition_knob
 from perfmodel.analysis.sample_views import add_code_vectors, add_sample_views
+from perfmodel.analysis.settings_whatif import (
+    check_settings,
+    plan_for,
+    predict_settings,
+    settings_target,
+    split_settings,
+)
 from perfmodel.dag.fallback_samples import fallback_shares
 from perfmodel.dag.loaded import LoadedProfile
 from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile, attribute_samples
+from perfmodel.dask.frontend import is_dask_bundle, read_dask_bundle
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import load_samples
 from perfmodel.profile.eventlog import DEFAULT_MAX_DECOMPRESSED, EventLogSource
-from perfmodel.profile.sampletable import stacks_by
+from perfmodel.profile.sources.locate import log_path
+from perfmodel.profile.sources.stores import LogPath, SourceOptions
+from perfmodel.profile.sources.uri import app_url, check_app_id, check_history_server, scrub
 from perfmodel.simulate.advice import Advice, advise_workload
 from perfmodel.simulate.bounds import WorkloadBounds, lower_bounds_s, refined_bound_s
 from perfmodel.simulate.bounds import prepare as prepare_bounds
@@ -55,7 +68,14 @@ from perfmodel.simulate.replay import (
 )
 from perfmodel.simulate.scheduler import native_placement
 from perfmodel.simulate.thread_demand import application_basis, stage_basis
-from perfmodel.simulate.whatif import Change, SweepAxis, parse_axes, parse_change, sweep_points
+from perfmodel.simulate.whatif import (
+    Change,
+    ConfValue,
+    SweepAxis,
+    parse_axes,
+    parse_change,
+    sweep_points,
+)
 from perfmodel.simulate.workload import Workload, compile_workload
 from perfmodel.spark.bare_demand import (
     BareLogEstimates,
@@ -65,7 +85,13 @@ from perfmodel.spark.bare_demand import (
     estimate_bare_log,
 )
 from perfmodel.spark.load import build_profile, gc_paused
+from perfmodel.spark.partitioning import Partitioning, derive_partitioning
 from perfmodel.spark.pyspark_work import workload_class
+from perfmodel.spark.settings import SPARK_CONF, SparkConf, parse_settings
+
+CONF: SparkConf = SPARK_CONF
+"""The front end's settings table the what-if grammar reads ``spark.…`` keys with
+(``parse_change(text, CONF)``, ``parse_axes(specs, CONF)``): Spark's, the one front end."""
 
 
 @dataclass(slots=True)
@@ -103,6 +129,16 @@ class Engine(Protocol):
     @property
     def fast_replays(self) -> bool: ...
 
+    def predict_settings(
+        self,
+        settings: Mapping[str, str],
+        change: Change | WhatIf | ClusterConfig | None = None,
+        *,
+        strict: bool = True,
+    ) -> Prediction: ...
+
+    def partition_knob(self) -> PartitionKnob | None: ...
+
 
 class NoStagesError(PerfmodelError):
     """The log holds no stage, so there is nothing to replay."""
@@ -135,6 +171,8 @@ class Analysis:
     _estimates: BareLogEstimates | None = None
     _workload_class: str | None = None
     _bounds: WorkloadBounds | None = None
+    _partitioning: Partitioning | None = None
+    _alerts: list[Alert] | None = None
 
     @property
     def profile(self) -> ApplicationProfile:
@@ -190,7 +228,10 @@ class Analysis:
         """Per stage, the core demand and the nature of unattributed time as the event log
         alone suggests (`perfmodel.spark.bare_demand`); used where nothing measured it."""
         if self._estimates is None:
-            self._estimates = estimate_bare_log(self.profile, self.baseline.host_cores)
+            if self.profile.task_thread_only:  # no work beside task threads to estimate
+                self._estimates = BareLogEstimates({}, {}, 0.0, 0.0)
+            else:
+                self._estimates = estimate_bare_log(self.profile, self.baseline.host_cores)
         return self._estimates
 
     def _base(self) -> BaselineReplay:
@@ -211,17 +252,30 @@ class Analysis:
 
     def target(self, change: Change | WhatIf | ClusterConfig | None) -> ClusterConfig:
         """The configuration a change describes (None: the baseline itself); a `Change`'s
-        factors (``cores=2x``) are of this profile's baseline."""
+        factors (``cores=2x``) are of this profile's baseline, and its Spark settings that
+        size executors (``spark.executor.cores``) count too."""
         if change is None:
             return self.baseline
         if isinstance(change, Change):
+            if change.conf:
+                self._spark_settings_apply()
+                what_if = split_settings(change.conf, self.baseline)
+                return settings_target(self.baseline, what_if, self._resources(change))
             change = change.resolve(self.baseline)
         if isinstance(change, WhatIf):
             return apply_what_if(self.baseline, change)
         return change
 
+    def _resources(self, change: Change) -> WhatIf | None:
+        rest = change.resources
+        return None if rest.is_empty else rest.resolve(self.baseline)
+
     def predict(self, change: Change | WhatIf | ClusterConfig | None = None) -> Prediction:
-        """The runtime and bottleneck on another configuration, with the model's self-check."""
+        """The runtime and bottleneck on another configuration, with the model's self-check.
+        A `Change` with Spark settings (``spark.sql.shuffle.partitions=64``) re-partitions
+        the stages they set (`predict_settings`)."""
+        if isinstance(change, Change) and change.conf:
+            return self._predict_settings(change.conf, change.conf_text, self._resources(change))
         with gc_paused():
             prediction = replay_workload(
                 self.workload, self.baseline, self.target(change), self._base()
@@ -229,6 +283,74 @@ class Analysis:
         prediction.notes.extend(self.notes)
         self.attach_interval(prediction)
         return prediction
+
+    @property
+    def partitioning(self) -> Partitioning:
+        """Which knob sets each stage's task count (`perfmodel.spark.partitioning`)."""
+        if self._partitioning is None:
+            self._partitioning = derive_partitioning(self.profile)
+        return self._partitioning
+
+    def predict_settings(
+        self,
+        settings: Mapping[str, str],
+        change: Change | WhatIf | ClusterConfig | None = None,
+        *,
+        strict: bool = True,
+    ) -> Prediction:
+        """The runtime under Spark settings (``{"spark.sql.shuffle.partitions": "64"}``, as
+        ``--conf`` gives them), on the baseline's resources or ``change``'s. ``strict``: a
+        key the model cannot predict is an error; else it is left out and said in the notes
+        and in ``prediction.conf``. (`predict` with a `Change` holding the settings is the
+        same, strictly.)"""
+        values, skipped = parse_settings(settings, strict=strict)
+        given = dict(settings)
+        resources: WhatIf | ClusterConfig | None
+        if isinstance(change, Change):
+            for key, value in change.conf.items():
+                if key in values and values[key] != value:
+                    raise ConfigError(f"{key} is given twice, with different values")
+                values.setdefault(key, value)
+            given = change.conf_text | given
+            resources = self._resources(change)
+        else:
+            resources = change
+        return self._predict_settings(values, given, resources, skipped if not strict else None)
+
+    def _predict_settings(
+        self,
+        values: Mapping[str, ConfValue],
+        given: Mapping[str, str],
+        resources: WhatIf | ClusterConfig | None,
+        not_predicted: Mapping[str, str] | None = None,
+    ) -> Prediction:
+        self._spark_settings_apply()
+        what_if = split_settings(values, self.baseline, not_predicted)
+        target = settings_target(self.baseline, what_if, resources)
+        with gc_paused():
+            prediction, _ = predict_settings(
+                self.workload,
+                self.profile,
+                self.partitioning,
+                self.baseline,
+                self._base(),
+                what_if,
+                target,
+                given,
+            )
+        prediction.notes.extend(self.notes)
+        self.attach_interval(prediction)
+        return prediction
+
+    def _spark_settings_apply(self) -> None:
+        """Spark settings are read by the Spark front end's plans: another framework's
+        profile (Dask) has none, and a setting given for it is refused, not ignored."""
+        framework = self.profile.framework
+        if framework and framework != "spark":
+            raise ConfigError(
+                f"{self.source}: Spark settings (spark.…=VALUE) do not apply to a {framework} "
+                "profile; give its resources instead (cores=, workers=, mem=)"
+            )
 
     @property
     def input_kind(self) -> str:
@@ -286,18 +408,25 @@ class Analysis:
         ``fixed`` (``"mem=2g"``) applies at every point unless an axis sets it. The axes and
         every point's configuration are checked before the first replay."""
         if isinstance(fixed, str):
-            fixed = parse_change(fixed)
+            fixed = parse_change(fixed, CONF)
         parsed = [a for a in axes if isinstance(a, SweepAxis)]
         specs = [a for a in axes if isinstance(a, str)]
         if specs:
-            parsed += parse_axes(specs)
+            parsed += parse_axes(specs, CONF)
         if not parsed:
             raise ConfigError("a sweep needs at least one axis, e.g. cores=1,2,4,8")
         # Every point's configuration first: a bad one is refused before anything is written.
-        targets = [
-            (settings, self.target(change)) for settings, change in sweep_points(parsed, fixed)
-        ]
-        return (SweepPoint(settings, self.predict(target)) for settings, target in targets)
+        points: list[tuple[dict[str, str], Change | ClusterConfig]] = []
+        for settings, change in sweep_points(parsed, fixed, CONF):
+            target = self.target(change)
+            if change.conf:
+                # Spark settings re-partition stages: the point keeps them, checked now.
+                what_if = split_settings(change.conf, self.baseline)
+                check_settings(self.workload, self.profile, self.partitioning, what_if, target)
+                points.append((settings, change))
+            else:
+                points.append((settings, target))
+        return (SweepPoint(settings, self.predict(point)) for settings, point in points)
 
     def stack_profiles(self, stage: int | None = None) -> dict[str, dict[tuple[str, ...], int]]:
         """Sampled call stacks for flame graphs: one set per process, or with ``stage`` one
@@ -305,7 +434,14 @@ class Analysis:
         if self.loaded.bundle is None:
             raise NoSamplesError(f"{self.source} is an event log: flame graphs need a bundle")
         if stage is None:
-            return stacks_by(load_samples(self.loaded.bundle), "process")
+            # Imported where used: it brings pyarrow (~0.15 s of CPU), which an event log
+            # never needs (every command's start-up, and `watch`'s overhead, pay for it).
+            from perfmodel.profile.sampletable import stacks_by
+
+            samples = self.loaded.samples
+            return stacks_by(
+                load_samples(self.loaded.bundle) if samples is None else samples, "process"
+            )
         assert self.samples is not None
         profiles = {
             f"stage {sid}.{att}": dict(cp.stacks)
@@ -342,6 +478,14 @@ class Analysis:
         """Whether replays run the compiled placement loop (about 25× the Python one)."""
         return native_placement()
 
+    def partition_knob(self) -> PartitionKnob | None:
+        """The Spark setting that sets the task count of this log's shuffle stages, with the
+        data they split (`perfmodel.analysis.partition_knob`); None where no setting does.
+        A settings search chooses its candidate values from it."""
+        if self.profile.framework and self.profile.framework != "spark":
+            return None
+        return partition_knob(self.profile, self.partitioning)
+
     def _workload_bounds(self) -> WorkloadBounds:
         if self._bounds is None:
             self._bounds = prepare_bounds(self.workload, self.baseline)
@@ -371,6 +515,59 @@ class Analysis:
             out[None] = application_basis(measured)
         return out
 
+    def alerts(self, diagnosis: Diagnosis | None = None) -> list[Alert]:
+        """Alerts (`perfmodel.analysis.alerts`), most impact first: each names its knob and a
+        suggested value, and the settings what-if predicts the runtime with it where the
+        knob is a setting (the same path as ``predict --conf``)."""
+        if self._alerts is not None:
+            return list(self._alerts)
+        if diagnosis is None:
+            self.diagnose()  # computes the alerts with the diagnosis' stage summaries
+            return list(self._alerts or [])
+        d = diagnosis
+        res = self.profile.resources
+        memory = res.executor_memory_bytes
+        if res.local_mode:
+            memory = res.driver_memory_bytes or memory
+        found = detect_alerts(
+            AlertInputs(
+                profile=self.profile,
+                stages=d.stages,
+                slots=self.baseline.slots,
+                local_mode=self.baseline.local_mode,
+                memory_bytes=memory,
+                gc_share=d.shares.get("gc", 0.0),
+                partitioning=lambda: self.partitioning,
+            )
+        )
+        with gc_paused():
+            quantify_alerts(found, self._alert_check, self.predict_settings)
+        self._alerts = found
+        return list(found)
+
+    def _alert_check(self, settings: Mapping[str, str], alert: Alert) -> str | None:
+        """Whether ``settings`` act on the alert's stages or join by Spark's rules (the
+        front end's plan, no replay): None if they do, else why not."""
+        values, _ = parse_settings(settings)
+        what_if = split_settings(values, self.baseline)
+        if not what_if.partitioning:
+            return None
+        target = settings_target(self.baseline, what_if, None)
+        plan = plan_for(self.profile, self.partitioning, what_if, target)
+        if alert.query_id is not None and any(j.query_id == alert.query_id for j in plan.joins):
+            return None
+        more = alert.kind in MORE_TASKS
+        for change in plan.changes:
+            if change.key in alert.stage_keys:
+                old, new = change.old_partitions, change.new_partitions
+                if (new > old) if more else (new < old):
+                    return None
+                return f"stage {change.key[0]} would run {new} tasks (it ran {old})"
+        stages = ", ".join(str(k[0]) for k in alert.stage_keys) or "its stages"
+        return f"it leaves stage {stages} as it ran" + (
+            f" ({'; '.join(plan.notes)})" if plan.notes else ""
+        )
+
     def diagnose(self) -> Diagnosis:
         """What `perfmodel diagnose` reports: measured split, critical path, findings, advice."""
         if self._diagnosis is not None:
@@ -396,6 +593,11 @@ class Analysis:
                 unattributed_basis=overall if measured or not self.vectors else None,
             )
         result.warnings.extend(warnings)
+        if self.profile.stages:
+            try:
+                result.alerts = [a.as_dict() for a in self.alerts(result)]
+            except PerfmodelError as exc:
+                result.warnings.append(f"no alerts for this log: {exc}")
         if self.samples is not None:
             add_sample_views(result, self.samples)
             add_code_vectors(result, self.vectors)
@@ -403,15 +605,56 @@ class Analysis:
         return result
 
 
+def locate(
+    text: str | LogPath,
+    sources: SourceOptions | None = None,
+    *,
+    history_server: str | None = None,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+) -> LogPath:
+    """The log a user named: a local path, an object-store or HDFS URI, or a History Server
+    application address (docs/sources.md); with ``history_server``, ``text`` is an
+    application id on that server. ``sources`` says how to reach remote stores; a History
+    Server's zip is downloaded here, held to ``max_decompressed_bytes``.
+
+    Local paths come back as `pathlib.Path` objects (not checked: reading says what is
+    wrong with them); remote ones as `perfmodel.profile.sources.stores.RemotePath`, which
+    `read` and `load` take as they take a path.
+    """
+    if history_server is not None and isinstance(text, str):
+        check_history_server(history_server)
+        check_app_id(text, scrub(history_server))
+        text = app_url(history_server, text, None)
+    return log_path(text, sources, max_decompressed_bytes=max_decompressed_bytes)
+
+
 def read(
-    path: str | Path,
+    path: str | LogPath,
     attempt: str | None = None,
     *,
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    sources: SourceOptions | None = None,
 ) -> LoadedProfile:
     """Read an event log or a bundle through its front end into a profile, without the
-    analysis (`load` does both)."""
+    analysis (`load` does both). ``path`` may be remote (`locate`). The front-end
+    dispatch: a local bundle with a Dask task stream is read by the Dask front end,
+    anything else by Spark's."""
+    if sources is not None and isinstance(path, str):
+        path = locate(path, sources, max_decompressed_bytes=max_decompressed_bytes)
+    if isinstance(path, (str, Path)) and is_dask_bundle(path):
+        return read_dask_bundle(path)
     return build_profile(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
+
+
+def analyse_loaded(
+    loaded: LoadedProfile, *, overrides: BaselineOverrides | None = None
+) -> Analysis:
+    """An `Analysis` of a profile a front end delivered: the one way every `Analysis` is
+    made (`load` adds a bundle's samples and code vectors to it; `perfmodel.analysis.watch`
+    makes one of the profile it read while following a log)."""
+    analysis = Analysis(loaded=loaded, baseline=baseline_config(loaded.profile, overrides))
+    analysis._fit_assumed_host(analysis.estimates)
+    return analysis
 
 
 def analyse_profile(
@@ -427,34 +670,34 @@ def analyse_profile(
         profile=profile,
         source=EventLogSource(path=Path(where), app_key=profile.app_id, parts=[], attempt=None),
     )
-    analysis = Analysis(loaded=loaded, baseline=baseline_config(profile, overrides))
-    analysis._fit_assumed_host(analysis.estimates)
-    return analysis
+    return analyse_loaded(loaded, overrides=overrides)
 
 
 def load(
-    path: str | Path,
+    path: str | LogPath,
     attempt: str | None = None,
     *,
     code_vectors: bool = True,
     overrides: BaselineOverrides | None = None,
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
     models_dir: Path | None = None,
+    sources: SourceOptions | None = None,
 ) -> Analysis:
     """Read an event log or a profile bundle and get it ready to analyse.
 
+    ``path`` is local or remote (`locate`; ``sources`` says how to reach remote stores).
     ``code_vectors``: with a bundle's stack samples, infer each stage's resource vector from
     the code it ran and let it split the task time Spark's metrics leave unattributed
     (otherwise that time is split by bytes moved, as for a bare event log). ``overrides``
     replace what the log cannot tell about the profiled machine (host cores, bandwidths).
     ``models_dir`` holds the trained code models (default: the shipped ones).
     """
-    loaded = read(path, attempt, max_decompressed_bytes=max_decompressed_bytes)
-    analysis = Analysis(loaded=loaded, baseline=baseline_config(loaded.profile, overrides))
-    analysis._fit_assumed_host(analysis.estimates)
+    loaded = read(path, attempt, max_decompressed_bytes=max_decompressed_bytes, sources=sources)
+    analysis = analyse_loaded(loaded, overrides=overrides)
     if loaded.bundle is None:
         return analysis
-    analysis.samples = attribute_samples(loaded.profile, load_samples(loaded.bundle))
+    samples = load_samples(loaded.bundle) if loaded.samples is None else loaded.samples
+    analysis.samples = attribute_samples(loaded.profile, samples)
     if not code_vectors:
         analysis.notes.append("code-inferred resource vectors not used (--no-code-vectors)")
         return analysis

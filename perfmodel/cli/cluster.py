@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from perfmodel.cli import options
 from perfmodel.cli.record import JVM_SAMPLER_HELP, JvmSampler
 from perfmodel.experiment.cluster_state import DEFAULT_NAME, DEFAULT_SUBNET
 from perfmodel.extras import require_extra
@@ -49,15 +50,29 @@ def up_command(
     name: str = _NAME,
     workers: int = typer.Option(2, "--workers", min=1, max=9, help="Worker hosts."),
     rate: float | None = typer.Option(
-        None, "--rate", help="Each worker's link, Mbit/s each way (tc token bucket)."
+        None,
+        "--rate",
+        min=0.001,
+        max=1e7,
+        help="Each worker's link, Mbit/s each way (tc token bucket).",
     ),
     cpu: float | None = typer.Option(
-        None, "--cpu", help="Each worker's CPU limit in cores (cgroup CFS quota)."
+        None,
+        "--cpu",
+        min=0.001,
+        max=options.HOST_CORES_MAX,
+        help="Each worker's CPU limit in cores (cgroup CFS quota).",
     ),
     disk: float | None = typer.Option(
-        None, "--disk", help="Each worker's disk read and write limit, MB/s (cgroup blkio)."
+        None,
+        "--disk",
+        min=0.001,
+        max=1e7,
+        help="Each worker's disk read and write limit, MB/s (cgroup blkio).",
     ),
-    worker_cores: int = typer.Option(1, "--worker-cores", min=1, help="Cores a worker offers."),
+    worker_cores: int = typer.Option(
+        1, "--worker-cores", min=1, max=options.HOST_CORES_MAX, help="Cores a worker offers."
+    ),
     worker_memory: str = typer.Option("2g", "--worker-memory", help="Memory a worker offers."),
     subnet: str = typer.Option(DEFAULT_SUBNET, "--subnet", help="Private /24, 3 octets."),
     as_json: bool = typer.Option(False, "--json", help="Print the cluster's status as JSON."),
@@ -135,17 +150,21 @@ def exec_command(
 def record_command(
     command: list[str] = typer.Argument(..., help="The driver command, after `--`."),
     name: str = _NAME,
-    out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", parser=options.output_path, help="Bundle directory to create."
+    ),
     interval_ms: int = typer.Option(
         CLUSTER_INTERVAL_MS,
         "--interval-ms",
         min=1,
+        max=options.INTERVAL_MS_MAX,
         help="Sampling interval (50 ms here against `perfmodel record`'s 20: see below).",
     ),
     python_interval_ms: int | None = typer.Option(
         None,
         "--python-interval-ms",
         min=1,
+        max=options.INTERVAL_MS_MAX,
         help="py-spy's sampling interval for Python processes (default: --interval-ms).",
     ),
     jfr_on: bool = typer.Option(True, "--jfr/--no-jfr", help="Record JVM stack samples."),

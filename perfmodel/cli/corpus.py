@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from perfmodel.cli import options
 from perfmodel.errors import PerfmodelError
 from perfmodel.extras import require_extra
 
@@ -68,9 +69,15 @@ def build_command(
             "site-packages, or your own); repeatable; overrides the discovered one.",
         ),
     ] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
-        "corpora/build/v1"
-    ),
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            parser=options.output_path,
+            help="Output directory (files of the same name there are replaced).",
+        ),
+    ] = Path("corpora/build/v1"),
     split: Annotated[
         Path,
         typer.Option(
@@ -83,9 +90,9 @@ def build_command(
             "--write-split/--no-write-split", help="Write new package assignments back to --split."
         ),
     ] = True,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = min(
-        os.cpu_count() or 1, 8
-    ),
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=1, max=options.WORKERS_MAX, help="Worker processes.")
+    ] = min(os.cpu_count() or 1, 8),
     as_json: Annotated[bool, typer.Option("--json", help="Print the stats as JSON.")] = False,
 ) -> None:
     """Extract, label, deduplicate and split functions from installed sources."""

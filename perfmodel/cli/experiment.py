@@ -1,4 +1,4 @@
-"""``perfmodel experiment run|report`` and ``perfmodel runs list|show|compare``.
+"""``perfmodel experiment run|report|calibrate|settings`` and ``perfmodel runs list|show|compare``.
 
 A thin layer over `perfmodel.experiment`: it resolves the store (``--store``, else
 ``$PERFMODEL_STORE``, else the user's data directory) and hands what it reads or computes to
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from perfmodel.cli import options
 from perfmodel.extras import require_extra
 
 if TYPE_CHECKING:
@@ -25,7 +26,10 @@ if TYPE_CHECKING:
 StoreOption = Annotated[
     Path | None,
     typer.Option(
-        "--store", help="Run store (SQLite file; default $PERFMODEL_STORE or the user data dir)."
+        "--store",
+        parser=options.output_path,
+        help="Run store (SQLite file; default $PERFMODEL_STORE or the user data dir). A "
+        "command that only reads never creates one.",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -41,6 +45,7 @@ def register(app: typer.Typer) -> None:
     experiment.command("run")(experiment_run)
     experiment.command("report")(experiment_report)
     experiment.command("calibrate")(experiment_calibrate)
+    experiment.command("settings")(experiment_settings)
     runs.command("list")(runs_list)
     runs.command("show")(runs_show)
     runs.command("compare")(runs_compare)
@@ -48,11 +53,12 @@ def register(app: typer.Typer) -> None:
     app.add_typer(runs, name="runs")
 
 
-def _open(store: Path | None) -> RunStore:
+def _open(store: Path | None, *, create: bool = False) -> RunStore:
+    """The run store; only a command that records runs (``create``) makes a missing one."""
     # Imported here: the store brings SQLite and psutil, which building the CLI does not need.
     from perfmodel.runs.store import RunStore, default_store_path
 
-    return RunStore(store if store is not None else default_store_path())
+    return RunStore(store if store is not None else default_store_path(), create=create)
 
 
 def _params(values: list[str] | None) -> dict[str, str]:
@@ -72,13 +78,20 @@ def experiment_run(
     store: StoreOption = None,
     bundles: Annotated[
         Path | None,
-        typer.Option(help="Where run bundles go (default: 'bundles' beside the store)."),
+        typer.Option(
+            parser=options.output_path,
+            help="Where run bundles go (default: 'bundles' beside the store).",
+        ),
     ] = None,
     param: Annotated[
         list[str] | None, typer.Option("--param", help="Override a spec parameter: NAME=VALUE.")
     ] = None,
-    repetitions: Annotated[int | None, typer.Option(help="Override the repetitions.")] = None,
-    warmups: Annotated[int | None, typer.Option(help="Override the warm-up runs.")] = None,
+    repetitions: Annotated[
+        int | None, typer.Option(help="Override the repetitions.", min=1, max=options.COUNT_MAX)
+    ] = None,
+    warmups: Annotated[
+        int | None, typer.Option(help="Override the warm-up runs.", min=0, max=options.COUNT_MAX)
+    ] = None,
     only: Annotated[
         list[str] | None, typer.Option("--only", help="Run only this config (repeatable).")
     ] = None,
@@ -98,7 +111,7 @@ def experiment_run(
     )
     for orphan in find_orphans():
         typer.echo(f"warning: {orphan.describe()}", err=True)
-    with _open(store) as db:
+    with _open(store, create=True) as db:
         root = bundles if bundles is not None else db.path.parent / "bundles"
 
         def show(r: RunReport) -> None:
@@ -152,7 +165,11 @@ def experiment_report(
     store: StoreOption = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Directory for accuracy.md/.json and plots (default: none written)."),
+        typer.Option(
+            parser=options.output_path,
+            help="Directory for accuracy.md/.json and plots (default: none written; files of "
+            "the same name there are replaced).",
+        ),
     ] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write figures.")] = True,
     html: Annotated[
@@ -160,7 +177,8 @@ def experiment_report(
         typer.Option(
             "--html",
             help="Also write accuracy.html (into --out, else the current directory): measured "
-            "against predicted per configuration, a self-contained page like perfmodel report's.",
+            "against predicted per configuration, a self-contained page like perfmodel report's "
+            "(an existing accuracy.html is replaced).",
         ),
     ] = False,
     split: Annotated[
@@ -220,12 +238,17 @@ def experiment_calibrate(
     ],
     out: Annotated[
         Path,
-        typer.Option(help="Where to write the calibration (perfmodel/data/intervals.json ships)."),
+        typer.Option(
+            parser=options.output_path,
+            help="Where to write the calibration (perfmodel/data/intervals.json ships; an "
+            "existing file is replaced).",
+        ),
     ],
     store: Annotated[
         list[Path] | None,
         typer.Option(
             "--store",
+            parser=options.output_path,
             help="Run store (SQLite file; default $PERFMODEL_STORE or the user data dir). "
             "Repeat it to pool studies of the fit workloads made on different days.",
         ),
@@ -298,6 +321,49 @@ def experiment_calibrate(
         typer.echo("spilling CPU: no fit runs that differ only in memory and spill to measure it")
 
 
+def experiment_settings(
+    specs: Annotated[
+        list[Path], typer.Argument(help="Settings study specs (experiments/settings/*.toml).")
+    ],
+    store: StoreOption = None,
+    split: Annotated[
+        Path | None,
+        typer.Option(help="Held-out split file: report the held-out and fit workloads apart."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            parser=options.output_path,
+            help="Directory for settings.md and settings.json (default: none written; files "
+            "of the same name there are replaced).",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            help="At most this many source runs per experiment.", min=1, max=options.COUNT_MAX
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The settings study: every run of a spec predicts every other configuration of it from
+    its bare event log, under the other's Spark settings (scripts/settings_study.sh)."""
+    from perfmodel.experiment.settings_study import evaluate_settings
+    from perfmodel.experiment.spec import load_spec
+    from perfmodel.experiment.split import load_split
+    from perfmodel.report import render_to_file, renderer
+
+    held_out = load_split(split) if split is not None else None
+    with _open(store) as db:
+        runs = [r for spec in specs for r in db.runs(experiment=load_spec(spec).name)]
+    report = evaluate_settings(runs, held_out, limit=limit)
+    if out is not None:
+        markdown, js = renderer("markdown"), renderer("json")
+        render_to_file(out / "settings.md", lambda f: markdown.settings_study(report, f))
+        render_to_file(out / "settings.json", lambda f: js.settings_study(report, f))
+    renderer("json" if as_json else "markdown").settings_study(report, sys.stdout)
+
+
 def _output(as_json: bool) -> Renderer:
     """The renderer a ``--json`` flag picks (imported on use, as every command's heavy
     imports: building the CLI must not load them)."""
@@ -310,7 +376,9 @@ def runs_list(
     store: StoreOption = None,
     experiment: Annotated[str | None, typer.Option(help="Only this experiment.")] = None,
     status: Annotated[str | None, typer.Option(help="Only runs with this status.")] = None,
-    last: Annotated[int | None, typer.Option(help="Only the last N runs.")] = None,
+    last: Annotated[
+        int | None, typer.Option(help="Only the last N runs.", min=1, max=options.ID_MAX)
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """List stored runs."""
@@ -320,7 +388,7 @@ def runs_list(
 
 
 def runs_show(
-    run_id: Annotated[int, typer.Argument(help="Run id (see `perfmodel runs list`).")],
+    run_id: options.RunId,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -333,7 +401,7 @@ def runs_show(
 
 
 def runs_compare(
-    run_ids: Annotated[list[int], typer.Argument(help="Two or more run ids.")],
+    run_ids: options.RunIds,
     store: StoreOption = None,
     as_json: JsonOption = False,
 ) -> None:

@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from perfmodel.cli import options
+
 HELP = (
     "Analyse many event logs: Parquet tables (apps, stages, findings, predictions, errors), "
     "a terminal summary and summary.html (docs/fleet.md).\n\n"
@@ -25,16 +27,23 @@ def register(app: typer.Typer) -> None:
 
 def fleet(
     inputs: Annotated[
-        list[str],
+        list[str] | None,
         typer.Argument(
             help="A History Server directory, a glob ('logs/app-*'), a file listing paths "
-            "(one per line), single logs, or Hadoop URIs (--engine spark). A NAME=VALUE "
-            "argument (cores=2x) is taken as a --what-if.",
+            "(one per line), single logs, or URIs: s3:// (s3a://), gs://, abfs[s]://, "
+            "hdfs:// prefixes or logs (read by either engine), History Server application "
+            "URLs. A NAME=VALUE argument (cores=2x, spark.sql.shuffle.partitions=64) is taken as "
+            "a --what-if.",
             show_default=False,
         ),
-    ],
+    ] = None,
     out: Annotated[
-        Path, typer.Option("--out", help="Folder for the tables and summary.html.")
+        Path,
+        typer.Option(
+            "--out",
+            parser=options.output_path,
+            help="Folder for the tables and summary.html (each run updates them).",
+        ),
     ] = Path("fleet"),
     engine: Annotated[
         str, typer.Option(help="local: a process pool on this machine; spark: a PySpark job.")
@@ -48,11 +57,17 @@ def fleet(
         typer.Option(
             "--what-if",
             help="A scenario to predict for every application (repeatable): cores=2x, "
-            "mem=0.5x, cores=16,mem=4g (factors are of each application's own baseline).",
+            "mem=0.5x, cores=16,mem=4g (factors are of each application's own baseline), or "
+            "Spark settings: spark.sql.shuffle.partitions=64 (docs/settings.md).",
         ),
     ] = None,
     jobs: Annotated[
-        int | None, typer.Option(help="Worker processes (local engine; default: one per core).")
+        int | None,
+        typer.Option(
+            help="Worker processes (local engine; default: one per core).",
+            min=1,
+            max=options.WORKERS_MAX,
+        ),
     ] = None,
     memory_cap: Annotated[
         str | None,
@@ -87,21 +102,38 @@ def fleet(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the summary as JSON (tables stay on disk).")
     ] = False,
+    history_server: Annotated[
+        str | None,
+        typer.Option(
+            "--history-server",
+            help="Analyse the applications a Spark History Server lists (http://shs:18080) "
+            "that are not yet in --out's tables (with --since: updated since then; local "
+            "engine).",
+            show_default=False,
+        ),
+    ] = None,
+    endpoint_url: options.EndpointUrl = None,
+    ca_bundle: options.CaBundle = None,
+    timeout_s: options.TimeoutS = None,
 ) -> None:
     """`HELP` (one string, so the help text wraps to the terminal)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+    from perfmodel.analysis import CONF
     from perfmodel.fleet.run import FleetOptions, run_fleet
     from perfmodel.report import render_to_file, renderer
     from perfmodel.simulate.config import ConfigError
     from perfmodel.simulate.units import parse_size
     from perfmodel.simulate.whatif import is_change_spec, parse_changes
 
-    paths = [i for i in inputs if not (is_change_spec(i) and not Path(i).exists())]
+    inputs = inputs or []
+    paths = [i for i in inputs if not (is_change_spec(i, CONF) and not Path(i).exists())]
     specs = list(what_if or []) + [i for i in inputs if i not in paths]
-    if not paths:
-        raise ConfigError("no logs given: name a directory, glob, listing file or log")
+    if not paths and history_server is None:
+        raise ConfigError(
+            "no logs given: name a directory, glob, listing file, log, URI or --history-server"
+        )
     conf: list[tuple[str, str]] = []
     for item in spark_conf or []:
         key, sep, value = item.partition("=")
@@ -113,7 +145,7 @@ def fleet(
         out=out,
         engine=engine,
         since=_date(since),
-        scenarios=parse_changes(specs),
+        scenarios=parse_changes(specs, CONF),
         jobs=jobs,
         memory_cap_bytes=parse_size(memory_cap) if memory_cap else None,
         fresh=fresh,
@@ -121,6 +153,8 @@ def fleet(
         spark_conf=conf,
         staging=spark_staging,
         transfer=spark_transfer,
+        history_server=history_server,
+        sources=options.source_options(endpoint_url, ca_bundle, timeout_s),
     )
     err = Console(stderr=True, highlight=False)
     progress = Progress(

@@ -8,6 +8,8 @@ from typing import Any
 
 import typer
 
+from perfmodel.atomic import write_atomically
+from perfmodel.cli import options
 from perfmodel.errors import PerfmodelError
 from perfmodel.extras import require_extra
 
@@ -35,21 +37,30 @@ def register(app: typer.Typer) -> None:
         out: Path | None = typer.Option(
             None,
             "--out",
+            parser=options.output_path,
             help="Directory for weights and config (default: the shipped models, "
             "perfmodel/embed/models, which this replaces).",
         ),
         card: Path | None = typer.Option(
-            None, "--card", help="Model card to write (default: OUT/README.md)."
+            None,
+            "--card",
+            parser=options.output_path,
+            help="Model card to write (default: OUT/README.md).",
         ),
-        epochs: int | None = typer.Option(None, "--epochs", min=1, help="Code-model epochs."),
+        epochs: int | None = typer.Option(
+            None, "--epochs", min=1, max=options.COUNT_MAX, help="Code-model epochs."
+        ),
         doc_epochs: int | None = typer.Option(
-            None, "--doc-epochs", min=1, help="Doc-model epochs."
+            None, "--doc-epochs", min=1, max=options.COUNT_MAX, help="Doc-model epochs."
         ),
-        seed: int | None = typer.Option(None, "--seed", help="Random seed (default 13)."),
+        seed: int | None = typer.Option(
+            None, "--seed", min=0, max=options.SEED_MAX, help="Random seed (default 13)."
+        ),
         folds: int | None = typer.Option(
             None,
             "--folds",
             min=2,
+            max=1000,
             help="Folds (by package) over the training packages whose out-of-fold predictions "
             "choose the epoch counts and the heads' weights (default 3).",
         ),
@@ -57,11 +68,14 @@ def register(app: typer.Typer) -> None:
             None,
             "--threads",
             min=1,
+            max=options.WORKERS_MAX,
             help="Torch threads (default 1: the models are many small sequential ops, and a "
             "second OpenMP thread slows them down on a busy machine).",
         ),
         tiny: bool = typer.Option(False, "--tiny", help="Tiny configuration (tests, smoke runs)."),
-        limit: int | None = typer.Option(None, "--limit", min=10, help="Use only N functions."),
+        limit: int | None = typer.Option(
+            None, "--limit", min=10, max=options.ID_MAX, help="Use only N functions."
+        ),
     ) -> None:
         """Train the code and doc models on a corpus, evaluate them on its held-out
         packages, and save weights, metrics and the model card."""
@@ -125,9 +139,8 @@ def register(app: typer.Typer) -> None:
             argv.append("--tiny")
         target = out or SHIPPED_MODELS
         card_path = card or target / "README.md"
-        card_path.parent.mkdir(parents=True, exist_ok=True)
         shown = "perfmodel/embed/models" if out is None else str(out)
-        card_path.write_text(render_card(result.bundle.meta, " ".join(argv), shown))
+        write_atomically(card_path, render_card(result.bundle.meta, " ".join(argv), shown))
         renderer("text").training(result, sys.stdout)
         Console().print(f"saved {target}/ and {card_path}")
 
@@ -149,6 +162,7 @@ def register(app: typer.Typer) -> None:
             1,
             "--threads",
             min=1,
+            max=options.WORKERS_MAX,
             help="Torch threads for inference (1 is fastest on a busy "
             "machine: the models are many small sequential ops).",
         ),

@@ -1,8 +1,9 @@
-"""``perfmodel predict``: what would this application take with other resources?
+"""``perfmodel predict``: what would this application take with other resources or settings?
 
 Reads a profile (an event log or bundle, or the one ``diagnose`` last analysed), resolves
-the baseline configuration from it, applies the requested change (or a ``--sweep`` grid)
-and prints the replay's prediction with its model error. Every assumed baseline value is
+the baseline configuration from it, applies the requested change (resources, Spark settings
+given with ``--conf``, or a ``--sweep`` grid of either) and prints the replay's prediction
+with its model error. Every assumed baseline value is
 printed with the option that would replace it. Bad input ends with one message, exit 2.
 """
 
@@ -34,8 +35,10 @@ def predict(
     path: Annotated[
         str | None,
         typer.Argument(
-            help="Event log, rolling log directory or profile bundle "
-            "(default: the profile `perfmodel diagnose` last analysed)."
+            help="Event log, rolling log directory or profile bundle, local or remote "
+            "(s3://, gs://, abfs://, hdfs://, a History Server application URL; with "
+            "--history-server: an app id). Default: the profile `perfmodel diagnose` last "
+            "analysed."
         ),
     ] = None,
     cores: options.Cores = None,
@@ -50,29 +53,44 @@ def predict(
     max_executors: options.MaxExecutors = None,
     initial_executors: options.InitialExecutors = None,
     host_cores: options.HostCores = None,
+    conf: options.Conf = None,
     baseline_disk_bw: options.BaselineDiskBw = None,
     baseline_net_bw: options.BaselineNetBw = None,
     sweep: Annotated[
         list[str] | None,
-        typer.Option(help="Grid axis NAME=V1,V2 (repeatable; further axes may follow it)."),
+        typer.Option(
+            help="Grid axis NAME=V1,V2 (repeatable; further axes may follow it); NAME is a "
+            "resource option's name or a Spark setting (spark.sql.shuffle.partitions=16,64)."
+        ),
     ] = None,
     attempt: options.Attempt = None,
     code_vectors: options.CodeVectors = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (docs/predict.md).")] = False,
+    history_server: options.HistoryServer = None,
+    endpoint_url: options.EndpointUrl = None,
+    ca_bundle: options.CaBundle = None,
+    timeout_s: options.TimeoutS = None,
 ) -> None:
-    """Predict the runtime and bottleneck under other resources (what-if replay)."""
-    from perfmodel.analysis import load
+    """Predict the runtime and bottleneck under other resources or Spark settings (what-if
+    replay)."""
+    from perfmodel.analysis import CONF, load, locate
     from perfmodel.report import ProfileSource, renderer
     from perfmodel.simulate.config import ConfigError
-    from perfmodel.simulate.whatif import baseline_overrides, change_of, is_axis_spec, parse_axes
+    from perfmodel.simulate.whatif import (
+        baseline_overrides,
+        change_of,
+        conf_pairs,
+        is_axis_spec,
+        parse_axes,
+    )
 
     axes_specs = list(sweep or [])
     extra = list(ctx.args)
-    if path is not None and is_axis_spec(path) and not Path(path).exists():
+    if path is not None and is_axis_spec(path, CONF) and not Path(path).exists():
         extra.insert(0, path)
         path = None
     for token in extra:
-        if not (axes_specs and is_axis_spec(token)):
+        if not (axes_specs and is_axis_spec(token, CONF)):
             raise ConfigError(f"unexpected argument {token!r}")
         axes_specs.append(token)
     change = change_of(
@@ -88,19 +106,25 @@ def predict(
             "min-executors": min_executors,
             "max-executors": max_executors,
             "initial-executors": initial_executors,
-        }
+            **conf_pairs(conf or []),
+        },
+        conf=CONF,
     )
     overrides = baseline_overrides(host_cores, baseline_disk_bw, baseline_net_bw)
-    axes = parse_axes(axes_specs) if axes_specs else None
+    axes = parse_axes(axes_specs, CONF) if axes_specs else None
+    if history_server is not None and path is None:
+        raise ConfigError("--history-server: name the application id on it")
     source, remembered, attempt = _resolve_path(path, attempt)
-    if not Path(source).exists():
+    sources = options.source_options(endpoint_url, ca_bundle, timeout_s)
+    log = locate(source, sources, history_server=history_server)
+    if isinstance(log, Path) and not log.exists():
         raise ConfigError(f"{source}: no such file or directory")
 
     output = renderer("json" if as_json else "text")
-    profile = ProfileSource(source, remembered)
+    profile = ProfileSource(source if isinstance(log, Path) else str(log), remembered)
 
     def run() -> None:
-        analysis = load(source, attempt, code_vectors=code_vectors, overrides=overrides)
+        analysis = load(log, attempt, code_vectors=code_vectors, overrides=overrides)
         if axes is not None:
             # Each point is replayed as the renderer asks for it (JSON writes it at once).
             output.sweep(analysis.iter_sweep(axes, change), sys.stdout, source=profile)

@@ -25,7 +25,14 @@ def register(app: typer.Typer) -> None:
 
 
 def recommend(
-    path: Annotated[str, typer.Argument(help="Event log, rolling log directory or bundle.")],
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="Event log, rolling log directory or bundle, local or remote (s3://, gs://, "
+            "abfs://, hdfs://, a History Server application URL; with --history-server: an "
+            "app id)."
+        ),
+    ],
     catalog: Annotated[
         Path, typer.Option(help="Machine catalog CSV (docs/recommend.md; e.g. catalogs/).")
     ],
@@ -33,8 +40,15 @@ def recommend(
         str | None, typer.Option(help="Finish within this (20m, 1h30m, 600s), upper bound.")
     ] = None,
     budget: Annotated[str | None, typer.Option(help="Spend at most this (5usd, $0.50).")] = None,
-    max_nodes: Annotated[int, typer.Option(help="Largest node count tried per type.")] = 10,
-    top: Annotated[int, typer.Option(help="Rows of the cheapest meeting the deadline.")] = 5,
+    max_nodes: Annotated[
+        int, typer.Option(help="Largest node count tried per type.", min=1, max=10_000)
+    ] = 10,
+    top: Annotated[
+        int,
+        typer.Option(
+            help="Rows of the cheapest meeting the deadline.", min=1, max=options.COUNT_MAX
+        ),
+    ] = 5,
     driver_node: Annotated[
         bool, typer.Option(help="Bill one more node of the same type for the driver.")
     ] = False,
@@ -46,7 +60,10 @@ def recommend(
         str | None, typer.Option(help="Catalog row of the machine the profiled run used.")
     ] = None,
     baseline_cpu_speed: Annotated[
-        float | None, typer.Option(help="The profiled machine's cpu_speed on the catalog's scale.")
+        float | None,
+        typer.Option(
+            help="The profiled machine's cpu_speed on the catalog's scale.", min=1e-6, max=1e6
+        ),
     ] = None,
     baseline_disk_bw: options.BaselineDiskBw = None,
     baseline_net_bw: options.BaselineNetBw = None,
@@ -55,7 +72,10 @@ def recommend(
         typer.Option(help="Experiment in the run store whose runs calibrate the predictions."),
     ] = None,
     store: Annotated[
-        Path | None, typer.Option(help="Run store (default: $PERFMODEL_STORE or the user's).")
+        Path | None,
+        typer.Option(
+            parser=options.output_path, help="Run store (default: $PERFMODEL_STORE or the user's)."
+        ),
     ] = None,
     exhaustive: Annotated[
         bool, typer.Option(help="Replay every point (no pruning by lower bounds).")
@@ -65,7 +85,9 @@ def recommend(
         typer.Option(
             help="Skip points within this fraction of a replayed one (default 0: the "
             "exhaustive search's answers; 0.02: fewer replays, and the recommendation costs "
-            "at most 2% more than the cheapest)."
+            "at most 2% more than the cheapest).",
+            min=0.0,
+            max=1.0,
         ),
     ] = 0.0,
     attempt: options.Attempt = None,
@@ -73,8 +95,13 @@ def recommend(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print JSON (docs/recommend.md).")
     ] = False,
+    history_server: options.HistoryServer = None,
+    endpoint_url: options.EndpointUrl = None,
+    ca_bundle: options.CaBundle = None,
+    timeout_s: options.TimeoutS = None,
 ) -> None:
     """Cheapest configuration of a VM catalog that meets a deadline, from one profiled run."""
+    from perfmodel.analysis import locate
     from perfmodel.recommend.api import parse_duration, parse_money
     from perfmodel.recommend.api import recommend as run_recommend
     from perfmodel.recommend.search import Request
@@ -92,11 +119,13 @@ def recommend(
         tolerance=tolerance,
     )
     given = baseline_overrides(disk_bw=baseline_disk_bw, net_bw=baseline_net_bw)
+    sources = options.source_options(endpoint_url, ca_bundle, timeout_s)
+    log = locate(path, sources, history_server=history_server)
     progress = None if as_json else _progress()
     try:
         answer = without_cycle_collector(
             lambda: run_recommend(
-                path,
+                log,
                 catalog,
                 request,
                 baseline_machine=baseline_machine,

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from perfmodel.cli import options
 from perfmodel.extras import require_extra
+from perfmodel.profile.record.defaults import DEFAULT_JVM_SAMPLER, default_interval_ms
 
 # The bundle's reader and writer are imported by the commands that use them: building the CLI
 # (every `perfmodel` invocation) does not need them.
@@ -26,13 +28,16 @@ class JvmSampler(StrEnum):
     both = "both"
 
 
+RECORD_JVM_SAMPLER = JvmSampler(DEFAULT_JVM_SAMPLER)
+"""`perfmodel record`'s default (`perfmodel.profile.record.defaults`)."""
+
 JVM_SAMPLER_HELP = (
-    "What samples the JVMs: 'jfr' (a flight recording in each JVM) or 'plugin' (the perfmodel "
-    "plugin samples the task threads itself: no JFR start-up, which costs each JVM 0.5-0.6 s of "
-    "CPU and shows on short jobs with small executors; its samples are safepoint-biased and "
-    "cover task threads only). 'both' is for comparing the two: JFR's samples make the bundle, "
-    "the plugin's samples of the same run are kept in raw/plugin-samples/, and the recording "
-    "costs the sum of both."
+    "What samples the JVMs: 'plugin' (the perfmodel plugin samples the task threads itself: no "
+    "JFR start-up, which costs each JVM 0.5-0.6 s of CPU; its samples are safepoint-biased and "
+    "cover task threads only) or 'jfr' (a flight recording in each JVM: every thread, no "
+    "safepoint bias, for richer flame graphs). 'both' is for comparing the two: JFR's samples "
+    "make the bundle, the plugin's samples of the same run are kept in raw/plugin-samples/, and "
+    "the recording costs the sum of both."
 )
 
 
@@ -46,7 +51,12 @@ def _summary(manifest: BundleManifest, out: Path) -> str:
     return (
         f"perfmodel: bundle written to {out} ({s.get('rows', 0)} samples"
         + (f": {by_source}" if by_source else "")
-        + f"; {s.get('with_task_id', 0)} tied to tasks by the plugin)"
+        + (
+            "; tied to Dask tasks when read"
+            if "dask" in manifest.sampling
+            else f"; {s.get('with_task_id', 0)} tied to tasks by the plugin"
+        )
+        + ")"
     )
 
 
@@ -59,35 +69,64 @@ def register(app: typer.Typer) -> None:
     )
     def record_command(
         command: list[str] = typer.Argument(
-            ..., help="The Spark command to run, after `--` (spark-submit ... or python app.py)."
+            ...,
+            help="The Spark or Dask command to run, after `--` (spark-submit ..., python app.py).",
         ),
         out: Path | None = typer.Option(
-            None, "--out", "-o", help="Bundle directory to create (default: a timestamped one)."
+            None,
+            "--out",
+            "-o",
+            parser=options.output_path,
+            help="Bundle directory to create (default: a timestamped one).",
         ),
-        interval_ms: int = typer.Option(20, "--interval-ms", min=1, help="Sampling interval."),
+        interval_ms: int | None = typer.Option(
+            None,
+            "--interval-ms",
+            min=1,
+            max=options.INTERVAL_MS_MAX,
+            help="Sampling interval of the JVMs and of py-spy (default: 50 ms with the "
+            "plugin's sampler, which keeps a busy host's cost low, docs/recording-overhead.md; "
+            "20 ms with JFR).",
+        ),
         native_interval_ms: int | None = typer.Option(
             None,
             "--native-interval-ms",
             min=1,
+            max=options.INTERVAL_MS_MAX,
             help="JFR native-method sampling interval (default: interval / 4).",
         ),
         python_interval_ms: int | None = typer.Option(
             None,
             "--python-interval-ms",
             min=1,
+            max=options.INTERVAL_MS_MAX,
             help="py-spy's sampling interval for Python processes (default: --interval-ms); "
             "one py-spy runs per Python worker, so a longer interval saves the most there.",
         ),
         jfr_on: bool = typer.Option(True, "--jfr/--no-jfr", help="Record JVM stack samples."),
         jvm_sampler: JvmSampler = typer.Option(
-            JvmSampler.jfr, "--jvm-sampler", help=JVM_SAMPLER_HELP
+            RECORD_JVM_SAMPLER, "--jvm-sampler", help=JVM_SAMPLER_HELP
         ),
         pyspy_on: bool = typer.Option(
             True, "--pyspy/--no-pyspy", help="Record Python samples with py-spy."
         ),
+        thread_cpu_on: bool = typer.Option(
+            True,
+            "--thread-cpu/--no-thread-cpu",
+            help="Record per-thread CPU and run-queue delay (thread_cpu.parquet), which "
+            "predict uses for each stage's core demand; off only to measure its cost.",
+        ),
+        monitor_on: bool = typer.Option(
+            True,
+            "--monitor/--no-monitor",
+            help="Record the process tree's CPU, memory and I/O (resources.parquet); off only "
+            "to measure its cost.",
+        ),
     ) -> None:
-        """Run an unmodified Spark command with the event log, JFR and py-spy switched on.
+        """Run an unmodified Spark command with the event log and the samplers switched on.
 
+        The JVMs' task threads are sampled by the perfmodel plugin and Python processes by
+        py-spy, every 50 ms; per-thread CPU and the process tree's use are read every 0.25 s.
         The command's output and exit code pass through; the bundle is written even if it
         fails. Example: perfmodel record --out run1 -- spark-submit app.py
         """
@@ -101,12 +140,16 @@ def register(app: typer.Typer) -> None:
         target = out or _default_out()
         options = RecordOptions(
             out=target,
-            interval_ms=interval_ms,
+            interval_ms=(
+                interval_ms if interval_ms is not None else default_interval_ms(jvm_sampler.value)
+            ),
             native_interval_ms=native_interval_ms,
             python_interval_ms=python_interval_ms,
             jfr=jfr_on,
             jvm_sampler=jvm_sampler.value,
             pyspy=pyspy_on,
+            thread_cpu=thread_cpu_on,
+            monitor=monitor_on,
         )
         result = record(command, options)
         for warning in result.warnings:
@@ -128,7 +171,9 @@ def register(app: typer.Typer) -> None:
         pyspy_files: list[Path] = typer.Option(
             [], "--pyspy", help="A py-spy chrometrace recording; repeat for several."
         ),
-        out: Path = typer.Option(..., "--out", "-o", help="Bundle directory to create."),
+        out: Path = typer.Option(
+            ..., "--out", "-o", parser=options.output_path, help="Bundle directory to create."
+        ),
     ) -> None:
         """Build a bundle from recordings collected elsewhere (e.g. on a cluster)."""
         from perfmodel.analysis import read
@@ -152,9 +197,16 @@ def register(app: typer.Typer) -> None:
     @app.command("flame")
     def flame_command(
         bundle_dir: Path = typer.Argument(..., help="A bundle written by record or profile."),
-        stage: int | None = typer.Option(None, "--stage", help="Only this stage's samples."),
+        stage: int | None = typer.Option(
+            None, "--stage", min=0, max=options.ID_MAX, help="Only this stage's samples."
+        ),
         out: Path | None = typer.Option(
-            None, "--out", "-o", help="Directory for the files (default: BUNDLE/flame)."
+            None,
+            "--out",
+            "-o",
+            parser=options.output_path,
+            help="Directory for the files (default: BUNDLE/flame); regular files of the "
+            "same name there are replaced, anything else is refused.",
         ),
     ) -> None:
         """Export collapsed stacks and speedscope JSON (per process, or of one stage)."""

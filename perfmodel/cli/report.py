@@ -13,13 +13,19 @@ from perfmodel.cli.collector import without_cycle_collector
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report_command(
-        eventlog: Path = typer.Argument(
+        eventlog: str = typer.Argument(
             ...,
-            help="A Spark event log (any form diagnose reads) or a profile bundle.",
+            help="A Spark event log (any form or location diagnose reads) or a profile "
+            "bundle. With --history-server: an app id.",
             show_default=False,
         ),
         out: Path = typer.Option(
-            Path("report.html"), "--out", "-o", help="The HTML file to write."
+            Path("report.html"),
+            "--out",
+            "-o",
+            parser=options.output_path,
+            help="The HTML file to write (an existing regular file is replaced; a folder, "
+            "device, FIFO or symbolic link is refused).",
         ),
         attempt: str | None = typer.Option(
             None, "--attempt", help="Application attempt to report on (default: the latest)."
@@ -28,6 +34,10 @@ def register(app: typer.Typer) -> None:
             False, "--open", help="Open the report in the default browser when written."
         ),
         max_decompressed: options.MaxDecompressed = None,
+        history_server: options.HistoryServer = None,
+        endpoint_url: options.EndpointUrl = None,
+        ca_bundle: options.CaBundle = None,
+        timeout_s: options.TimeoutS = None,
     ) -> None:
         """Write one HTML page: summary, timeline, stage DAG, stages, flames, what-if, findings.
 
@@ -35,16 +45,23 @@ def register(app: typer.Typer) -> None:
         """
         from rich.console import Console
 
-        from perfmodel.analysis import DEFAULT_MAX_DECOMPRESSED, load
+        from perfmodel.analysis import DEFAULT_MAX_DECOMPRESSED, load, locate
+        from perfmodel.atomic import check_output
         from perfmodel.report import render_to_file, renderer
 
         html = renderer("html")
+        check_output(out)  # before the analysis: a refused path costs nothing
+        sources = options.source_options(endpoint_url, ca_bundle, timeout_s)
+        cap = DEFAULT_MAX_DECOMPRESSED if max_decompressed is None else max_decompressed
 
         def run() -> Path:
             status = Console(stderr=True)
-            with status.status(f"Analysing {eventlog} …", spinner="dots") as spinner:
-                cap = DEFAULT_MAX_DECOMPRESSED if max_decompressed is None else max_decompressed
-                analysis = load(eventlog, attempt, max_decompressed_bytes=cap)
+            with status.status("Locating the log …", spinner="dots") as spinner:
+                log = locate(
+                    eventlog, sources, history_server=history_server, max_decompressed_bytes=cap
+                )
+                spinner.update(f"Analysing {log} …")
+                analysis = load(log, attempt, max_decompressed_bytes=cap)
                 spinner.update("Building the report …")
                 return render_to_file(out, lambda f: html.application(analysis, f))
 

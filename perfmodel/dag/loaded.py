@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perfmodel.dag.model import ApplicationProfile
 from perfmodel.profile.eventlog import EventLogSource, LogProblem
 from perfmodel.profile.quality import DataQuality
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass(slots=True)
@@ -28,3 +32,6 @@ class LoadedProfile:
     header_lines_skipped: int = 0
     quality: DataQuality = field(default_factory=DataQuality)
     """Damage met while reading, counted by kind (see `perfmodel.profile.quality`)."""
+    samples: pa.Table | None = None
+    """The bundle's stack samples as the front end placed them (Dask ties each to the task
+    on its thread); None: the bundle's samples table as recorded (`load_samples`)."""

@@ -172,6 +172,11 @@ class QueryNode:
     plan: PlanNode | None = None
     job_ids: list[int] = field(default_factory=list)
     error: str | None = None
+    driver_metrics: dict[int, int] = field(default_factory=dict)
+    """Plan metric values the driver set (accumulator id → value; a metric sent with several
+    values in one update, such as a shuffle read's partition sizes, holds their sum)."""
+    modified_configs: dict[str, str] = field(default_factory=dict)
+    """Settings the session changed for this query from the application's (Spark 3.4+)."""
 
     @property
     def duration_ms(self) -> float:
@@ -192,6 +197,9 @@ class ExecutorInfo:
     added_ms: float | None = None
     removed_ms: float | None = None
     removed_reason: str | None = None
+    peak_heap_bytes: int | None = None
+    """The most JVM heap it had in use (``JVMHeapMemory`` of its tasks' ends, Spark 3.0+;
+    garbage not yet collected included), None where the log does not say."""
 
 
 @dataclass(slots=True)
@@ -212,6 +220,13 @@ class ResourceConfig:
     task_cpus: int = 1
     total_slots: int | None = None
     hosts: int | None = None
+    memory_fraction: float | None = None
+    """The share of (heap − 300 MiB) for execution and storage memory, where the log set it
+    to a value the framework accepts (None: the framework's default)."""
+    hosts_fixed: bool = False
+    """True when the executors ran on a fixed set of machines that a what-if keeps (a local
+    cluster of worker processes on the recording host): more executors then share those
+    hosts' cores instead of bringing hosts of their own."""
     sources: dict[str, str] = field(default_factory=dict)
 
 
@@ -320,6 +335,10 @@ class ApplicationProfile:
     """Measured CPU per thread kind and executor (bundles recorded with it), else None."""
     jvm_cpu: JvmCpu | None = None
     """Each recorded JVM's whole CPU from JFR (bundles recorded with it), else None."""
+    task_thread_only: bool = False
+    """True when a task's work all runs in its task thread (a Dask task's function), so
+    nothing beside it (a PySpark Python worker, the JVM's GC and JIT threads) is left for the
+    bare-log estimators (`perfmodel.spark.bare_demand`) to guess."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

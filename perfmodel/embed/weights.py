@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
+from perfmodel.atomic import make_output_dir, replacing, write_atomically
 from perfmodel.embed.charlm import CharLMSpec, build_language_model
 from perfmodel.embed.code_model import CodeModelConfig, RecursiveAutoencoder
 from perfmodel.embed.doc_model import DocGRU, DocModelConfig
@@ -56,16 +57,21 @@ def _charlm_file(i: int) -> str:
 
 
 def save_bundle(bundle: ModelBundle, out_dir: Path) -> None:
-    """Write ``bundle`` to ``out_dir`` (created if needed; existing files replaced)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    save_file(_contiguous(bundle.code_model.state_dict()), str(out_dir / CODE_FILE))
+    """Write ``bundle`` to ``out_dir`` (created if needed; existing regular files replaced,
+    anything else refused: `perfmodel.atomic`)."""
+    make_output_dir(out_dir)
+
+    def save(tensors: dict[str, torch.Tensor], name: str) -> None:
+        with replacing(out_dir / name) as tmp:
+            save_file(tensors, str(tmp))
+
+    save(_contiguous(bundle.code_model.state_dict()), CODE_FILE)
     if bundle.doc_model is not None:
-        save_file(_contiguous(bundle.doc_model.state_dict()), str(out_dir / DOC_FILE))
+        save(_contiguous(bundle.doc_model.state_dict()), DOC_FILE)
     for i, (_, state) in enumerate(bundle.charlms):
-        save_file(_contiguous(state), str(out_dir / _charlm_file(i)))
+        save(_contiguous(state), _charlm_file(i))
     if bundle.token_model is not None:
-        tensors = {k: torch.from_numpy(v) for k, v in bundle.token_model.tensors().items()}
-        save_file(tensors, str(out_dir / TOKEN_FILE))
+        save({k: torch.from_numpy(v) for k, v in bundle.token_model.tensors().items()}, TOKEN_FILE)
     config = {
         "format_version": FORMAT_VERSION,
         "classes": bundle.classes,
@@ -84,7 +90,7 @@ def save_bundle(bundle: ModelBundle, out_dir: Path) -> None:
             "vocab": list(bundle.token_model.vocab),
             "char_ngrams": bundle.token_model.char_ngrams,
         }
-    (out_dir / CONFIG_FILE).write_text(json.dumps(config, indent=1, ensure_ascii=False) + "\n")
+    write_atomically(out_dir / CONFIG_FILE, json.dumps(config, indent=1, ensure_ascii=False) + "\n")
 
 
 def _contiguous(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from perfmodel.atomic import write_atomically
 from perfmodel.experiment.netns import ClusterError
 
 DEFAULT_NAME = "pmc"
@@ -132,9 +133,7 @@ class ClusterState:
             "nodes": [asdict(n) for n in self.nodes],
             "created": self.created,
         }
-        tmp = self.directory / (STATE_FILE + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(self.directory / STATE_FILE)
+        write_atomically(self.directory / STATE_FILE, json.dumps(data, indent=2) + "\n")
 
     @classmethod
     def load(cls, name: str) -> ClusterState | None:

@@ -24,12 +24,14 @@ from types import FrameType
 
 import psutil
 
+from perfmodel.atomic import check_output, make_output_dir
 from perfmodel.errors import PerfmodelError
 from perfmodel.experiment.cluster import ClusterState
 from perfmodel.experiment.cluster_runs import ClusterSession
 from perfmodel.experiment.spec import ExperimentSpec, substitute
 from perfmodel.experiment.spec_grid import RunConfig
 from perfmodel.extras import require_extra
+from perfmodel.profile.record import children
 from perfmodel.profile.record.monitor import IGNORED_NAMES, ResourceSummary
 from perfmodel.profile.record.run import record
 from perfmodel.profile.record.setup import RecordOptions
@@ -120,9 +122,23 @@ def prepare(spec: ExperimentSpec, env: Mapping[str, str]) -> None:
         return
     command = substitute(spec.prepare, placeholders(spec, spec.data_dir))
     spec.data_dir.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(command, env=dict(env), capture_output=True, text=True)
+    # As a recorded workload: its own process group, killed with perfmodel (kill -9 too).
+    try:
+        proc = subprocess.Popen(
+            command,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=children.workload_preexec(),
+        )
+    except OSError as exc:
+        raise ExperimentError(f"{spec.path}: cannot run the prepare step: {exc}") from None
+    with proc, children.group_dies_with_us(proc.pid):
+        stdout, stderr = proc.communicate()
     if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        tail = (stderr or stdout).strip().splitlines()[-5:]
         raise ExperimentError(
             f"{spec.path}: the prepare step {' '.join(command)} failed with exit code "
             f"{proc.returncode}: " + " / ".join(tail)
@@ -393,9 +409,11 @@ def _output_to(path: Path | None) -> Iterator[None]:
     sys.stdout.flush()
     sys.stderr.flush()
     saved = (os.dup(1), os.dup(2))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    check_output(path)
+    make_output_dir(path.parent)
     try:
-        with open(path, "ab") as fh:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o666)
+        with open(fd, "ab") as fh:
             os.dup2(fh.fileno(), 1)
             os.dup2(fh.fileno(), 2)
             yield

@@ -22,6 +22,7 @@ import msgspec
 
 from perfmodel.experiment.spec_grid import CLUSTER as CLUSTER
 from perfmodel.experiment.spec_grid import MAX_CONFIGS, RunConfig, SpecError, expand_configs
+from perfmodel.profile.record.defaults import default_interval_ms
 from perfmodel.profile.record.setup import JVM_SAMPLERS
 
 _PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -52,6 +53,8 @@ class RecordSettings:
     jfr: bool = True
     pyspy: bool = True
     interval_ms: int = 20
+    """The sampling period; a spec that names none takes its sampler's (`default_interval_ms`:
+    20 ms with JFR, 50 ms with the plugin's sampler, as `perfmodel record`)."""
     jvm_sampler: str = "jfr"
     plugin_interval_ms: int | None = None
     """With ``jvm_sampler = "both"``: the plugin's period (default ``interval_ms``)."""
@@ -215,7 +218,8 @@ def parse_spec(data: Mapping[str, Any], path: Path, text: str = "") -> Experimen
     rec = RecordSettings(
         jfr=_bool(record_raw, "jfr", path, True),
         pyspy=_bool(record_raw, "pyspy", path, True),
-        interval_ms=_count(record_raw.get("interval_ms", 20), "record.interval_ms", path) or 20,
+        interval_ms=_count(record_raw.get("interval_ms", 0), "record.interval_ms", path)
+        or default_interval_ms(sampler),
         jvm_sampler=sampler,
         plugin_interval_ms=_count(
             record_raw.get("plugin_interval_ms", 0), "record.plugin_interval_ms", path

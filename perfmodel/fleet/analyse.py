@@ -22,8 +22,10 @@ at all, over the memory cap, or an analysis bug) becomes one ``errors`` row with
 
 from __future__ import annotations
 
+import re
 import traceback
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +33,7 @@ from perfmodel.dag.decomposition import COMPONENTS
 from perfmodel.errors import PerfmodelError
 from perfmodel.fleet.discover import LogRef
 from perfmodel.fleet.limits import memory_cap
+from perfmodel.profile.sources.stores import RemotePath, SourceOptions
 from perfmodel.simulate.whatif import Change
 
 if TYPE_CHECKING:
@@ -42,6 +45,18 @@ SKEW_MIN_TASK_S = 1.0
 """A stage is skewed when its longest task ran this many times its median and at least
 this long (as in the diagnosis' stage sentences)."""
 MS_PER_HOUR = 3_600_000.0
+ALERT_COLUMNS = (
+    "where",
+    "knob",
+    "knob_kind",
+    "suggestion",
+    "predicted_s",
+    "predicted_low_s",
+    "predicted_high_s",
+    "baseline_s",
+    "not_predicted",
+)
+"""An alert's fields kept as columns of the findings table (docs/fleet.md)."""
 
 Rows = dict[str, list[dict[str, Any]]]
 
@@ -60,6 +75,15 @@ def error_rows(ref: LogRef, kind: str, reason: str) -> Rows:
     return rows
 
 
+_EXCERPT = re.compile(r"; line starts: '(?:[^'\\]|\\.)*'")
+
+
+def without_excerpt(reason: str) -> str:
+    """A reader's message without the quoted start of a line: the fleet's tables are shared
+    with people who may not read the files themselves (a listing may name any file)."""
+    return _EXCERPT.sub("", reason)
+
+
 def analyse_log(
     ref: LogRef,
     scenarios: Sequence[Change] = (),
@@ -67,19 +91,21 @@ def analyse_log(
     memory_cap_bytes: int | None = None,
     read_path: str | None = None,
     max_decompressed_bytes: int | None = None,
+    sources: SourceOptions | None = None,
 ) -> Rows:
     """The rows of one log. ``read_path`` is where its bytes are (a local copy of a remote
-    log); ``ref.path`` is what the tables call it."""
+    log); ``ref.path`` is what the tables call it. ``sources`` says how to reach a remote
+    log (an object store, HDFS, a History Server: `perfmodel.profile.sources`)."""
     try:
         with memory_cap(memory_cap_bytes):
-            return _analyse(ref, scenarios, read_path or ref.path, max_decompressed_bytes)
+            return _analyse(ref, scenarios, read_path or ref.path, max_decompressed_bytes, sources)
     except MemoryError:
         cap = f"{memory_cap_bytes / 2**20:.0f} MiB" if memory_cap_bytes else "the machine's"
         return error_rows(
             ref, "memory_cap", f"analysing the log needed more memory than the cap ({cap})"
         )
     except PerfmodelError as exc:
-        return error_rows(ref, type(exc).__name__, str(exc))
+        return error_rows(ref, type(exc).__name__, without_excerpt(str(exc)))
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         return error_rows(ref, "OSError", f"{where}{exc.strerror or exc}")
@@ -90,15 +116,19 @@ def analyse_log(
 
 
 def _analyse(
-    ref: LogRef, scenarios: Sequence[Change], read_path: str, max_decompressed: int | None
+    ref: LogRef,
+    scenarios: Sequence[Change],
+    read_path: str,
+    max_decompressed: int | None,
+    sources: SourceOptions | None = None,
 ) -> Rows:
-    from perfmodel.analysis import load
+    from perfmodel.analysis import DEFAULT_MAX_DECOMPRESSED, load, locate
 
-    analysis = (
-        load(read_path)
-        if max_decompressed is None
-        else load(read_path, max_decompressed_bytes=max_decompressed)
-    )
+    cap = DEFAULT_MAX_DECOMPRESSED if max_decompressed is None else max_decompressed
+    log = locate(read_path, sources, max_decompressed_bytes=cap)
+    if isinstance(log, RemotePath):  # the run named every log: no listing for its siblings
+        log = replace(log, siblings=False)
+    analysis = load(log, max_decompressed_bytes=cap)
     p = analysis.profile
     if p.start_ms is None and not p.jobs and not p.stages:
         problems = analysis.loaded.problems
@@ -157,6 +187,18 @@ def _analyse(
                 "text": text,
             }
         )
+    for i, alert in enumerate(diagnosis.alerts, start=len(diagnosis.findings)):
+        rows["findings"].append(
+            {
+                "log_path": ref.path,
+                "app_id": diagnosis.app_id,
+                "app_name": diagnosis.app_name,
+                "finding": i,
+                "text": alert["text"],
+                "alert": alert["kind"],
+                **{name: alert[name] for name in ALERT_COLUMNS},
+            }
+        )
     for scenario in scenarios:
         rows["predictions"].append(_prediction_row(ref, analysis, diagnosis, scenario))
     return rows
@@ -170,8 +212,18 @@ def _utc(ms: float | None) -> datetime | None:
     return _EPOCH + timedelta(milliseconds=round(ms)) if ms is not None else None
 
 
+MAX_HOST_CORES = 1024
+"""Most cores one executor or one local-mode host is taken to hold. The largest machines
+offered today have under 1,000 vCPUs; a log claiming more (``local[1000000]``, an executor
+added with a million cores) would otherwise dominate the fleet's held and wasted totals."""
+MAX_CLUSTER_SLOTS = 100_000
+"""Most task slots a cluster without executor events is taken to have (from its settings)."""
+
+
 def held_core_ms(analysis: Analysis) -> tuple[float, str]:
-    """Core-milliseconds the application held, and where the figure comes from."""
+    """Core-milliseconds the application held, and where the figure comes from. Core counts
+    the log claims are bounded (`MAX_HOST_CORES`, `MAX_CLUSTER_SLOTS`) before they are
+    multiplied; the source then says what the log claimed."""
     p = analysis.profile
     res = p.resources
     start = p.start_ms
@@ -181,15 +233,26 @@ def held_core_ms(analysis: Analysis) -> tuple[float, str]:
     executors = [e for e in p.executors.values() if e.executor_id != "driver"]
     if not res.local_mode and executors and start is not None and end is not None:
         held = 0.0
+        claimed = 0
         for e in executors:
             cores = e.cores or res.executor_cores or task_cpus
+            if cores > MAX_HOST_CORES:
+                claimed = max(claimed, cores)
+                cores = MAX_HOST_CORES
             added = max(e.added_ms if e.added_ms is not None else start, start)
             removed = min(e.removed_ms if e.removed_ms is not None else end, end)
             held += cores * max(0.0, removed - added)
-        return held, "executor added/removed events"
-    slots = res.total_slots or 0
+        how = "executor added/removed events"
+        if claimed:
+            how += f" (an executor claims {claimed} cores; counted as {MAX_HOST_CORES})"
+        return held, how
+    slots = (res.total_slots or 0) * task_cpus
+    limit = MAX_HOST_CORES if res.local_mode else MAX_CLUSTER_SLOTS
     how = "local mode: task slots × run" if res.local_mode else "task slots × run (no executors)"
-    return slots * task_cpus * run_ms, how
+    if slots > limit:
+        how += f" (the log claims {slots} cores; counted as {limit})"
+        slots = limit
+    return slots * run_ms, how
 
 
 def _app_row(ref: LogRef, analysis: Analysis, d: Diagnosis) -> dict[str, Any]:

@@ -24,6 +24,8 @@ from concurrent.futures.process import BrokenProcessPool
 
 from perfmodel.fleet.analyse import Rows, analyse_log, empty_rows, error_rows
 from perfmodel.fleet.discover import LogRef
+from perfmodel.profile.record.children import exit_with
+from perfmodel.profile.sources.stores import SourceOptions
 from perfmodel.simulate.whatif import Change
 
 TASKS_PER_WORKER = 64
@@ -41,7 +43,11 @@ def default_jobs() -> int:
 def _pool(workers: int) -> ProcessPoolExecutor:
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD)
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    # Workers are the server's children, not ours: each ends itself when we do (kill -9
+    # included), instead of finishing its log for nobody.
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=exit_with, initargs=(os.getpid(),)
+    )
 
 
 def merge_rows(into: Rows, rows: Rows) -> None:
@@ -56,8 +62,10 @@ def run_local(
     jobs: int | None = None,
     memory_cap_bytes: int | None = None,
     on_done: Callable[[LogRef], None] | None = None,
+    sources: SourceOptions | None = None,
 ) -> Rows:
-    """Every log's rows (in no particular order; the writer sorts)."""
+    """Every log's rows (in no particular order; the writer sorts). ``sources`` says how
+    the workers reach remote logs."""
     out = empty_rows()
     if not refs:
         return out
@@ -66,10 +74,10 @@ def run_local(
     pending: list[LogRef] = []
     for first in range(0, len(refs), batch):
         pending += _run_batch(
-            refs[first : first + batch], scenarios, workers, memory_cap_bytes, out, on_done
+            refs[first : first + batch], scenarios, workers, memory_cap_bytes, out, on_done, sources
         )
     for ref in pending:  # a worker died: isolate each unfinished log in a worker of its own
-        merge_rows(out, _run_isolated(ref, scenarios, memory_cap_bytes))
+        merge_rows(out, _run_isolated(ref, scenarios, memory_cap_bytes, sources))
         if on_done is not None:
             on_done(ref)
     return out
@@ -82,12 +90,14 @@ def _run_batch(
     cap: int | None,
     out: Rows,
     on_done: Callable[[LogRef], None] | None,
+    sources: SourceOptions | None = None,
 ) -> list[LogRef]:
     """Run ``refs`` in a fresh pool; the logs left unfinished if a worker died."""
     done: set[str] = set()
     with _pool(workers) as pool:
         futures: dict[Future[Rows], LogRef] = {
-            pool.submit(analyse_log, ref, scenarios, memory_cap_bytes=cap): ref for ref in refs
+            pool.submit(analyse_log, ref, scenarios, memory_cap_bytes=cap, sources=sources): ref
+            for ref in refs
         }
         try:
             for future in as_completed(futures):
@@ -101,10 +111,14 @@ def _run_batch(
     return []
 
 
-def _run_isolated(ref: LogRef, scenarios: Sequence[Change], cap: int | None) -> Rows:
+def _run_isolated(
+    ref: LogRef, scenarios: Sequence[Change], cap: int | None, sources: SourceOptions | None
+) -> Rows:
     with _pool(1) as pool:
         try:
-            return pool.submit(analyse_log, ref, scenarios, memory_cap_bytes=cap).result()
+            return pool.submit(
+                analyse_log, ref, scenarios, memory_cap_bytes=cap, sources=sources
+            ).result()
         except BrokenProcessPool:
             return error_rows(
                 ref,

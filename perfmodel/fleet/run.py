@@ -17,11 +17,13 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from perfmodel.atomic import check_output_dir
 from perfmodel.errors import PerfmodelError
 from perfmodel.extras import require_extra
 from perfmodel.fleet.analyse import Rows
 from perfmodel.fleet.discover import LogRef, discover
 from perfmodel.fleet.regress import find_regressions
+from perfmodel.fleet.remote import history_refs, list_store_refs
 from perfmodel.fleet.schema import MANIFEST, RESULT_TABLES, table_from_rows
 from perfmodel.fleet.store import (
     manifest_entries,
@@ -30,14 +32,16 @@ from perfmodel.fleet.store import (
     unchanged,
     write_table,
 )
-from perfmodel.fleet.summary import FleetSummary, summarise
+from perfmodel.fleet.summary import FleetSummary, mark_duplicates, summarise
+from perfmodel.profile.sources.stores import SourceOptions
 from perfmodel.simulate.whatif import Change
 
 ENGINES = ("local", "spark")
 
 
 class FleetOptionError(PerfmodelError):
-    """A fleet option that cannot work (unknown engine, remote input on the local engine)."""
+    """A fleet option that cannot work (unknown engine, a History Server on the Spark
+    engine)."""
 
 
 @dataclass(slots=True)
@@ -54,6 +58,10 @@ class FleetOptions:
     spark_conf: list[tuple[str, str]] = field(default_factory=list)
     staging: str | None = None
     transfer: str = "auto"
+    history_server: str | None = None
+    """A Spark History Server whose applications are analysed (beside ``inputs``)."""
+    sources: SourceOptions = field(default_factory=SourceOptions)
+    """How remote logs are reached (S3 endpoint, CA bundle, timeouts)."""
 
 
 @dataclass(slots=True)
@@ -73,13 +81,17 @@ def run_fleet(
     """Analyse the logs that changed, merge, write the tables and summarise them."""
     if opts.engine not in ENGINES:
         raise FleetOptionError(f"--engine must be one of {', '.join(ENGINES)}")
-    out = opts.out.expanduser().resolve()
-    refs, remote = discover(opts.inputs, since=opts.since, exclude=out)
-    if remote and opts.engine != "spark":
-        raise FleetOptionError(
-            f"{remote[0]}: the local engine reads local paths only; use --engine spark "
-            "for Hadoop URIs (hdfs://, s3a://)"
-        )
+    out = check_output_dir(opts.out.expanduser()).resolve()
+    refs, remote, unusable = discover(opts.inputs, since=opts.since, exclude=out)
+    if opts.engine != "spark":
+        # The local engine reads object stores, HDFS and History Servers itself.
+        refs = sorted({*refs, *list_store_refs(remote, opts.sources, opts.since)})
+        remote = []
+        if opts.history_server is not None:
+            found = history_refs(opts.history_server, opts.sources, opts.since)
+            refs = sorted({*refs, *found})
+    elif opts.history_server is not None:
+        raise FleetOptionError("--history-server works with the local engine (--engine local)")
     spark = None
     own_session = False
     if opts.engine == "spark":
@@ -104,11 +116,29 @@ def run_fleet(
     finally:
         if spark is not None and own_session:
             spark.stop()  # a session the caller made (a notebook, a test) stays theirs
+    # Entries discovery found unusable (a dangling link, a FIFO, a listing loop) are
+    # accounted for as errors rows, found afresh by every run.
+    found_unusable = table_from_rows(
+        [
+            {
+                "log_path": u.path,
+                "log_size": 0,
+                "log_mtime_ns": 0,
+                "kind": u.kind,
+                "reason": u.reason,
+            }
+            for u in unusable
+        ],
+        RESULT_TABLES["errors"],
+    )
+    new["errors"] = pa.concat_tables([new["errors"], found_unusable.cast(new["errors"].schema)])
     tables: dict[str, pa.Table] = {}
-    paths = [r.path for r in todo]
+    paths = [r.path for r in todo] + [u.path for u in unusable]
     for name, schema in RESULT_TABLES.items():
         old = schema.empty_table() if opts.fresh else read_table(out, name, schema)
         tables[name] = replace_logs(old, new[name], paths)
+        if name == "apps":
+            tables[name] = mark_duplicates(tables[name])
         write_table(out, name, tables[name])
     tables["regressions"] = find_regressions(tables["apps"], tables["stages"])
     write_table(out, "regressions", tables["regressions"])
@@ -166,5 +196,6 @@ def _analyse(
         jobs=opts.jobs,
         memory_cap_bytes=opts.memory_cap_bytes,
         on_done=on_done,
+        sources=opts.sources,
     )
     return {name: table_from_rows(rows[name], schema) for name, schema in RESULT_TABLES.items()}

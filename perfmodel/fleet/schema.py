@@ -73,6 +73,9 @@ APPS = pa.schema(
         pa.field("findings", pa.int64()),
         pa.field("damaged_records", pa.int64()),
         pa.field("warnings", pa.int64()),
+        # The log whose figures count for this application (id, attempt) when another log
+        # holds it too (`perfmodel.fleet.summary.mark_duplicates`); null otherwise.
+        pa.field("duplicate_of", pa.string()),
     ]
 )
 
@@ -121,6 +124,16 @@ FINDINGS = pa.schema(
         pa.field("app_name", pa.string()),
         pa.field("finding", pa.int64(), nullable=False),
         pa.field("text", pa.string()),
+        pa.field("alert", pa.string()),
+        pa.field("where", pa.string()),
+        pa.field("knob", pa.string()),
+        pa.field("knob_kind", pa.string()),
+        pa.field("suggestion", pa.string()),
+        pa.field("predicted_s", pa.float64()),
+        pa.field("predicted_low_s", pa.float64()),
+        pa.field("predicted_high_s", pa.float64()),
+        pa.field("baseline_s", pa.float64()),
+        pa.field("not_predicted", pa.string()),
     ]
 )
 

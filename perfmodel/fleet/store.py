@@ -8,8 +8,6 @@ analysed at and the what-ifs asked for; a later run skips a log whose entry stil
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from perfmodel.atomic import replacing
 from perfmodel.fleet.discover import LogRef
 from perfmodel.fleet.schema import MANIFEST, sort_table
 
@@ -47,31 +46,12 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def publish(tmp: str, path: Path) -> None:
-    """Rename a finished temporary file into place, readable as any new file would be
-    (``mkstemp`` creates it private)."""
-    os.chmod(tmp, 0o666 & ~_umask())
-    os.replace(tmp, path)
-
-
 def write_table(out: Path, name: str, table: pa.Table) -> Path:
-    """Write ``table`` in its key order to its file, atomically (temporary file + rename)."""
+    """Write ``table`` in its key order to its file, atomically (temporary file + rename,
+    `perfmodel.atomic.replacing`: only a regular file there is replaced)."""
     path = table_path(out, name)
-    out.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=out)
-    os.close(fd)
-    try:
-        pq.write_table(sort_table(table, name), tmp, compression="zstd")
-        publish(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with replacing(path) as tmp:
+        pq.write_table(sort_table(table, name), str(tmp), compression="zstd")
     return path
 
 

@@ -32,6 +32,11 @@ class FleetSummary:
     regressions: list[dict[str, Any]] = field(default_factory=list)
     error_list: list[dict[str, Any]] = field(default_factory=list)
     predictions: list[dict[str, Any]] = field(default_factory=list)
+    duplicate_logs: int = 0
+    """Logs of an application (id and attempt) another log already holds: counted once."""
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    """``{log_path, app_id, attempt, same_as}`` per duplicate log (``same_as``: the log
+    whose figures count)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -54,21 +59,68 @@ _APP_COLS = [
 ]
 
 
+def unique_apps(
+    apps: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The applications once each, and the logs that repeat one.
+
+    The same application (id and attempt) can sit in several files: a copy in an archive,
+    a log both in the History Server folder and in a listing. Its core-hours are counted
+    once, from the first of its logs by path; the others are listed as duplicates. Logs
+    without an application id are never merged."""
+    first: dict[tuple[str, str], str] = {}
+    unique: list[dict[str, Any]] = []
+    repeats: list[dict[str, Any]] = []
+    for a in sorted(apps, key=lambda a: a["log_path"]):
+        if a["app_id"] is None:
+            unique.append(a)
+            continue
+        key = (a["app_id"], a.get("attempt") or "")
+        if key in first:
+            repeats.append(
+                {
+                    "log_path": a["log_path"],
+                    "app_id": a["app_id"],
+                    "attempt": a.get("attempt"),
+                    "same_as": first[key],
+                }
+            )
+        else:
+            first[key] = a["log_path"]
+            unique.append(a)
+    return unique, repeats
+
+
+def mark_duplicates(apps: pa.Table) -> pa.Table:
+    """``apps`` with ``duplicate_of`` set on every log that repeats an application another
+    log holds (`unique_apps`), and null on the others; recomputed over the whole table by
+    every run, so a resumed run flags a copy found later too."""
+    rows = apps.select(["log_path", "app_id", "attempt"]).to_pylist()
+    _, repeats = unique_apps(rows)
+    same_as = {r["log_path"]: r["same_as"] for r in repeats}
+    column = pa.array([same_as.get(r["log_path"]) for r in rows], pa.string())
+    index = apps.schema.get_field_index("duplicate_of")
+    return apps.set_column(index, apps.schema.field(index), column)
+
+
 def summarise(
     tables: dict[str, pa.Table], *, analysed_now: int, skipped: int, top: int = TOP
 ) -> FleetSummary:
-    apps = tables["apps"].select(_APP_COLS + ["start"]).to_pylist()
-    for a in apps:
+    all_apps = tables["apps"].select(_APP_COLS + ["attempt", "start"]).to_pylist()
+    for a in all_apps:
         a["start"] = a["start"].isoformat() if a["start"] is not None else None
+    apps, repeats = unique_apps(all_apps)
     errors = tables["errors"].select(["log_path", "kind", "reason"]).to_pylist()
     s = FleetSummary(
-        logs=len(apps) + len(errors),
+        logs=len(all_apps) + len(errors),
         analysed_now=analysed_now,
         skipped=skipped,
         applications=len(apps),
         errors=len(errors),
         held_core_hours=sum(a["held_core_hours"] or 0.0 for a in apps),
         wasted_core_hours=sum(a["wasted_core_hours"] or 0.0 for a in apps),
+        duplicate_logs=len(repeats),
+        duplicates=repeats,
     )
     s.top_wasted = sorted(apps, key=lambda a: (-(a["wasted_core_hours"] or 0.0), a["log_path"]))[
         :top

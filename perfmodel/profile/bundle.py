@@ -36,6 +36,8 @@ EVENTLOG_DIR = "eventlog"
 JFR_DIR = "raw/jfr"
 PYSPY_DIR = "raw/pyspy"
 APPS_DIR = "raw/apps"
+DASK_DIR = "raw/dask"
+"""A Dask run's task stream: JSON lines written by `perfmodel.dask.plugin` (docs/dask.md)."""
 
 
 class BundleError(PerfmodelError):

@@ -35,6 +35,7 @@ from perfmodel.profile.codec_streams import (
     StreamProblem,
     read_plain,
 )
+from perfmodel.profile.sources.stores import LogPath, open_input
 
 __all__ = [
     "CODEC_SUFFIXES",
@@ -165,6 +166,21 @@ def _looks_like_text(head: bytes) -> bool:
     perfmodel does not know, a stream of zeros) has bad bytes everywhere.
     """
     head = head.removeprefix(UTF8_BOM)
+    if _mostly_text(head):
+        return True
+    # One damaged line at the very start (a header of NUL bytes left by a crash, a
+    # half-overwritten first event): the lines after it decide. A stream of zeros or
+    # compressed data holds no line break followed by text.
+    first_nl = head.find(b"\n")
+    rest = head[first_nl + 1 :]
+    return first_nl >= 0 and len(rest) >= _MIN_TEXT_AFTER_BAD_LINE and _mostly_text(rest)
+
+
+_MIN_TEXT_AFTER_BAD_LINE = 64
+"""Bytes after a damaged first line that must look like text for the data to be text."""
+
+
+def _mostly_text(head: bytes) -> bool:
     text = _utf8_decoder("replace").decode(head, final=False)
     bad = text.count("\ufffd") + len(_CONTROL_BYTES.findall(head))
     return bad <= max(1, int(len(head) * _MAX_BAD_HEAD_BYTES_RATIO))
@@ -174,12 +190,12 @@ def _show_head(head: bytes) -> str:
     return repr(head[:16])
 
 
-def detect_codec(path: Path | str, head: bytes) -> str:
+def detect_codec(path: LogPath | str, head: bytes) -> str:
     """Codec of a file given its first bytes, or a :class:`NotAnEventLogError` that says why not."""
     sniffed = sniff_codec(head)
     if sniffed is not None:
         return sniffed
-    named = codec_from_name(Path(path).name)
+    named = codec_from_name(Path(path).name if isinstance(path, str) else path.name)
     if named is not None:
         raise NotAnEventLogError(
             f"{path} is named like a {named}-compressed event log, but its data is neither "
@@ -194,7 +210,7 @@ def detect_codec(path: Path | str, head: bytes) -> str:
 
 
 def iter_decompressed(
-    path: Path | str,
+    path: LogPath | str,
     *,
     budget: DecompressionBudget | None = None,
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
@@ -212,7 +228,7 @@ def iter_decompressed(
     if budget is None:
         budget = DecompressionBudget(max_decompressed_bytes)
     file = str(path)
-    with open(path, "rb", buffering=READ_SIZE) as f:
+    with open_input(path, buffering=READ_SIZE) as f:  # local or remote, streamed
         head = f.read(HEAD_SIZE)
         if not head:
             raise NotAnEventLogError(f"{file} is empty.")

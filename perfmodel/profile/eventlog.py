@@ -11,9 +11,8 @@ from the part of a log that survived.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
@@ -33,6 +32,7 @@ from perfmodel.profile.codecs import (
 )
 from perfmodel.profile.eventlog_paths import EventLogSource, resolve_event_log
 from perfmodel.profile.linecheck import is_cut_event, repair_utf8
+from perfmodel.profile.quality import MAX_EXAMPLES, line_problem_kind
 
 __all__ = [
     "DEFAULT_MAX_DECOMPRESSED",
@@ -40,6 +40,7 @@ __all__ = [
     "EventLogSource",
     "LineBatch",
     "LogProblem",
+    "ProblemList",
     "RawLine",
     "iter_line_batches",
     "iter_lines",
@@ -66,6 +67,99 @@ class LogProblem:
     kind: str | None = None
     """The kind of damage (`perfmodel.profile.quality.DAMAGE_KINDS`), if it is damage; a
     line problem without one is classified from its message (`DataQuality.count_reading`)."""
+    count: int = 1
+    """Occurrences this one record stands for (a run of missing parts is one record)."""
+
+
+MAX_PROBLEMS_KEPT = 1000
+"""Problems kept whole (file, line, message) per log; beyond them, each is only counted by
+kind. A small compressed file of junk lines holds hundreds of millions of bad lines: one
+record each would exhaust memory long before the decompression cap stops the reading."""
+
+
+class ProblemList(list[LogProblem]):
+    """The problems of one log: the first `MAX_PROBLEMS_KEPT` whole, every one counted.
+
+    A plain list to every reader (the kept problems, in order); `counts` holds every
+    damaged line or stream by kind (`perfmodel.profile.quality.DAMAGE_KINDS`) as it
+    arrives, so nothing is lost at the bound. A line that is repaired (bad UTF-8) and then
+    still fails to decode is one damaged line, not two: the lines repaired in the block
+    being read are remembered (a set bounded by a block's lines, cleared per block).
+    """
+
+    def __init__(self, limit: int = MAX_PROBLEMS_KEPT) -> None:
+        super().__init__()
+        self.limit = limit
+        self.counts: dict[str, int] = {}
+        self.examples: dict[str, list[str]] = {}
+        self.line_problems = 0
+        """Lines with a problem (each counted once)."""
+        self.omitted = 0
+        """Problems counted but not kept."""
+        self._repaired: set[tuple[str, int]] = set()
+        self._kept_lines: set[tuple[str, int]] = set()
+
+    @property
+    def full(self) -> bool:
+        return len(self) >= self.limit
+
+    def add_repaired(self, problems: Iterable[LogProblem]) -> None:
+        """The lines of one block whose bad UTF-8 was replaced: each is damaged once, even
+        if it then fails to decode. Lines repaired in earlier blocks can no longer meet
+        another problem, so only this block's are remembered."""
+        self._repaired.clear()
+        for problem in problems:
+            self.append(problem)
+            if problem.line is not None:
+                self._repaired.add((problem.file, problem.line))
+
+    def append(self, problem: LogProblem) -> None:
+        self._count(problem)
+        if len(self) < self.limit:
+            super().append(problem)
+            if problem.line is not None:
+                self._kept_lines.add((problem.file, problem.line))
+        else:
+            self.omitted += 1
+
+    def extend(self, problems: Iterable[LogProblem]) -> None:
+        for problem in problems:
+            self.append(problem)
+
+    def count_only(self, file: str, line: int, kind: str) -> None:
+        """A damaged line past the bound, counted without building its message."""
+        self.omitted += 1
+        if self._repaired and (file, line) in self._repaired:
+            return
+        self.line_problems += 1
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+
+    def _count(self, problem: LogProblem) -> None:
+        kind = problem.kind
+        if problem.line is not None:
+            key = (problem.file, problem.line)
+            if key in self._repaired or key in self._kept_lines:
+                return  # this line is counted already
+            self.line_problems += 1
+            if kind is None:
+                kind = line_problem_kind(problem.message)
+        if kind is None:
+            return
+        self.counts[kind] = self.counts.get(kind, 0) + problem.count
+        seen = self.examples.setdefault(kind, [])
+        if len(seen) < MAX_EXAMPLES:
+            seen.append(f"{problem.file}:{problem.line}" if problem.line else problem.file)
+
+    def summary(self) -> LogProblem | None:
+        """One closing note for the problems counted but not listed."""
+        if not self.omitted:
+            return None
+        return LogProblem(
+            self[-1].file if self else "",
+            None,
+            f"... and {self.omitted:,} more problem(s) not listed (each is counted in the data "
+            "quality)",
+        )
 
 
 @dataclass(slots=True)
@@ -182,15 +276,24 @@ def _iter_parts(
     read_any = False
     last = len(source.parts) - 1
     legacy = bool(source.parts) and source.parts[0].name.startswith("EVENT_LOG_")
-    for n in source.missing_parts:
-        name = f"EVENT_LOG_{n}" if legacy else f"events_{n}_*"
+    for lo, hi in source.missing_parts:
+        name = f"EVENT_LOG_{lo}" if legacy else f"events_{lo}_*"
+        what = f"part {lo} of the log is missing (no {name} file)"
+        if hi > lo:
+            last_name = f"EVENT_LOG_{hi}" if legacy else f"events_{hi}_*"
+            what = (
+                f"parts {lo} to {hi} of the log are missing ({hi - lo + 1:,} parts: "
+                f"no {name} to {last_name})"
+            )
         problems.append(
             LogProblem(
-                str(Path(source.path) / name),
+                str(source.path / name),
                 None,
-                f"part {n} of the log is missing (no {name} file); its events are not in the "
-                "analysis",
+                f"{what}; their events are not in the analysis"
+                if hi > lo
+                else f"{what}; its events are not in the analysis",
                 "missing_rolling_part",
+                hi - lo + 1,
             )
         )
     for i, part in enumerate(source.parts):
@@ -231,7 +334,13 @@ def _iter_parts(
             read_any = True
             problems.extend(_unreadable(f, e) for f, e in failures)
             failures = []
-        yield from split(file, itertools.chain((first,), chunks), problems, max_line_bytes, state)
+        pieces: Iterator[bytes] = itertools.chain((first,), chunks)
+        if b"\n" not in first and b"\r" in first:
+            # Lines ended by CR alone (an old Mac editor, a converted copy): JSON text holds
+            # no raw CR inside a line, so each CR ends one.
+            problems.append(LogProblem(file, None, "lines end in CR alone; read as lines"))
+            pieces = (piece.replace(b"\r", b"\n") for piece in pieces)
+        yield from split(file, pieces, problems, max_line_bytes, state)
     if not state.lines_out and not failures:
         _refuse_if_cut_before_any_line(source, problems)
     if failures:
@@ -376,10 +485,14 @@ def _utf8_only(block: TextBlock, is_ascii: bool, problems: list[LogProblem]) -> 
     repaired, damaged = repair_utf8(block.data)
     if repaired is None:
         return block
-    for index, message in damaged:
-        problems.append(
-            LogProblem(block.file, block.first_line + index, message, "undecodable_line")
-        )
+    found = [
+        LogProblem(block.file, block.first_line + index, message, "undecodable_line")
+        for index, message in damaged
+    ]
+    if isinstance(problems, ProblemList):
+        problems.add_repaired(found)
+    else:
+        problems.extend(found)
     return TextBlock(block.file, block.first_line, repaired, block.lines)
 
 

@@ -17,15 +17,20 @@ Reading the parts it finds is `perfmodel.profile.eventlog`'s job.
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from perfmodel.errors import AmbiguousEventLogError, EventLogNotFoundError, NotAnEventLogError
-from perfmodel.profile.codecs import CODEC_SUFFIXES, HEAD_SIZE, sniff_codec
+from perfmodel.profile.codecs import (
+    CODEC_SUFFIXES,
+    DEFAULT_MAX_DECOMPRESSED,
+    HEAD_SIZE,
+    sniff_codec,
+)
+from perfmodel.profile.sources.locate import log_path
+from perfmodel.profile.sources.stores import LogPath, RemotePath, open_input, scandir
 
 _ROLLING_PREFIX = "eventlog_v2_"
 _APPSTATUS_PREFIX = "appstatus_"
@@ -38,7 +43,11 @@ _COMPACT = ".compact"
 _PLAIN_SUFFIXES = frozenset({"json", "jsonl", "txt", "log"})
 # YARN application ids contain underscores themselves; other ids (local-…, app-…, spark-…) do not.
 _YARN_ATTEMPT_RE = re.compile(r"(application_\d+_\d+)_(\d+)")
-_OTHER_ATTEMPT_RE = re.compile(r"([^_]+)_(\d+)")
+_OTHER_ATTEMPT_RE = re.compile(
+    r"(local-\d+|app-\d{14}-\d+|spark-[0-9a-f]{32}|spark-application-\d+)_(\d+)"
+)
+"""An attempt after an app id of Spark's other cluster managers (local, standalone,
+Kubernetes): ``_N`` after any other name (``report_2024``, ``myapp_3``) is part of the name."""
 _MAX_LISTED = 20
 
 
@@ -46,14 +55,16 @@ _MAX_LISTED = 20
 class EventLogSource:
     """What a user's path resolved to."""
 
-    path: Path  # the path the user gave
+    path: LogPath  # the path the user gave (local, or remote: `perfmodel.profile.sources`)
     app_key: str  # app id (+ attempt) as inferred from the name
-    parts: list[Path]  # files to read, in order
+    parts: list[LogPath]  # files to read, in order
     attempt: str | None
     other_attempts: list[str] = field(default_factory=list)
     in_progress: bool = False
-    missing_parts: list[int] = field(default_factory=list)
-    """Numbers absent from a rolling (or legacy) log's parts, e.g. 2 of events_1, events_3."""
+    missing_parts: list[tuple[int, int]] = field(default_factory=list)
+    """Runs of numbers absent from a rolling (or legacy) log's parts, first and last of each:
+    ``(2, 2)`` for events_1, events_3. Runs, not numbers: a part numbered 1,000,000 after
+    part 1 costs one run, not a million entries."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -80,8 +91,8 @@ def _split_name(name: str) -> tuple[str, bool]:
 def _split_attempt(key: str) -> tuple[str, str | None]:
     """``(app id, attempt)`` from a key; Spark appends ``_<attempt>`` to the app id.
 
-    Only numeric attempts after a recognisable app id count, so names like
-    ``spark_event_log_example`` or ``my_job_2024`` are not misread as attempts.
+    Only numeric attempts after an app id of a shape Spark gives count, so names like
+    ``spark_event_log_example``, ``my_job_2024`` or ``myapp_3`` are not misread as attempts.
     """
     m = _YARN_ATTEMPT_RE.fullmatch(key)
     if m is None and not key.startswith("application_"):
@@ -106,7 +117,7 @@ def _skip_entry(name: str) -> bool:
 
 @dataclass(slots=True)
 class _Candidate:
-    path: Path
+    path: LogPath
     key: str
     kind: str  # "file" | "rolling" | "legacy"
     app: str = ""
@@ -116,12 +127,11 @@ class _Candidate:
         self.app, self.attempt = _split_attempt(self.key)
 
 
-def _list_dir(d: Path) -> list[str]:
-    with os.scandir(d) as it:
-        return [e.name for e in it]
+def _list_dir(d: LogPath) -> list[str]:
+    return [e.name for e in scandir(d)]
 
 
-def _rolling_key_from_parts(d: Path) -> str | None:
+def _rolling_key_from_parts(d: LogPath) -> str | None:
     try:
         names = sorted(_list_dir(d))
     except OSError:
@@ -133,14 +143,14 @@ def _rolling_key_from_parts(d: Path) -> str | None:
     return None
 
 
-def _is_legacy_dir(d: Path) -> bool:
+def _is_legacy_dir(d: LogPath) -> bool:
     try:
         return any(_LEGACY_EVENTS_RE.fullmatch(name) for name in _list_dir(d))
     except OSError:
         return False
 
 
-def _dir_candidate(d: Path) -> _Candidate | None:
+def _dir_candidate(d: LogPath) -> _Candidate | None:
     name = d.name
     if name.startswith(_ROLLING_PREFIX):
         return _Candidate(d, name[len(_ROLLING_PREFIX) :], "rolling")
@@ -152,16 +162,16 @@ def _dir_candidate(d: Path) -> _Candidate | None:
     return None
 
 
-def _file_candidate(p: Path) -> _Candidate:
+def _file_candidate(p: LogPath) -> _Candidate:
     return _Candidate(p, _split_name(p.name)[0], "file")
 
 
-def _looks_like_log(p: Path) -> bool:
+def _looks_like_log(p: LogPath) -> bool:
     """Cheap content check for directory scans. Plain text must mention an "Event" field near
     its start (every Spark event has one), so READMEs, manifests and other JSON are not taken
     for logs; compressed data is recognised by its magic bytes."""
     try:
-        with open(p, "rb") as f:
+        with open_input(p) as f:
             head = f.read(HEAD_SIZE)
     except OSError:
         return False
@@ -171,24 +181,19 @@ def _looks_like_log(p: Path) -> bool:
     return codec is not None
 
 
-def _scan(d: Path, *, sniff: bool) -> list[_Candidate]:
+def _scan(d: LogPath, *, sniff: bool) -> list[_Candidate]:
     """Event logs directly inside ``d``. ``sniff`` checks file contents (slower, but a directory
     of logs often holds READMEs and such); without it, names decide."""
     out: list[_Candidate] = []
     try:
-        with os.scandir(d) as it:
-            entries = sorted(it, key=lambda e: e.name)
+        entries = scandir(d)
     except OSError as e:
         raise NotAnEventLogError(f"Cannot list {d}: {e.strerror or e}.") from None
     for entry in entries:
         if _skip_entry(entry.name):
             continue
-        p = Path(entry.path)
-        try:
-            is_dir = entry.is_dir()
-        except OSError:
-            continue
-        if is_dir:
+        p = entry.path
+        if entry.is_dir():
             cand = _dir_candidate(p) if sniff else None
             if cand is None and entry.name.startswith(_ROLLING_PREFIX):
                 cand = _Candidate(p, entry.name[len(_ROLLING_PREFIX) :], "rolling")
@@ -203,15 +208,16 @@ def _scan(d: Path, *, sniff: bool) -> list[_Candidate]:
 # Resolution
 
 
-def resolve_event_log(path: str | Path, attempt: str | None = None) -> EventLogSource:
+def resolve_event_log(path: str | LogPath, attempt: str | None = None) -> EventLogSource:
     """Turn what the user typed into the list of files of one application attempt.
 
     ``attempt`` picks an attempt of a multi-attempt application (default: the latest). Pointing
     at one part of a rolling directory (or its ``appstatus`` marker) means the whole directory:
     a lone later part lacks the events that start the application, so reading it alone would
-    only produce a misleading diagnosis.
+    only produce a misleading diagnosis. ``path`` may be remote (``s3://…``; see
+    `perfmodel.profile.sources`): resolution walks the store the same way.
     """
-    given = Path(path)
+    given = log_path(path, max_decompressed_bytes=DEFAULT_MAX_DECOMPRESSED)
     p = given.expanduser()
     if attempt is not None:
         attempt = str(attempt)
@@ -242,7 +248,7 @@ def resolve_event_log(path: str | Path, attempt: str | None = None) -> EventLogS
     return _resolve_prefix(given, p, attempt)
 
 
-def _resolve_prefix(given: Path, p: Path, attempt: str | None) -> EventLogSource:
+def _resolve_prefix(given: LogPath, p: LogPath, attempt: str | None) -> EventLogSource:
     """``logs/application_1_0001`` when only ``logs/application_1_0001_<n>`` exist."""
     parent = p.parent
     if not parent.is_dir():
@@ -262,8 +268,12 @@ def _resolve_prefix(given: Path, p: Path, attempt: str | None) -> EventLogSource
     raise EventLogNotFoundError(f"No event log at {given}.{hint}")
 
 
-def _resolve_with_siblings(given: Path, cand: _Candidate, attempt: str | None) -> EventLogSource:
-    """The user named one log; still look beside it for other attempts of the same app."""
+def _resolve_with_siblings(given: LogPath, cand: _Candidate, attempt: str | None) -> EventLogSource:
+    """The user named one log; still look beside it for other attempts of the same app
+    (unless the location says not to: a fleet run over a bucket prefix would list the whole
+    prefix again for every log)."""
+    if isinstance(given, RemotePath) and not given.siblings and attempt is None:
+        return _materialize(given, cand, [])
     siblings = [c for c in _scan(cand.path.parent, sniff=False) if c.app == cand.app]
     if not any(c.path == cand.path for c in siblings):
         siblings.append(cand)
@@ -277,7 +287,7 @@ def _other_attempts(cands: Iterable[_Candidate], chosen: str | None) -> list[str
     return sorted(others, key=_attempt_order)
 
 
-def _listing(paths: list[Path]) -> str:
+def _listing(paths: list[LogPath]) -> str:
     shown = [f"  {p}" for p in paths[:_MAX_LISTED]]
     if len(paths) > _MAX_LISTED:
         shown.append(f"  ... and {len(paths) - _MAX_LISTED} more")
@@ -285,7 +295,7 @@ def _listing(paths: list[Path]) -> str:
 
 
 def _select(
-    given: Path, cands: list[_Candidate], attempt: str | None, *, where: str
+    given: LogPath, cands: list[_Candidate], attempt: str | None, *, where: str
 ) -> EventLogSource:
     apps = sorted({c.app for c in cands})
     if len(apps) > 1:
@@ -315,8 +325,8 @@ def _select(
     return _materialize(given, chosen[0], _other_attempts(cands, chosen_attempt))
 
 
-def _materialize(given: Path, cand: _Candidate, others: list[str]) -> EventLogSource:
-    missing: list[int] = []
+def _materialize(given: LogPath, cand: _Candidate, others: list[str]) -> EventLogSource:
+    missing: list[tuple[int, int]] = []
     if cand.kind == "rolling":
         parts, in_progress, missing = _rolling_parts(cand.path)
     elif cand.kind == "legacy":
@@ -342,19 +352,23 @@ def _materialize(given: Path, cand: _Candidate, others: list[str]) -> EventLogSo
     )
 
 
-def _missing_numbers(numbers: list[int], first: int) -> list[int]:
-    """Part numbers absent between ``first`` and the highest present (sorted input).
+def _missing_numbers(numbers: list[int], first: int) -> list[tuple[int, int]]:
+    """Runs of part numbers (first, last) absent between ``first`` and the highest present
+    (sorted input): as many runs as there are parts at most, however wide the gaps.
 
     Spark numbers rolling parts from 1 without gaps, so a gap is a part that was lost
     (deleted, not copied); its events are missing from the analysis.
     """
-    present = set(numbers)
-    if not numbers:
-        return []
-    return [n for n in range(first, numbers[-1]) if n not in present]
+    runs: list[tuple[int, int]] = []
+    expected = first
+    for n in numbers:
+        if n > expected:
+            runs.append((expected, n - 1))
+        expected = max(expected, n + 1)
+    return runs
 
 
-def _rolling_parts(d: Path) -> tuple[list[Path], bool, list[int]]:
+def _rolling_parts(d: LogPath) -> tuple[list[LogPath], bool, list[tuple[int, int]]]:
     """Parts in numeric order (``events_10`` after ``events_9``), the in-progress flag and
     the numbers missing from the sequence.
 
@@ -362,11 +376,10 @@ def _rolling_parts(d: Path) -> tuple[list[Path], bool, list[int]]:
     ``*.compact`` part, which replaces all parts before it. Without an ``appstatus`` marker the
     state is unknown; it is taken as complete (the events themselves tell the rest).
     """
-    events: list[tuple[int, str, Path]] = []
+    events: list[tuple[int, str, LogPath]] = []
     statuses: list[str] = []
     try:
-        with os.scandir(d) as it:
-            entries = list(it)
+        entries = scandir(d)
     except OSError as e:
         raise NotAnEventLogError(f"Cannot list {d}: {e.strerror or e}.") from None
     for entry in entries:
@@ -375,7 +388,7 @@ def _rolling_parts(d: Path) -> tuple[list[Path], bool, list[int]]:
             continue
         m = _EVENTS_RE.fullmatch(name)
         if m is not None and entry.is_file():
-            events.append((int(m.group(1)), name, Path(entry.path)))
+            events.append((int(m.group(1)), name, entry.path))
         elif name.startswith(_APPSTATUS_PREFIX):
             statuses.append(name)
     if not events:
@@ -395,10 +408,10 @@ def _rolling_parts(d: Path) -> tuple[list[Path], bool, list[int]]:
     return parts, any(s.endswith(_IN_PROGRESS) for s in statuses), missing
 
 
-def _legacy_parts(d: Path) -> tuple[list[Path], bool, list[int]]:
+def _legacy_parts(d: LogPath) -> tuple[list[LogPath], bool, list[tuple[int, int]]]:
     """Spark 1.0-1.2 log directories: ``EVENT_LOG_<n>`` files, done once APPLICATION_COMPLETE
     exists. The codec (named by a ``COMPRESSION_CODEC_*`` marker) is recognised from the data."""
-    events = []
+    events: list[tuple[int, LogPath]] = []
     for name in _list_dir(d):
         m = _LEGACY_EVENTS_RE.fullmatch(name)
         if m is not None:

@@ -23,7 +23,7 @@ def is_cut_event(line: bytes) -> bool:
         msgspec.json.decode(line)
     except msgspec.DecodeError as e:
         return "truncated" in str(e)
-    except ValueError:  # invalid UTF-8 and the like: damage, not a cut
+    except (ValueError, RecursionError):  # invalid UTF-8, absurd nesting: damage, not a cut
         return False
     return False
 

@@ -12,12 +12,27 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from perfmodel.profile.eventlog import LogProblem
+
+class LogProblem(Protocol):
+    """What counting needs of a reading problem (`perfmodel.profile.eventlog.LogProblem`,
+    which imports this module)."""
+
+    @property
+    def file(self) -> str: ...
+    @property
+    def line(self) -> int | None: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def kind(self) -> str | None: ...
+    @property
+    def count(self) -> int: ...
+
 
 DAMAGE_KINDS: dict[str, str] = {
     "undecodable_line": (
@@ -95,6 +110,14 @@ class DataQuality:
         header lines, notes) are not damage. A line is counted once: one whose bytes were not
         UTF-8 and that, repaired, was still no event is one damaged line, not two.
         """
+        counted = getattr(problems, "counts", None)  # an `eventlog.ProblemList` counted them
+        if counted is not None:
+            examples: dict[str, list[str]] = getattr(problems, "examples", {})
+            for kind, n in counted.items():
+                self.counts[kind] += n
+                seen = self.examples.setdefault(kind, [])
+                seen.extend(examples.get(kind, [])[: MAX_EXAMPLES - len(seen)])
+            problems = ()
         lines_seen: set[tuple[str, int]] = set()
         for problem in problems:
             kind = problem.kind
@@ -107,7 +130,7 @@ class DataQuality:
                     continue
                 lines_seen.add((problem.file, problem.line))
             where = f"{problem.file}:{problem.line}" if problem.line else problem.file
-            self.add(kind, where)
+            self.add(kind, where, problem.count)
         for name, n in (unknown_events or {}).items():
             if n:
                 self.add("unknown_event", name, n)

@@ -4,5 +4,6 @@
 executors onto a VM type, `search` predicts and prices every point through the facade
 (with `bounds` to skip hopeless ones), `pareto` keeps the front, `pricing` bills,
 `uncertainty` gives the interval a deadline is checked on, `history` calibrates on stored
-runs. See docs/recommend.md.
+runs, `tuning` chooses the Spark settings (shuffle partitions or AQE's advisory size) the
+search tries. See docs/recommend.md.
 """

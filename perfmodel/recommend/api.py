@@ -11,12 +11,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perfmodel.errors import PerfmodelError
 from perfmodel.recommend.catalog import MachineType, find_machine, parse_catalog
 from perfmodel.recommend.history import Calibration, calibrate
 from perfmodel.recommend.search import Point, Request, SearchResult, search
 from perfmodel.simulate.config import BaselineOverrides, ClusterConfig
+
+if TYPE_CHECKING:
+    from perfmodel.analysis import LogPath
 
 
 class RequestError(PerfmodelError, ValueError):
@@ -71,14 +75,20 @@ class Recommendation:
     observed_s: float
     model_error: float
     calibration: Calibration | None = None
-    profiled_partitions: int | None = None
     notes: list[str] = field(default_factory=list)
 
     def point_dict(self, point: Point | None) -> dict[str, object] | None:
         if point is None:
             return None
         out = point.as_dict()
-        out["spark_conf"] = point.spark_conf(self.profiled_partitions)
+        out["spark_conf"] = point.spark_conf()
+        twin = self.result.as_run(point)
+        if twin is not None:
+            out["as_run"] = {
+                "predicted_s": twin.predicted_s,
+                "upper_s": twin.upper_s,
+                "cost": twin.cost,
+            }
         return out
 
     def as_dict(self) -> dict[str, object]:
@@ -115,13 +125,15 @@ class Recommendation:
                 "max_nodes": r.request.max_nodes,
                 "driver_node": r.request.driver_node,
                 "local": r.request.local,
+                "settings_replays": r.tuning.replays if r.tuning else 0,
             },
+            "settings_search": r.tuning.as_dict() if r.tuning else None,
             "notes": list(self.notes) + list(r.notes),
         }
 
 
 def recommend(
-    path: str | Path,
+    path: str | LogPath,
     catalog: str | Path,
     request: Request,
     *,
@@ -135,7 +147,8 @@ def recommend(
     code_vectors: bool = True,
     progress: Callable[[int, int], None] | None = None,
 ) -> Recommendation:
-    """Load the profile, calibrate on ``history`` (an experiment name) if given, search."""
+    """Load the profile (local or remote: `perfmodel.analysis.locate`), calibrate on
+    ``history`` (an experiment name) if given, search."""
     from dataclasses import replace
 
     from perfmodel.analysis import load
@@ -158,11 +171,6 @@ def recommend(
     )
     result = search(analysis, machines, request, progress)
     notes = list(analysis.notes)
-    partitions = _profiled_partitions(analysis.profile.properties)
-    notes.append(
-        "predictions keep the profiled run's task counts; spark.sql.shuffle.partitions "
-        "differs from the profiled run's where that gave fewer than 2 tasks per core"
-    )
     if baseline.config.local_mode and not request.local:
         notes.append(
             "the profiled run was local mode: on a cluster, shuffle data crosses the network, "
@@ -176,17 +184,8 @@ def recommend(
         observed_s=baseline.observed_s,
         model_error=baseline.model_error,
         calibration=calibration,
-        profiled_partitions=partitions,
         notes=notes,
     )
-
-
-def _profiled_partitions(properties: dict[str, str]) -> int | None:
-    value = properties.get("spark.sql.shuffle.partitions")
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(min|sec|h|m|s)?", re.IGNORECASE)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
@@ -38,10 +39,17 @@ COLUMNS: tuple[str, ...] = (
 
 GIB = 1 << 30
 
-_Positive = Annotated[float, msgspec.Meta(gt=0)]
-_NonNegative = Annotated[float, msgspec.Meta(ge=0)]
-_Name = Annotated[str, msgspec.Meta(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._:/+-]+$")]
-_Text = Annotated[str, msgspec.Meta(min_length=1)]
+# Every number has a finite range, far beyond any real machine but short of infinity: a price
+# of ``inf`` would make every configuration cost "$inf", a speed of 1e-300 would overflow the
+# replay. Names are one line of printable characters (a newline in a quoted cell would split
+# the text reports and the JSON consumers' tables).
+_YEAR_S = 366 * 86_400
+_Name = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=100, pattern=r"\A[A-Za-z0-9._:/+-]+\Z")
+]
+_Text = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=1000, pattern=r"\A[^\x00-\x1f\x7f]+\Z")
+]
 
 
 class CatalogError(PerfmodelError):
@@ -54,17 +62,17 @@ class MachineType(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     vm_type: _Name
     provider: _Name
     vcpu: Annotated[int, msgspec.Meta(ge=1, le=4096)]
-    memory_gib: _Positive
-    network_gbps: _Positive
+    memory_gib: Annotated[float, msgspec.Meta(gt=0, le=1e6)]
+    network_gbps: Annotated[float, msgspec.Meta(gt=0, le=1e5)]
     """Per-VM network bandwidth (the provider's headline figure, Gbit/s)."""
-    disk_mbps: _Positive
+    disk_mbps: Annotated[float, msgspec.Meta(gt=0, le=1e7)]
     """Local (or attached-volume) disk bandwidth of one VM, MB/s (10^6 bytes/s)."""
-    cpu_speed: _Positive
+    cpu_speed: Annotated[float, msgspec.Meta(ge=1e-3, le=1e3)]
     """Per-core speed relative to the catalog's reference (1.0); only ratios are used."""
-    price_per_hour: _NonNegative
+    price_per_hour: Annotated[float, msgspec.Meta(ge=0, le=1e6)]
     """On-demand USD per VM-hour."""
-    billing_granularity_s: Annotated[int, msgspec.Meta(ge=1)]
-    min_billing_s: Annotated[int, msgspec.Meta(ge=0)]
+    billing_granularity_s: Annotated[int, msgspec.Meta(ge=1, le=_YEAR_S)]
+    min_billing_s: Annotated[int, msgspec.Meta(ge=0, le=_YEAR_S)]
     region: _Text
     source: _Text
     as_of: dt.date
@@ -87,8 +95,9 @@ class MachineType(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 def parse_catalog(path: str | Path) -> list[MachineType]:
     """Every row of a catalog CSV; the first bad row ends with an error naming it."""
     p = Path(path)
+    _check_file(p)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # Excel starts its CSV with a byte-order mark
     except FileNotFoundError:
         raise CatalogError(f"{p}: no such catalog file (see docs/recommend.md)") from None
     except UnicodeDecodeError as exc:
@@ -96,9 +105,32 @@ def parse_catalog(path: str | Path) -> list[MachineType]:
     return parse_catalog_text(text, str(p))
 
 
+MAX_CATALOG_BYTES = 64 << 20
+"""Largest catalog read: every VM type of every cloud region is a few MB of CSV."""
+
+
+def _check_file(p: Path) -> None:
+    """A catalog is a regular file of a sane size: a device or a FIFO would be read forever."""
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise CatalogError(f"{p}: no such catalog file (see docs/recommend.md)") from None
+    except OSError as exc:
+        raise CatalogError(f"{p}: cannot read it ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise CatalogError(f"{p}: not a regular file (a catalog is a CSV file)")
+    if st.st_size > MAX_CATALOG_BYTES:
+        raise CatalogError(
+            f"{p}: {st.st_size:,} bytes, far larger than any machine catalog "
+            f"(at most {MAX_CATALOG_BYTES >> 20} MiB is read)"
+        )
+
+
 def parse_catalog_text(text: str, name: str = "catalog") -> list[MachineType]:
     """As `parse_catalog`, from the CSV's text (lines starting with ``#`` are comments)."""
-    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
+    # Lines keep their ends, so a newline inside a quoted cell stays in the cell (and is
+    # refused by the column's pattern) instead of vanishing between two lines.
+    lines = [ln for ln in text.splitlines(keepends=True) if not ln.lstrip().startswith("#")]
     reader = csv.reader(lines)
     header = next(reader, None)
     if header is None:
@@ -146,6 +178,12 @@ def _row(raw: dict[str, str], name: str, row_number: int) -> MachineType:
         return msgspec.convert(values, MachineType)
     except msgspec.ValidationError as exc:
         column, reason = _split_validation(str(exc))
+        if "matching regex" in reason:
+            reason = (
+                "use letters, digits and . _ : / + - only"
+                if column in ("vm_type", "provider")
+                else "write one line of printable text (no newline or control character)"
+            )
         raise CatalogError(
             f"{name}: row {row_number}, column {column}: {reason} (got {raw.get(column, '')!r})"
         ) from None

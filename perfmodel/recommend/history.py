@@ -115,7 +115,7 @@ def calibrate(analysis: Analysis, store_path: str | Path | None, experiment: str
             "--history calibrates with stored local-mode runs; the profiled run is a cluster "
             "run, so its predictions cannot be checked against them"
         )
-    with RunStore(store_path) as store:
+    with RunStore(store_path, create=False) as store:
         rows = store.runs(experiment=experiment, status="ok")
     usable = [r for r in rows if not r.warmup and r.app_s and r.cores]
     if not usable:

@@ -17,6 +17,7 @@ Rules (docs/recommend.md, "Layouts"):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from perfmodel.recommend.catalog import MachineType
@@ -102,33 +103,24 @@ def layouts_for(machine: MachineType, *, local: bool = False) -> list[Layout]:
 
 
 def spark_conf(
-    layout: Layout, nodes: int, profiled_partitions: int | None = None
+    layout: Layout, nodes: int, settings: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The Spark settings of a point.
-
-    ``spark.sql.shuffle.partitions``: the profiled run's value when it already gives every
-    core at least two tasks (the prediction assumed it); otherwise 3 × the cores, the
-    2–3 tasks per core of Spark's tuning guide (the prediction, made at the profiled task
-    counts, then does not cover the change).
-    """
-    total_cores = layout.executor_cores * layout.executors_per_node * nodes
-    partitions = (
-        profiled_partitions
-        if profiled_partitions is not None and profiled_partitions >= 2 * total_cores
-        else 3 * total_cores
-    )
+    """The Spark settings of a point: its executors (or local mode's driver heap) and the
+    settings it was predicted with (``settings``: those the settings search chose; the
+    profiled run's others are kept, as the prediction kept them)."""
+    extra = dict(settings or {})
     if layout.local:
         return {
             "spark.master": f"local[{layout.executor_cores}]",
             "spark.driver.memory": spark_memory(layout.heap_bytes),
-            "spark.sql.shuffle.partitions": str(partitions),
+            **extra,
         }
     return {
         "spark.executor.instances": str(layout.executors_per_node * nodes),
         "spark.executor.cores": str(layout.executor_cores),
         "spark.executor.memory": spark_memory(layout.heap_bytes),
         "spark.executor.memoryOverhead": spark_memory(layout.overhead_bytes),
-        "spark.sql.shuffle.partitions": str(partitions),
+        **extra,
     }
 
 

@@ -31,6 +31,12 @@ user asks for), a point is skipped already when a replayed point is within (1 + 
 bounds in both time and cost, and when its cost bound × (1 + t) exceeds the ``top``-th
 cheapest cost found; then the recommended point still meets the deadline (it was
 replayed), and costs at most (1 + t) × the cheapest point that does.
+
+The exactness above is of the points with the profiled run's settings. Spark settings are
+then tuned on the few configurations that can still change the answer (`tune_settings`,
+`perfmodel.recommend.tuning`): their bounds are of the run's own partitions, so nothing is
+skipped there, and which configurations they are depends only on the front and the
+``top`` cheapest meeting the deadline, which skipping leaves exact.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from perfmodel.analysis import Engine, Prediction
 from perfmodel.errors import PerfmodelError
@@ -46,6 +52,7 @@ from perfmodel.recommend.catalog import MachineType
 from perfmodel.recommend.layouts import Layout, layouts_for, spark_conf, spark_memory
 from perfmodel.recommend.pareto import Front, pareto_front
 from perfmodel.recommend.pricing import run_cost
+from perfmodel.recommend.tuning import MAX_TUNED_POINTS, MIN_GAIN, Tuning, candidate_settings
 from perfmodel.recommend.uncertainty import Band, prediction_band
 from perfmodel.simulate.config import ClusterConfig
 
@@ -104,6 +111,9 @@ class Point:
     within_budget: bool = True
     driver_node: bool = False
     """One more node of the same type runs the driver (``--driver-node``)."""
+    settings: dict[str, str] = field(default_factory=dict)
+    """Spark settings this point was predicted with beyond the profiled run's (empty: the
+    run's own; `perfmodel.recommend.tuning`)."""
 
     @property
     def billed_nodes(self) -> int:
@@ -113,8 +123,10 @@ class Point:
     def executors(self) -> int:
         return self.layout.executors_per_node * self.nodes
 
-    def spark_conf(self, profiled_partitions: int | None = None) -> dict[str, str]:
-        return spark_conf(self.layout, self.nodes, profiled_partitions)
+    def spark_conf(self) -> dict[str, str]:
+        """The Spark settings to run this point with: its executors and the settings it was
+        predicted with (the profiled run's others are kept, as the prediction kept them)."""
+        return spark_conf(self.layout, self.nodes, self.settings)
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -128,6 +140,7 @@ class Point:
             "executor_memory_bytes": self.layout.heap_bytes,
             "executor_memory_overhead_bytes": self.layout.overhead_bytes,
             "local": self.layout.local,
+            "spark_settings": dict(self.settings),
             "lower_bound_s": self.lower_bound_s,
             "evaluated": self.evaluated,
         }
@@ -162,6 +175,24 @@ class SearchResult:
     replays: int
     unique_configs: int
     notes: list[str] = field(default_factory=list)
+    tuning: Tuning | None = None
+    """The settings search (None: not run, e.g. a caller's engine without settings)."""
+
+    def as_run(self, point: Point) -> Point | None:
+        """The same configuration predicted with the profiled run's settings, where
+        ``point`` was predicted with others (None: it was not, or that was not replayed)."""
+        if not point.settings:
+            return None
+        for p in self.points:
+            if (
+                not p.settings
+                and p.evaluated
+                and p.machine == point.machine
+                and p.nodes == point.nodes
+                and p.layout == point.layout
+            ):
+                return p
+        return None
 
 
 def candidate_points(
@@ -202,6 +233,7 @@ def target_config(
         task_cpus=base.task_cpus,
         local_mode=layout.local,
         sources=sources,
+        memory_fraction=base.memory_fraction,
     )
 
 
@@ -264,9 +296,77 @@ def search(
     for point in points:
         if not point.evaluated and point.config in cache:
             _price(point, cache[point.config], scale, band, request)
+    tuning = Tuning(predictor.partition_knob())
+    if tuning.knob is not None:
+        points = points + tune_settings(predictor, points, band, request, tuning)
     if progress is not None:
         progress(len(order), len(order))
-    return _answer(points, band, request, len(cache))
+    answer = _answer(points, band, request, len(cache))
+    answer.tuning = tuning
+    answer.notes.append(tuning.note())
+    for settings, why in tuning.refused.items():
+        answer.notes.append(f"settings not predicted ({settings}): {why}")
+    return answer
+
+
+def tune_settings(
+    predictor: Engine, points: list[Point], band: Band, r: Request, tuning: Tuning
+) -> list[Point]:
+    """The points whose settings can still change the answer (`points_to_tune`), each
+    predicted again under the candidate values of the knob in control
+    (`perfmodel.recommend.tuning`): one new point per (configuration, value) predicted at
+    least `MIN_GAIN` faster than the configuration with the run's settings."""
+    assert tuning.knob is not None
+    cache: dict[tuple[ClusterConfig, tuple[tuple[str, str], ...]], Prediction] = {}
+    out: list[Point] = []
+    chosen = points_to_tune(points, r)
+    tuning.tuned_points = len(chosen)
+    for point in chosen:
+        for settings in candidate_settings(tuning.knob, point.config.slots):
+            key = (point.config, tuple(sorted(settings.items())))
+            if key not in cache:
+                try:
+                    cache[key] = predictor.predict_settings(settings, point.config)
+                except PerfmodelError as exc:
+                    text = ",".join(f"{k}={v}" for k, v in settings.items())
+                    tuning.refused[text] = str(exc)
+                    continue
+            # Bounds are of the run's own partitions: a re-split point has none but 0.
+            variant = replace(point, settings=settings, evaluated=False, lower_bound_s=0.0)
+            _price(variant, cache[key], r.calibration, band, r)
+            if variant.predicted_s > (1.0 - MIN_GAIN) * point.predicted_s:
+                tuning.below_gain += 1
+                continue
+            out.append(variant)
+    tuning.replays = len(cache)
+    return out
+
+
+def points_to_tune(points: Sequence[Point], r: Request) -> list[Point]:
+    """Replayed points whose settings can still change the answer, at most
+    `MAX_TUNED_POINTS`: the fastest within the budget (a budget alone), the cheapest
+    meeting the deadline, the cheaper points of the time/cost front that missed it
+    (nearest the deadline first), the next cheapest meeting it, then the rest of the
+    front by cost."""
+    evaluated = [p for p in points if p.evaluated]
+    by_cost = sorted(evaluated, key=lambda p: (p.cost, p.predicted_s))
+    meeting = [p for p in by_cost if p.meets_deadline and p.within_budget]
+    front = pareto_front(evaluated, lambda p: p.predicted_s, lambda p: p.cost)
+    order: list[Point] = []
+    if r.budget_usd is not None and r.deadline_s is None:
+        within = sorted((p for p in evaluated if p.within_budget), key=lambda p: p.predicted_s)
+        order += within[:1]
+    order += meeting[:1]
+    order += sorted((p for p in front if not p.meets_deadline), key=lambda p: -p.cost)
+    order += meeting[1 : r.top]
+    order += sorted(front, key=lambda p: p.cost)
+    out: list[Point] = []
+    seen: set[int] = set()
+    for p in order:
+        if id(p) not in seen:
+            seen.add(id(p))
+            out.append(p)
+    return out[:MAX_TUNED_POINTS]
 
 
 def _skippable(

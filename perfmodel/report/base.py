@@ -24,12 +24,14 @@ from perfmodel.errors import PerfmodelError
 if TYPE_CHECKING:
     from perfmodel.analysis import Analysis, Prediction, SweepPoint
     from perfmodel.analysis.diagnosis import Diagnosis
+    from perfmodel.analysis.watch import StageReport, WatchResult
     from perfmodel.embed.classifier import Classification
     from perfmodel.embed.corpus.builder import BuildResult
     from perfmodel.embed.source.locator import LocatedSource
     from perfmodel.embed.train import TrainResult
     from perfmodel.experiment.results import AccuracyReport
     from perfmodel.experiment.runner import RunReport
+    from perfmodel.experiment.settings_study import SettingsReport
     from perfmodel.fleet.summary import FleetSummary
     from perfmodel.recommend.api import Recommendation
     from perfmodel.runs.rows import RunRow, Sample, StageRow
@@ -59,11 +61,14 @@ class ProfileSource:
 
 KINDS: dict[str, str] = {
     "diagnosis": "a diagnosis",
+    "watch_stage": "a stage of a followed application",
+    "watch_end": "the end of following an application",
     "prediction": "a prediction",
     "sweep": "a sweep",
     "recommendation": "a recommendation",
     "fleet_summary": "a fleet summary",
     "accuracy": "an accuracy report",
+    "settings_study": "a settings study",
     "application": "an application page",
     "stacks": "stack profiles",
     "records": "plain records",
@@ -94,6 +99,16 @@ class Renderer:
         """`perfmodel.analysis.diagnosis.Diagnosis`; ``all_stages``: not only the longest."""
         self._unsupported("diagnosis")
 
+    def watch_stage(self, report: StageReport, out: TextIO) -> None:
+        """`perfmodel.analysis.watch.StageReport`: one stage attempt of a followed
+        application, with its findings, written (and flushed) as it completes."""
+        self._unsupported("watch_stage")
+
+    def watch_end(self, result: WatchResult, out: TextIO) -> None:
+        """`perfmodel.analysis.watch.WatchResult`: the diagnosis of what following an
+        application read, and why it stopped."""
+        self._unsupported("watch_end")
+
     def prediction(
         self, prediction: Prediction, out: TextIO, *, source: ProfileSource, change: Change
     ) -> None:
@@ -123,6 +138,11 @@ class Renderer:
         """`perfmodel.experiment.results.AccuracyReport`; ``run_load``: the range of the
         1-minute load average when the runs started."""
         self._unsupported("accuracy")
+
+    def settings_study(self, report: SettingsReport, out: TextIO) -> None:
+        """`perfmodel.experiment.settings_study.SettingsReport`: settings what-ifs measured
+        against runs (``perfmodel experiment settings``)."""
+        self._unsupported("settings_study")
 
     def application(self, analysis: Analysis, out: TextIO) -> None:
         """Everything about one application, as one page."""
@@ -204,12 +224,14 @@ class Renderer:
         return [k for k in KINDS if getattr(cls, k) is not getattr(Renderer, k)]
 
 
-def render_to_file(path: Path, draw: Callable[[TextIO], object]) -> Path:
+def render_to_file(path: Path, draw: Callable[[TextIO], object], *, overwrite: bool = True) -> Path:
     """Write what ``draw`` writes to the stream it is given into ``path`` (UTF-8, its parent
     made if missing), whole or not at all: a reader never sees half a page, and a failed
-    rendering leaves the old file."""
+    rendering leaves the old file. Only a missing path or a regular file is written
+    (`perfmodel.atomic.check_output`: never a device, FIFO, directory or link); an existing
+    file is replaced only with ``overwrite``. The check comes before ``draw`` runs, so a
+    refused path costs no rendering."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with replacing(path) as tmp, tmp.open("w", encoding="utf-8") as f:
+    with replacing(path, overwrite=overwrite) as tmp, tmp.open("w", encoding="utf-8") as f:
         draw(f)
     return path

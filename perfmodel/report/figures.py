@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from perfmodel.atomic import replacing  # noqa: E402
+from perfmodel.atomic import make_output_dir, replacing  # noqa: E402
 from perfmodel.experiment.plots import WorkloadCurves  # noqa: E402
 
 GIB = float(1 << 30)
@@ -30,7 +30,7 @@ GIB = float(1 << 30)
 
 def write_figures(workloads: Iterable[WorkloadCurves], out: Path) -> list[Path]:
     """Write both figures of every workload into ``out``; returns the files."""
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out)
     written: list[Path] = []
     for w in workloads:
         written += runtime_figure(w, out)

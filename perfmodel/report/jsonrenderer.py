@@ -14,17 +14,19 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from perfmodel.jsonout import dump, dump_items, dumps
+from perfmodel.jsonout import dump, dump_items, dumps, encode
 from perfmodel.report.base import ProfileSource, Renderer
 
 if TYPE_CHECKING:
     from perfmodel.analysis import Prediction, SweepPoint
     from perfmodel.analysis.diagnosis import Diagnosis
+    from perfmodel.analysis.watch import StageReport, WatchResult
     from perfmodel.embed.classifier import Classification
     from perfmodel.embed.corpus.builder import BuildResult
     from perfmodel.embed.source.locator import LocatedSource
     from perfmodel.experiment.results import AccuracyReport
     from perfmodel.experiment.runner import RunReport
+    from perfmodel.experiment.settings_study import SettingsReport
     from perfmodel.fleet.summary import FleetSummary
     from perfmodel.recommend.api import Recommendation
     from perfmodel.runs.rows import RunRow, Sample, StageRow
@@ -45,6 +47,21 @@ class JsonRenderer(Renderer):
 
     def diagnosis(self, diagnosis: Diagnosis, out: TextIO, *, all_stages: bool = False) -> None:
         dump(diagnosis, out)  # streamed member by member, not one dict tree
+
+    def watch_stage(self, report: StageReport, out: TextIO) -> None:
+        """One JSON line per stage (docs/sources.md), for pipelines and alerting."""
+        out.write(dumps(report.as_dict(), indent=None) + "\n")
+        out.flush()
+
+    def watch_end(self, result: WatchResult, out: TextIO) -> None:
+        """The last JSON line: why following stopped, what it read, and the diagnosis
+        ``diagnose --json`` prints (on one line)."""
+        head: dict[str, object] = {"event": "diagnosis", "stopped": result.stopped}
+        head |= {"bytes_read": result.bytes_read, "polls": result.polls}
+        opening = dumps(head, indent=None)[:-1]  # the object left open for the diagnosis
+        out.write(f'{opening}, "diagnosis": ')
+        out.write(encode(result.diagnosis, indent=None).decode() + "}\n")
+        out.flush()
 
     def prediction(
         self, prediction: Prediction, out: TextIO, *, source: ProfileSource, change: Change
@@ -69,6 +86,9 @@ class JsonRenderer(Renderer):
         run_load: tuple[float, float] | None = None,
     ) -> None:
         out.write(accuracy_json(report, run_load) + "\n")
+
+    def settings_study(self, report: SettingsReport, out: TextIO) -> None:
+        self.records(report.as_dict(), out, indent=1)
 
     def records(self, value: Any, out: TextIO, *, indent: int | None = 2) -> None:
         out.write(dumps(value, indent=indent) + "\n")

@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from perfmodel.atomic import write_atomically
+from perfmodel.atomic import make_output_dir, write_atomically
 from perfmodel.experiment.held_out import describe_pair
 from perfmodel.experiment.results import AccuracyReport, KindAccuracy
 from perfmodel.experiment.samplers import SamplerComparison, compare_samplers
+from perfmodel.experiment.settings_study import SettingsReport, SettingsSummary
 from perfmodel.experiment.what_if_kind import CORES
 from perfmodel.report.base import Renderer
 from perfmodel.report.jsonrenderer import accuracy_json
@@ -33,6 +34,9 @@ class MarkdownRenderer(Renderer):
         run_load: tuple[float, float] | None = None,
     ) -> None:
         out.write(render_markdown(report, run_load) + "\n")
+
+    def settings_study(self, report: SettingsReport, out: TextIO) -> None:
+        out.write(render_settings_study(report))
 
 
 def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None = None) -> str:
@@ -202,9 +206,56 @@ def write_report(
     report: AccuracyReport, out: Path, run_load: tuple[float, float] | None = None
 ) -> tuple[Path, Path]:
     """Write ``accuracy.md`` and ``accuracy.json`` into ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out)
     md = out / "accuracy.md"
     write_atomically(md, render_markdown(report, run_load))
     js = out / "accuracy.json"
     write_atomically(js, accuracy_json(report, run_load))
     return md, js
+
+
+def render_settings_study(report: SettingsReport) -> str:
+    """The study's table: mean error and the no-change error, over all pairs and over the
+    pairs with a measured effect of at least `EFFECT`."""
+    head = (
+        "| | workloads | pairs | mean error | no-change error | pairs with ≥15% effect | "
+        "mean error there | no-change error there | in 80% interval |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+    )
+
+    def row(s: SettingsSummary, name: str) -> str:
+        return (
+            f"| {name} | {', '.join(s.workloads)} | {s.pairs} | **{pct(s.mean_error)}** | "
+            f"{pct(s.no_change_error)} | {s.effect_pairs} | **{pct(s.effect_mean_error)}** | "
+            f"{pct(s.effect_no_change_error)} | {pct(s.coverage)} |"
+        )
+
+    lines = [
+        "## Settings what-if: predicted from bare event logs",
+        "",
+        "Every run of a workload predicts every other configuration of it from its bare event "
+        "log (`perfmodel predict LOG --conf ...`). *No-change error*: the source run's own "
+        "runtime taken as the target's. Split: " + (report.split or "none") + ".",
+        "",
+        head,
+        *(row(g, g.label) for g in report.groups),
+        "",
+        "### By workload",
+        "",
+        head,
+        *(row(w, w.label) for w in report.workloads),
+    ]
+    worst = sorted(report.pairs, key=lambda p: p.error, reverse=True)[:8]
+    if worst:
+        lines += ["", "### Largest errors", ""]
+        for p in worst:
+            signed = (p.predicted_s - p.measured_s) / p.measured_s
+            lines.append(
+                f"- {p.workload}: {p.source_config} (run {p.source_run}, {p.source_s:.1f} s) → "
+                f"{p.target_config}: measured {p.measured_s:.1f} s, predicted "
+                f"{p.predicted_s:.1f} s ({100 * signed:+.1f}%)"
+            )
+    if report.skipped:
+        lines += ["", f"{len(report.skipped)} pair(s) or run(s) left out:", ""]
+        lines += [f"- {s}" for s in report.skipped[:30]]
+    return "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ import json
 import os
 import socket
 import sqlite3
+import stat
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from typing import Any
 import platformdirs
 import psutil
 
+from perfmodel.atomic import make_output_dir
 from perfmodel.errors import PerfmodelError
 from perfmodel.runs.rows import RunOutcome, RunRow, Sample, StageRow, run_row
 from perfmodel.runs.schema import MIGRATIONS, SCHEMA_VERSION, statements
@@ -45,6 +47,28 @@ def default_store_path() -> Path:
     return Path(platformdirs.user_data_dir("perfmodel")) / "runs.sqlite"
 
 
+def _check_store_path(path: Path, *, create: bool) -> None:
+    if str(path) in ("", "."):
+        raise StoreError("the run store path is empty; give the store's file path (--store)")
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise StoreError(f"{path} is a link to nothing; give the store's file path") from None
+        if not create:
+            raise StoreError(
+                f"no run store at {path}; `perfmodel experiment run` makes one, or name an "
+                "existing store with --store"
+            ) from None
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot open the run store {path}: {exc.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise StoreError(f"{path} is a directory; give the store's file path")
+    if not stat.S_ISREG(mode):
+        raise StoreError(f"{path} is not a regular file (a device or FIFO); give a store file")
+
+
 def _process_started(pid: int) -> float:
     return psutil.Process(pid).create_time()
 
@@ -52,12 +76,17 @@ def _process_started(pid: int) -> float:
 class RunStore:
     """An open store. Use as a context manager, or call `close`."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, create: bool = True) -> None:
+        """Open the store at ``path``; with ``create`` (a command that records runs) a
+        missing store and its folder are made, without it (a command that only reads) a
+        missing store is an error and nothing is created. Anything at ``path`` that is not
+        a regular file (a folder, device, FIFO, a link to nothing) is refused: SQLite would
+        write into it in place."""
         self.path = Path(path) if path is not None else default_store_path()
-        if self.path.is_dir():
-            raise StoreError(f"{self.path} is a directory; give the store's file path")
+        _check_store_path(self.path, create=create)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if create:
+                make_output_dir(self.path.parent)
             self._db = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
             )

@@ -88,10 +88,15 @@ def slot_plan_for(
         return DynamicPlan(target.allocation, per_executor, facts.costs, facts.capacity)
     if base.allocation.enabled and not target.allocation.enabled:
         # Static executors are all asked for at the start.
+        # Only the earliest slots, as many as there are tasks, can ever be taken: the plan
+        # is bounded by the data, whatever the executor count.
+        most = max(1, workload.n_tasks)
         plan: list[tuple[float, float]] = []
-        for i in range(target.executors):
-            plan += [(facts.costs.initial_arrival(i), math.inf)] * per_executor
-        return plan
+        for arrival in sorted(facts.costs.initial_arrival(i) for i in range(target.executors)):
+            if len(plan) >= most:
+                break
+            plan += [(arrival, math.inf)] * min(per_executor, most)
+        return plan[:most]
     return None
 
 
@@ -164,7 +169,9 @@ def run_dynamic(
     mgr = AllocationManager(
         plan.settings, plan.tasks_per_executor, plan.costs, capacity=plan.capacity
     )
-    per_executor = plan.tasks_per_executor
+    # An executor never runs more tasks at once than the workload has: its slots past that
+    # count are never taken (exact), and a claim of 10,000 cores sizes nothing.
+    per_executor = min(plan.tasks_per_executor, max(1, workload.n_tasks))
     slots: list[tuple[float, int]] = []
     """Heap of (free time, slot id) of registered executors' slots."""
     slot_exec: list[int] = []

@@ -54,6 +54,10 @@ MIN_CPU_SPEED, MAX_CPU_SPEED = 1e-3, 1e3
 MIN_BANDWIDTH, MAX_BANDWIDTH = 1e3, 1e13
 """Bytes per second: from 1 kB/s to 10 TB/s per host."""
 MIN_FACTOR, MAX_FACTOR = 1e-3, 1e3
+MIN_MEMORY_FRACTION, MAX_MEMORY_FRACTION = 1e-3, 0.999
+DEFAULT_MEMORY_FRACTION = 0.6
+"""Spark's default ``spark.memory.fraction``: the share of (heap − 300 MiB) its unified
+memory manager gives to execution and storage."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +95,9 @@ RANGES: dict[str, FieldRange] = {
     "net_bw": FieldRange("--net-bw", float, MIN_BANDWIDTH, MAX_BANDWIDTH, _BW_RANGE),
     "disk_factor": FieldRange("--disk-bw", float, MIN_FACTOR, MAX_FACTOR, _FACTOR_RANGE),
     "net_factor": FieldRange("--net-bw", float, MIN_FACTOR, MAX_FACTOR, _FACTOR_RANGE),
+    "memory_fraction": FieldRange(
+        "spark.memory.fraction", float, MIN_MEMORY_FRACTION, MAX_MEMORY_FRACTION
+    ),
     "min_executors": FieldRange("--min-executors", int, 0, MAX_EXECUTORS),
     "max_executors": FieldRange("--max-executors", int, 1, MAX_EXECUTORS),
     "initial_executors": FieldRange("--initial-executors", int, 0, MAX_EXECUTORS),
@@ -167,7 +174,11 @@ class ClusterConfig:
     net_bw: float = DEFAULT_NET_BW
     task_cpus: int = 1
     local_mode: bool = False
+    hosts_fixed: bool = False
+    """The executors share hosts a what-if keeps (`ResourceConfig.hosts_fixed`)."""
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+    memory_fraction: float = DEFAULT_MEMORY_FRACTION
+    """``spark.memory.fraction``: the share of (heap − 300 MiB) for execution and storage."""
     allocation: AllocationSettings = field(default_factory=AllocationSettings)
     """Dynamic allocation's settings (`perfmodel.simulate.allocation_settings`); disabled:
     a static set of executors. Read from the log even when disabled, so enabling it in a
@@ -200,6 +211,7 @@ class ClusterConfig:
             "net_bw_bytes_per_s": self.net_bw,
             "task_cpus": self.task_cpus,
             "local_mode": self.local_mode,
+            "memory_fraction": self.memory_fraction,
             "sources": dict(self.sources),
             "dynamic_allocation": self.allocation.as_dict(),
         }
@@ -223,6 +235,8 @@ class WhatIf:
     disk_factor: float | None = None
     net_factor: float | None = None
     host_cores: int | None = None
+    memory_fraction: float | None = None
+    """``spark.memory.fraction`` (reached through Spark settings: ``--conf``)."""
     dynamic_allocation: bool | None = None
     """Turn Spark's dynamic allocation on or off (``--dynamic-allocation on|off``)."""
     min_executors: int | None = None
@@ -302,6 +316,10 @@ def baseline_config(
     else:
         src["net_bw"] = "default: 10Gbit/s per host (pass --baseline-net-bw)"
     src["cpu_speed"] = "baseline = 1.0"
+    fraction = r.memory_fraction
+    src["memory_fraction"] = (
+        "log: spark.memory.fraction" if fraction is not None else "Spark's default (0.6)"
+    )
     return ClusterConfig(
         executors=executors,
         executor_cores=cores,
@@ -314,7 +332,9 @@ def baseline_config(
         net_bw=o.net_bw or DEFAULT_NET_BW,
         task_cpus=task_cpus,
         local_mode=local,
+        hosts_fixed=r.hosts_fixed,
         sources=src,
+        memory_fraction=fraction if fraction is not None else DEFAULT_MEMORY_FRACTION,
         allocation=read_settings(profile.properties, profile.framework_version, r.master),
     )
 
@@ -382,7 +402,7 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
             cores = min(cores, change.cores)
             executors = max(1, math.ceil(change.cores / cores))
         src["executor_cores"] = src["executors"] = "what-if (from --cores)"
-    if not base.local_mode and executors != base.executors:
+    if not base.local_mode and not base.hosts_fixed and executors != base.executors:
         # Executors stay as densely packed as before: more executors need more hosts.
         hosts = max(1, math.ceil(executors / base.executors_per_host))
         src["hosts"] = "what-if: executors per host kept"
@@ -390,6 +410,10 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
     if change.memory_bytes is not None:
         memory = change.memory_bytes
         src["memory_bytes"] = "what-if"
+    fraction = base.memory_fraction
+    if change.memory_fraction is not None:
+        fraction = change.memory_fraction
+        src["memory_fraction"] = "what-if"
     speed = base.cpu_speed
     if change.cpu_speed is not None:
         if change.cpu_speed <= 0:
@@ -405,7 +429,7 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
         _positive("--host-cores", change.host_cores)
         host_cores, assumed = change.host_cores, False
         src["host_cores"] = "what-if"
-    elif not base.local_mode:
+    elif not base.local_mode and not base.hosts_fixed:
         # Cluster hosts get the cores the cluster manager allots.
         host_cores = allotted
     elif assumed:
@@ -425,7 +449,9 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
         net_bw=net,
         task_cpus=base.task_cpus,
         local_mode=base.local_mode,
+        hosts_fixed=base.hosts_fixed,
         sources=src,
+        memory_fraction=fraction,
         allocation=allocation,
     )
 

@@ -164,9 +164,10 @@ def executor_background_factor(
     return (1.0 + rho * e1 / max(float(base_executors), 1.0)) / (1.0 + rho)
 
 
-def usable_memory(heap_bytes: float) -> float:
-    """Bytes of a heap that Spark's unified memory manager gives to execution and storage."""
-    return max(heap_bytes - RESERVED_HEAP_BYTES, heap_bytes * 0.25) * MEMORY_FRACTION
+def usable_memory(heap_bytes: float, fraction: float = MEMORY_FRACTION) -> float:
+    """Bytes of a heap that Spark's unified memory manager gives to execution and storage
+    (``fraction``: ``spark.memory.fraction``)."""
+    return max(heap_bytes - RESERVED_HEAP_BYTES, heap_bytes * 0.25) * fraction
 
 
 def overflow_bytes(working_set: FloatArray, available: FloatArray | float) -> FloatArray:

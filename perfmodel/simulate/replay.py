@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from perfmodel.dag.model import ApplicationProfile, StageKey
+from perfmodel.dag.partition_change import SettingsEffect
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.simulate import cpu_floor
 from perfmodel.simulate.allocation import ExecutorTimeline
@@ -102,6 +103,9 @@ class Prediction:
     """The 80% prediction interval (`perfmodel.simulate.intervals`); NaN until attached."""
     interval_source: str = ""
     """What the interval was built from (calibration class, widenings)."""
+    conf: SettingsEffect | None = None
+    """What framework settings the what-if gave changed (``predict --conf``); None when it
+    gave none."""
 
     @property
     def model_error(self) -> float:
@@ -134,7 +138,7 @@ class Prediction:
                 None if math.isnan(self.predicted_high_s) else self.predicted_high_s
             ),
             "interval_source": self.interval_source,
-        }
+        } | ({"conf": self.conf.as_dict()} if self.conf is not None else {})
 
 
 def replay(
@@ -285,8 +289,12 @@ def slot_plan(workload: Workload, base: ClusterConfig, target: ClusterConfig) ->
     if decided is not None:
         return decided
     per_task = max(target.task_cpus, 1)
+    # No more tasks than the workload has can ever run at once: slots past that count are
+    # never used, and the plan is bounded by the data, not by a slot count (a log's
+    # ``local[2000000000]``, or ``--executors 100000 --executor-cores 10000``).
+    most = max(1, workload.n_tasks)
     if not workload.executors:
-        return [(0.0, math.inf)] * target.slots
+        return [(0.0, math.inf)] * min(target.slots, most)
     same = (target.executors, target.executor_cores) == (base.executors, base.executor_cores)
     # An executor takes its first task a measured while after registering (where the log
     # shows one registering while tasks waited; `perfmodel.simulate.allocation_costs`).
@@ -294,13 +302,17 @@ def slot_plan(workload: Workload, base: ClusterConfig, target: ClusterConfig) ->
     plan: list[tuple[float, float]] = []
     if same:
         for added, gone, cores in workload.executors:
-            plan += [(min(added + delay, gone), gone)] * max(1, cores // per_task)
+            plan += [(min(added + delay, gone), gone)] * min(max(1, cores // per_task), most)
         return plan
+    # Slots that stay: the earliest `most` of them are the only ones a task can take.
     arrivals = [added + delay for added, _, _ in workload.executors]
-    for i in range(target.executors):
-        added = arrivals[min(i, len(arrivals) - 1)]
-        plan += [(added, math.inf)] * max(1, target.executor_cores // per_task)
-    return plan
+    per_executor = min(max(1, target.executor_cores // per_task), most)
+    times = sorted(arrivals[min(i, len(arrivals) - 1)] for i in range(target.executors))
+    for added in times:
+        if len(plan) >= most:
+            break
+        plan += [(added, math.inf)] * per_executor
+    return plan[:most] if len(plan) > most else plan
 
 
 def _stage_span(line: Timeline, i: int) -> float:

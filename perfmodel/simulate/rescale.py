@@ -333,14 +333,16 @@ def _spill_ms(
     the caller keeps it.
     """
     base_spill = work.components[SPILL]
-    if base.memory_bytes == new.memory_bytes and k0 == k1:
+    if (base.memory_bytes, base.memory_fraction) == (new.memory_bytes, new.memory_fraction) and (
+        k0 == k1
+    ):
         return base_spill, np.zeros_like(base_spill)
     if ws is None:
         ws = working_set(work)
     per_exec0 = max(1.0, k0 / base.executors_per_host)
     per_exec1 = max(1.0, k1 / new.executors_per_host)
-    a0 = laws.usable_memory(base.memory_bytes) / per_exec0
-    a1 = laws.usable_memory(new.memory_bytes) / per_exec1
+    a0 = laws.usable_memory(base.memory_bytes, base.memory_fraction) / per_exec0
+    a1 = laws.usable_memory(new.memory_bytes, new.memory_fraction) / per_exec1
     spilled = work.memory_spill > 0
     a0_eff = np.where(spilled, ws - work.memory_spill, np.maximum(a0, ws))
     overflow0 = ws - a0_eff
@@ -408,10 +410,14 @@ class StageTimesCache:
         assert self.base is not None
         disk_f: float | None = disk
         if never_spilled and _spill_free(self.base, new, k0, k1, disk):
-            spill: tuple[float, float] | None = None
+            spill: tuple[float, float, float] | None = None
             disk_f = _unused(disk, disk_idle)
         else:
-            spill = (float(new.memory_bytes), float(new.executors_per_host))
+            spill = (
+                float(new.memory_bytes),
+                float(new.executors_per_host),
+                float(new.memory_fraction),
+            )
         return (
             i,
             # Idle CPU rows still take the spilling CPU a new overflow adds (`_spill_ms`).
@@ -501,8 +507,14 @@ def _spill_free(
     its spilling CPU, 0 × `laws.SPILL_CPU_NS_PER_BYTE`, does not change)."""
     if not (0.0 < disk_f < math.inf and 0.0 < base.disk_bw < math.inf and math.isfinite(k0)):
         return False
-    if base.memory_bytes == new.memory_bytes and k0 == k1:
+    if (base.memory_bytes, base.memory_fraction) == (new.memory_bytes, new.memory_fraction) and (
+        k0 == k1
+    ):
         return True
-    a0 = laws.usable_memory(base.memory_bytes) / max(1.0, k0 / base.executors_per_host)
-    a1 = laws.usable_memory(new.memory_bytes) / max(1.0, k1 / new.executors_per_host)
+    a0 = laws.usable_memory(base.memory_bytes, base.memory_fraction) / max(
+        1.0, k0 / base.executors_per_host
+    )
+    a1 = laws.usable_memory(new.memory_bytes, new.memory_fraction) / max(
+        1.0, k1 / new.executors_per_host
+    )
     return a0 > 0 and a1 >= a0

@@ -11,6 +11,16 @@ means something different for every application, so a factor is resolved against
 baseline (`Change.resolve`), never when it is read. A switch (``dynamic-allocation``) is
 ``on`` or ``off`` and has no factor. Every value is checked when it is read, before any
 replay runs.
+
+A front end's own settings are values of the same grammar: ``predict --conf
+spark.sql.shuffle.partitions=64``, ``--sweep spark.sql.shuffle.partitions=16,64,200``,
+``fleet --what-if spark.sql.adaptive.enabled=false``. The grammar knows only how they are
+written (a dotted key the front end owns, ``KEY=VALUE``); which keys exist, how each value
+is written and what range it takes is the front end's table (`ConfTable`), handed in by the
+caller: the grammar sits in `perfmodel.simulate`, which imports no front end, and the facade
+exports Spark's table (``perfmodel.analysis.CONF``). A `Change` carries such values parsed
+(`Change.conf`); what they do is the facade's to work out (a settings what-if re-partitions
+stages, `perfmodel.analysis.settings_whatif`).
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from perfmodel.simulate.config import BaselineOverrides, ClusterConfig, ConfigError, WhatIf
 from perfmodel.simulate.units import parse_bandwidth, parse_factor, parse_size
@@ -33,19 +44,41 @@ class Setting:
     name: str
     kind: str
     help: str
+    aliases: tuple[str, ...] = ()
+    """Other names for it, as another framework says it (Dask's ``workers``, ``threads``)."""
 
     @property
     def option(self) -> str:
         return "--" + self.name
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """Its option and those of its aliases (``--executors``, ``--workers``)."""
+        return (self.option, *("--" + a for a in self.aliases))
 
 
 SETTINGS: dict[str, Setting] = {
     s.name: s
     for s in (
         Setting("cores", INT, "Total task cores (N of local[N] in local mode), or a factor: 2x."),
-        Setting("executors", INT, "Number of executors, or a factor of the profiled run's: 2x."),
-        Setting("executor-cores", INT, "Cores per executor, or a factor: 2x."),
-        Setting("mem", SIZE, "Heap per executor (driver in local mode): 7g, 512m, or 0.5x."),
+        Setting(
+            "executors",
+            INT,
+            "Number of executors (Dask: workers), or a factor of the profiled run's: 2x.",
+            aliases=("workers",),
+        ),
+        Setting(
+            "executor-cores",
+            INT,
+            "Cores per executor (Dask: threads per worker), or a factor: 2x.",
+            aliases=("threads",),
+        ),
+        Setting(
+            "mem",
+            SIZE,
+            "Heap per executor (driver in local mode; Dask: worker memory limit): 7g, 512m, "
+            "or 0.5x.",
+        ),
         Setting("cpu-speed", FLOAT, "Core speed relative to the profiled machine: 1.5."),
         Setting("disk-bw", BANDWIDTH, "Disk bandwidth per host: 500MB/s, or 2x the baseline."),
         Setting("net-bw", BANDWIDTH, "Network bandwidth per host: 10Gbit/s, or 2x."),
@@ -73,6 +106,8 @@ SETTINGS: dict[str, Setting] = {
 }
 """Every setting, named as `perfmodel predict`'s options are (and the sweep axes)."""
 
+_ALIASES = {alias: s.name for s in SETTINGS.values() for alias in s.aliases}
+
 BASELINE_SETTINGS: dict[str, Setting] = {
     s.name: s
     for s in (
@@ -92,29 +127,67 @@ long axes grows fast enough to run for hours or exhaust memory."""
 _MAX_SPEC_CHARS = 1_000_000
 _SHOWN = 40
 
+ConfValue = bool | int | float
+"""A front-end setting's value as its table parses it."""
+
+
+class ConfTable(Protocol):
+    """A front end's own settings (Spark's ``spark.*`` keys), as the grammar reads them."""
+
+    @property
+    def hint(self) -> str:
+        """How its settings are written, for messages (``a Spark setting
+        (spark.KEY=VALUE)``)."""
+        ...
+
+    def owns(self, name: str) -> bool:
+        """Whether ``name`` is in the table's namespace (``spark.…``), known or not: such a
+        name is read as the table's setting, and an unknown one refused by the table."""
+        ...
+
+    def parse(self, key: str, text: str) -> ConfValue:
+        """``key``'s value written as ``text``. Raises a `PerfmodelError` naming the key for
+        an unknown key, a value out of range, or a key whose effect the model cannot
+        predict."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Value:
-    """One setting's value as written (``text``): absolute, or a factor of the baseline's."""
+    """One setting's value as written (``text``): absolute, or a factor of the baseline's;
+    or, for a front end's own setting (``spark.sql.shuffle.partitions``), as its table
+    parsed it (``conf``)."""
 
     setting: str
     text: str
     absolute: float | None = None
     factor: float | None = None
+    conf: ConfValue | None = None
+
+    @property
+    def is_conf(self) -> bool:
+        """Whether this is a front end's setting (`ConfTable`), not a resource."""
+        return self.conf is not None
 
 
 def setting_key(name: str) -> str:
-    """``Executor_Cores`` → ``executor-cores``: names are written as options are."""
-    return name.strip().lower().replace("_", "-")
+    """``Executor_Cores`` → ``executor-cores``: names are written as options are, and an
+    alias (``workers``) is its setting (``executors``)."""
+    key = name.strip().lower().replace("_", "-")
+    return _ALIASES.get(key, key)
 
 
-def parse_value(name: str, text: str, where: str = "") -> Value:
+def parse_value(name: str, text: str, where: str = "", conf: ConfTable | None = None) -> Value:
     """Read ``text`` as a value of setting ``name``; ``where`` says in messages where it was
-    written (``--sweep``, ``what-if 'cores=2x'``), else the option is named."""
+    written (``--sweep``, ``what-if 'cores=2x'``), else the option is named. ``conf``: the
+    front end's table, which reads its own keys (``spark.…``)."""
+    if conf is not None and conf.owns(name.strip()):
+        key = name.strip()
+        return Value(key, text.strip(), conf=conf.parse(key, text))
     key = setting_key(name)
     setting = SETTINGS.get(key)
     if setting is None:
-        raise ConfigError(f"unknown setting {name[:_SHOWN]!r}: {_known(SETTINGS)}")
+        raise ConfigError(f"unknown setting {name[:_SHOWN]!r}: {_known(SETTINGS, conf)}")
     text = text.strip()
     label = f"{where} {key}" if where else setting.option
     if setting.kind == SWITCH:
@@ -150,6 +223,21 @@ class Change:
     def is_empty(self) -> bool:
         return not self.values
 
+    @property
+    def conf(self) -> dict[str, ConfValue]:
+        """The front end's settings it sets (key → parsed value), in the order given."""
+        return {v.setting: v.conf for v in self.values if v.conf is not None}
+
+    @property
+    def conf_text(self) -> dict[str, str]:
+        """The front end's settings it sets, as written."""
+        return {v.setting: v.text for v in self.values if v.conf is not None}
+
+    @property
+    def resources(self) -> Change:
+        """This change without the front end's settings: the resources it sets."""
+        return Change(tuple(v for v in self.values if v.conf is None))
+
     def with_values(self, values: Iterable[Value]) -> Change:
         """This change with ``values`` set on top (a sweep point over fixed options)."""
         merged = {v.setting: v for v in self.values}
@@ -161,7 +249,8 @@ class Change:
         this baseline (bandwidth factors stay factors, as `apply_what_if` scales them)."""
         fields: dict[str, float | int | bool | None] = {}
         for v in self.values:
-            fields.update(_resolved(v, base))
+            if v.conf is None:  # a front end's setting is the facade's to resolve
+                fields.update(_resolved(v, base))
         return WhatIf(**fields)  # type: ignore[arg-type]
 
 
@@ -210,27 +299,51 @@ def _allocation_factor(key: str, base: ClusterConfig, f: float) -> int:
     return max(1, round(cap * f))
 
 
-def change_of(values: Mapping[str, str | None], where: str = "") -> Change:
-    """A change from ``setting → text`` (None: not given), e.g. ``predict``'s options."""
+def change_of(
+    values: Mapping[str, str | None], where: str = "", conf: ConfTable | None = None
+) -> Change:
+    """A change from ``setting → text`` (None: not given), e.g. ``predict``'s options and
+    its ``--conf`` settings (read by ``conf``)."""
     return Change(
-        tuple(parse_value(k, text, where) for k, text in values.items() if text is not None)
+        tuple(parse_value(k, text, where, conf) for k, text in values.items() if text is not None)
     )
 
 
-def is_setting(text: str) -> bool:
-    """True for ``name=value`` with a known setting name (``cores=2``, not ``app.log``)."""
+def conf_pairs(items: Sequence[str], option: str = "--conf") -> dict[str, str]:
+    """``["spark.sql.shuffle.partitions=64", ...]`` (spark-submit's ``--conf KEY=VALUE``,
+    repeatable) → key → value as written; a key given twice is refused, not overridden."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not value.strip():
+            raise ConfigError(f"{option} {item[:200]!r}: write KEY=VALUE")
+        if key in out:
+            raise ConfigError(f"{option} sets {key[:200]} twice")
+        out[key] = value.strip()
+    return out
+
+
+def _owned(name: str, conf: ConfTable | None) -> bool:
+    return conf is not None and conf.owns(name.strip())
+
+
+def is_setting(text: str, conf: ConfTable | None = None) -> bool:
+    """True for ``name=value`` with a known setting name (``cores=2``, not ``app.log``), or
+    with a name in ``conf``'s namespace (``spark.sql.shuffle.partitions=64``)."""
     name, sep, _ = text.partition("=")
-    return bool(sep) and setting_key(name) in SETTINGS
+    return bool(sep) and (setting_key(name) in SETTINGS or _owned(name, conf))
 
 
-def is_change_spec(text: str) -> bool:
-    """True for text that reads as a change (every comma-separated part a known setting)."""
+def is_change_spec(text: str, conf: ConfTable | None = None) -> bool:
+    """True for text that reads as a change (every comma-separated part a setting)."""
     parts = [p for p in text.split(",") if p.strip()]
-    return bool(parts) and all(is_setting(p) for p in parts)
+    return bool(parts) and all(is_setting(p, conf) for p in parts)
 
 
-def parse_change(text: str) -> Change:
-    """``"cores=2x,mem=0.5x"`` → a `Change` (a fleet scenario); every value checked now."""
+def parse_change(text: str, conf: ConfTable | None = None) -> Change:
+    """``"cores=2x,mem=0.5x"`` → a `Change` (a fleet scenario); every value checked now.
+    ``conf``: the front end's table, for its own settings (``spark.sql.shuffle.partitions=64``)."""
     if len(text) > _MAX_SPEC_CHARS:
         raise ConfigError(f"what-if {text[:_SHOWN]!r}… is over {_MAX_SPEC_CHARS:,} characters")
     values: list[Value] = []
@@ -239,27 +352,27 @@ def parse_change(text: str) -> Change:
         if not part:
             continue
         name, sep, value = part.partition("=")
-        key = setting_key(name)
-        if not sep or key not in SETTINGS or not value.strip():
+        key = name.strip() if _owned(name, conf) else setting_key(name)
+        if not sep or not (key in SETTINGS or _owned(key, conf)) or not value.strip():
             raise ConfigError(
                 f"cannot read what-if {text[:200]!r}: write NAME=VALUE[,NAME=VALUE] with NAME "
-                f"one of {', '.join(SETTINGS)} and VALUE absolute (cores=16, mem=4g) or a "
-                "factor (cores=2x, mem=0.5x)"
+                f"one of {', '.join(SETTINGS)}{_conf_hint(conf)} and VALUE absolute (cores=16, "
+                "mem=4g) or a factor (cores=2x, mem=0.5x)"
             )
         if key in seen:
             raise ConfigError(f"what-if {text[:200]!r} sets {key} twice")
         seen.add(key)
-        values.append(parse_value(key, value, where="what-if"))
+        values.append(parse_value(key, value, where="what-if", conf=conf))
     if not values:
         raise ConfigError("an empty what-if: write e.g. cores=2x or mem=0.5x")
     return Change(tuple(values))
 
 
-def parse_changes(texts: Sequence[str]) -> list[Change]:
+def parse_changes(texts: Sequence[str], conf: ConfTable | None = None) -> list[Change]:
     """Changes in the order given, each once (by label)."""
     out: list[Change] = []
     for text in texts:
-        change = parse_change(text)
+        change = parse_change(text, conf)
         if change.label not in {c.label for c in out}:
             out.append(change)
     return out
@@ -277,13 +390,15 @@ class SweepAxis:
     values: tuple[str, ...]
 
 
-def is_axis_spec(text: str) -> bool:
-    """True for ``name=v1,v2`` with a known setting name."""
-    return is_setting(text)
+def is_axis_spec(text: str, conf: ConfTable | None = None) -> bool:
+    """True for ``name=v1,v2`` with a known setting name (or one of ``conf``'s)."""
+    return is_setting(text, conf)
 
 
-def parse_axes(specs: Sequence[str]) -> list[SweepAxis]:
-    """``["cores=1,2,4", "mem=2g,4g"]`` → axes; each value is checked now, not mid-sweep."""
+def parse_axes(specs: Sequence[str], conf: ConfTable | None = None) -> list[SweepAxis]:
+    """``["cores=1,2,4", "mem=2g,4g"]`` → axes; each value is checked now, not mid-sweep.
+    ``conf``: the front end's table, for axes of its settings
+    (``spark.sql.shuffle.partitions=16,64,200``)."""
     axes: list[SweepAxis] = []
     seen: set[str] = set()
     for spec in specs:
@@ -292,11 +407,12 @@ def parse_axes(specs: Sequence[str]) -> list[SweepAxis]:
                 f"--sweep axis {spec[:_SHOWN]!r}… is over {_MAX_SPEC_CHARS:,} characters"
             )
         name, sep, values = spec.partition("=")
-        key = setting_key(name)
-        if not sep or key not in SETTINGS:
+        key = name.strip() if _owned(name, conf) else setting_key(name)
+        if not sep or not (key in SETTINGS or _owned(key, conf)):
             raise ConfigError(
                 f"cannot read sweep axis {spec[:200]!r}: write NAME=V1,V2,... with NAME one of "
                 + ", ".join(SETTINGS)
+                + _conf_hint(conf)
             )
         if key in seen:
             raise ConfigError(f"sweep axis {key!r} given twice")
@@ -310,7 +426,7 @@ def parse_axes(specs: Sequence[str]) -> list[SweepAxis]:
                 f"{MAX_SWEEP_POINTS:,} points"
             )
         for v in vals:
-            parse_value(key, v, where="--sweep")
+            parse_value(key, v, where="--sweep", conf=conf)
         axes.append(SweepAxis(key, vals))
     if not axes:
         raise ConfigError("--sweep needs at least one axis, e.g. --sweep cores=1,2,4,8")
@@ -330,16 +446,16 @@ def check_grid(axes: Sequence[SweepAxis]) -> None:
 
 
 def sweep_points(
-    axes: Sequence[SweepAxis], fixed: Change | None = None
+    axes: Sequence[SweepAxis], fixed: Change | None = None, conf: ConfTable | None = None
 ) -> list[tuple[dict[str, str], Change]]:
     """Every point of the grid (the product of the axes): the axes' values as written, and
-    the change they make on top of ``fixed``."""
+    the change they make on top of ``fixed`` (``conf`` reads axes of its settings)."""
     check_grid(axes)
     base = fixed or Change()
     points: list[tuple[dict[str, str], Change]] = []
     for combo in itertools.product(*(axis.values for axis in axes)):
         settings = {axis.name: value for axis, value in zip(axes, combo, strict=True)}
-        values = [parse_value(k, v, where="--sweep") for k, v in settings.items()]
+        values = [parse_value(k, v, where="--sweep", conf=conf) for k, v in settings.items()]
         points.append((settings, base.with_values(values)))
     return points
 
@@ -370,8 +486,12 @@ def _absolute_bw(text: str | None, option: str) -> float | None:
     return parse_bandwidth(text)
 
 
-def _known(settings: Mapping[str, Setting]) -> str:
-    return "known settings are " + ", ".join(settings)
+def _known(settings: Mapping[str, Setting], conf: ConfTable | None = None) -> str:
+    return "known settings are " + ", ".join(settings) + _conf_hint(conf)
+
+
+def _conf_hint(conf: ConfTable | None) -> str:
+    return f", or {conf.hint}" if conf is not None else ""
 
 
 def _switch(label: str, value: str) -> bool:

@@ -10,6 +10,7 @@ stage was skipped, which query ran a job) read and change without the decoding a
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from sys import intern
@@ -28,9 +29,9 @@ from perfmodel.dag.model import (
 from perfmodel.profile.eventlog import EventLogSource
 from perfmodel.profile.quality import DataQuality
 from perfmodel.spark import events as ev
-from perfmodel.spark.config import resolve_resources
+from perfmodel.spark.config import MAX_EXECUTOR_CORES, resolve_resources
 from perfmodel.spark.sql_plans import link_plans_to_stages, plan_tree
-from perfmodel.spark.task_ingest import MAX_VALUE, TaskAccumulator, as_float
+from perfmodel.spark.task_ingest import MAX_VALUE, SPAN_SLACK_MS, TaskAccumulator, as_float
 
 
 def _reason_text(reason: ev.TaskEndReasonJson) -> str:
@@ -88,6 +89,8 @@ class ProfileBuilder:
         """Query id → ids of the jobs that ran it (from the jobs' properties)."""
         self._attempts_of: dict[int, list[StageNode]] = {}
         self.orphan_job_ends: list[int] = []
+        self._heap_peaks: dict[str, int] = {}
+        """Executor id → the most JVM heap its tasks' ends reported in use."""
         self.last_time_ms: float | None = None
         self.handlers: dict[bytes, Callable[[Any], None]] = {
             b"SparkListenerLogStart": self._log_start,
@@ -106,6 +109,7 @@ class ProfileBuilder:
             (ev.SQL_PREFIX + "SparkListenerSQLExecutionStart").encode(): self._sql_start,
             (ev.SQL_PREFIX + "SparkListenerSQLExecutionEnd").encode(): self._sql_end,
             (ev.SQL_PREFIX + "SparkListenerSQLAdaptiveExecutionUpdate").encode(): self._sql_update,
+            (ev.SQL_PREFIX + "SparkListenerDriverAccumUpdates").encode(): self._driver_accums,
         }
 
     def release(self) -> None:
@@ -178,6 +182,9 @@ class ProfileBuilder:
             self.profile.executors[e.executor_id] = ex
         ex.host = e.info.host or ex.host
         ex.cores = e.info.total_cores
+        if ex.cores is not None and ex.cores > MAX_EXECUTOR_CORES:
+            self.quality.add("out_of_range_value", f"executor {e.executor_id} cores")
+            ex.cores = MAX_EXECUTOR_CORES
         ex.added_ms = self._ms(e.timestamp, f"executor {e.executor_id} added time")
         self._seen_time(ex.added_ms)
 
@@ -344,6 +351,11 @@ class ProfileBuilder:
         reason = e.reason
         failure = None if reason.reason == "Success" else _reason_text(reason)
         finish = self.tasks.end(e, failure)
+        peaks = e.executor_metrics
+        if peaks is not None and peaks.jvm_heap > 0:
+            executor = e.task_info.executor_id
+            if peaks.jvm_heap > self._heap_peaks.get(executor, 0):
+                self._heap_peaks[executor] = min(peaks.jvm_heap, 2**62)
         if finish and (self.last_time_ms is None or finish > self.last_time_ms):
             self.last_time_ms = min(max(as_float(finish), 0.0), MAX_VALUE)
 
@@ -362,6 +374,8 @@ class ProfileBuilder:
         query.start_ms = self._ms(e.time, f"query {e.execution_id} start") if e.time else None
         if e.plan_info is not None:
             query.plan = plan_tree(e.plan_info)
+        if e.modified_configs:
+            query.modified_configs = {str(k): str(v) for k, v in e.modified_configs.items()}
         query.job_ids = sorted(self._query_jobs.get(e.execution_id, ()))
         self._seen_time(query.start_ms)
 
@@ -375,7 +389,44 @@ class ProfileBuilder:
         if e.plan_info is not None:
             self._query(e.execution_id).plan = plan_tree(e.plan_info)
 
+    def _driver_accums(self, e: ev.DriverAccumUpdates) -> None:
+        """A later update of a metric replaces its value; values of one metric in one
+        update (a shuffle read's per-partition sizes) are summed. Spark posts them while a
+        query runs, after its start: values of a query whose start the log lacks (a cut
+        log) have no plan to belong to and are not kept."""
+        query = self.profile.queries.get(e.execution_id)
+        if query is None:
+            return
+        sent: dict[int, int] = {}
+        for acc_id, value in e.accum_updates:
+            sent[acc_id] = sent.get(acc_id, 0) + value
+        query.driver_metrics.update(sent)
+
     # -- finishing -------------------------------------------------------------------------
+
+    def _clamp_to_span(self, p: ApplicationProfile) -> None:
+        """Stage and job times outside the application's span (start to end event, with
+        `SPAN_SLACK_MS`) into it, counted: a stage "completed" in the year 9999 would make
+        it the application's critical path. Tasks are checked in `TaskAccumulator.finish`."""
+        start = p.start_ms
+        end = p.end_ms if p.complete else None
+        if start is None and end is None:
+            return
+        lo = -math.inf if start is None else start - SPAN_SLACK_MS
+        hi = math.inf if end is None else end + SPAN_SLACK_MS
+        items: list[tuple[str, Any, str]] = [
+            (f"stage {s.stage_id}", s, name)
+            for s in p.stages.values()
+            for name in ("submit_ms", "complete_ms")
+        ]
+        items += [(f"job {j.job_id}", j, "submit_ms") for j in p.jobs.values()]
+        items += [(f"job {j.job_id}", j, "complete_ms") for j in p.jobs.values()]
+        for what, node, name in items:
+            value = getattr(node, name)
+            if value is None or lo <= value <= hi:
+                continue
+            setattr(node, name, start if value < lo else end)
+            self.quality.add("out_of_range_value", f"{what} is outside the application's span")
 
     def finish(self) -> ApplicationProfile:
         """Settle what only the end of the log tells: tasks that never ended, stages that
@@ -385,7 +436,7 @@ class ProfileBuilder:
         for start in tasks.started.values():  # never ended: the log stops mid-task
             self._seen_time(min(max(as_float(start.task_info.launch_time), 0.0), MAX_VALUE))
         tasks.never_ended()
-        columns = tasks.finish(p.stages)
+        columns = tasks.finish(p.stages, (p.start_ms, p.end_ms if p.complete else None))
         if p.start_ms is None:
             starts = [s.submit_ms for s in p.stages.values() if s.submit_ms is not None]
             if len(columns):
@@ -404,6 +455,7 @@ class ProfileBuilder:
                 f"{cut}: no application end event; figures cover what was logged up to "
                 "the last event"
             )
+        self._clamp_to_span(p)
         for job in p.jobs.values():
             for stage_id in job.stage_ids:
                 for stage in self._attempts_of.get(stage_id, ()):
@@ -418,7 +470,11 @@ class ProfileBuilder:
             linked = self._query_jobs.get(query.query_id, set())
             query.job_ids = sorted(set(query.job_ids) | linked)
         link_plans_to_stages(p)
-        p.resources = resolve_resources(p)
+        for executor_id, heap in self._heap_peaks.items():
+            ex = p.executors.get(executor_id)
+            if ex is not None:  # an executor the log never added is not invented here
+                ex.peak_heap_bytes = heap
+        p.resources = resolve_resources(p, self.quality)
         if self.source.other_attempts:
             p.warnings.append(
                 f"attempt {self.source.attempt} analysed; other attempts in the log directory: "

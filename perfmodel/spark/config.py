@@ -14,6 +14,14 @@ import numpy as np
 
 from perfmodel.dag.model import ApplicationProfile, ResourceConfig
 from perfmodel.dag.tasks import TaskRun, TaskTable
+from perfmodel.profile.quality import DataQuality
+
+MAX_EXECUTORS = 100_000
+"""Most executors a log's configuration is believed to ask for (the what-if range's bound)."""
+MAX_EXECUTOR_CORES = 10_000
+"""Most cores (or task CPUs) of one executor a log is believed to claim (the what-if range's
+bound); a larger claim (``local[2000000000]``) is damage, clamped here and counted, so no
+slot count read from a log sizes anything."""
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:\s*,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\]$")
@@ -40,6 +48,16 @@ def _int(text: str | None) -> int | None:
 
 SUSTAINED_SHARE = 0.02
 """A concurrency level counts as a slot count only if tasks ran at it this share of the time."""
+
+
+def _fraction(text: str | None) -> float | None:
+    """``spark.memory.fraction`` as the log set it, if Spark would accept it (0 < f < 1):
+    a value it refuses never ran, so another layer set the one the run had."""
+    try:
+        value = float(text) if text is not None else None
+    except ValueError:
+        return None
+    return value if value is not None and 0.0 < value < 1.0 else None
 
 
 def sustained_concurrency(
@@ -75,7 +93,29 @@ def sustained_concurrency(
     return max(held) if held else max(time_at)
 
 
-def resolve_resources(profile: ApplicationProfile) -> ResourceConfig:
+def resolve_resources(
+    profile: ApplicationProfile, quality: DataQuality | None = None
+) -> ResourceConfig:
+    """The application's resources; numbers past any real cluster's are clamped into the
+    what-if ranges (`MAX_EXECUTORS`, `MAX_EXECUTOR_CORES`) and counted in ``quality``."""
+    cfg = _resources(profile)
+    for name, limit in (
+        ("executor_instances", MAX_EXECUTORS),
+        ("executor_cores", MAX_EXECUTOR_CORES),
+        ("task_cpus", MAX_EXECUTOR_CORES),
+    ):
+        value = getattr(cfg, name)
+        if value is not None and value > limit:
+            setattr(cfg, name, limit)
+            cfg.sources[name] += f" (clamped from {value:,}: beyond any real cluster)"
+            if quality is not None:
+                quality.add("out_of_range_value", f"{name} {value:,} in the configuration")
+    if cfg.executor_instances and cfg.executor_cores:
+        cfg.total_slots = cfg.executor_instances * cfg.executor_cores // max(cfg.task_cpus, 1)
+    return cfg
+
+
+def _resources(profile: ApplicationProfile) -> ResourceConfig:
     props = profile.properties
     cfg = ResourceConfig()
     src = cfg.sources
@@ -96,6 +136,7 @@ def resolve_resources(profile: ApplicationProfile) -> ResourceConfig:
     cfg.executor_instances = _int(props.get("spark.executor.instances"))
     if cfg.executor_instances:
         src["executor_instances"] = "log: spark.executor.instances"
+    cfg.memory_fraction = _fraction(props.get("spark.memory.fraction"))
 
     observed = sustained_concurrency(profile.task_table())
     local = _LOCAL.match(cfg.master)

@@ -9,6 +9,7 @@ omit (1.x logs lack many) has a default, so one schema reads Spark 1.x through 4
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Union
 
 import msgspec
@@ -218,6 +219,12 @@ class TaskEndReasonJson(_Event, kw_only=True):
     message: str | None = field(name="Message", default=None)
 
 
+class TaskExecutorMetricsJson(_Event, kw_only=True):
+    """The executor's peak memory metrics as of a task's end (Spark 3.0+): only the heap's."""
+
+    jvm_heap: Measured = field(name="JVMHeapMemory", default=0)
+
+
 class TaskEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskEnd"):
     stage_id: Long = field(name="Stage ID")
     stage_attempt: Long = field(name="Stage Attempt ID", default=0)
@@ -225,6 +232,9 @@ class TaskEnd(_Event, kw_only=True, tag_field="Event", tag="SparkListenerTaskEnd
     reason: TaskEndReasonJson = field(name="Task End Reason", default_factory=TaskEndReasonJson)
     task_info: TaskInfoJson = field(name="Task Info")
     metrics: TaskMetricsJson | None = field(name="Task Metrics", default=None)
+    executor_metrics: TaskExecutorMetricsJson | None = field(
+        name="Task Executor Metrics", default=None
+    )
 
 
 class SqlMetricJson(_Event, kw_only=True):
@@ -246,6 +256,9 @@ class SqlExecutionStart(
     description: str = ""
     plan_info: SparkPlanInfoJson | None = field(name="sparkPlanInfo", default=None)
     time: Long = 0
+    modified_configs: dict[str, str] = field(name="modifiedConfigs", default_factory=dict)
+    """SQL settings the session changed from the application's (Spark 3.4+): the settings
+    the query ran with, beside the environment update's."""
 
 
 class SqlExecutionEnd(
@@ -264,6 +277,16 @@ class SqlAdaptiveUpdate(
 ):
     execution_id: Long = field(name="executionId")
     plan_info: SparkPlanInfoJson | None = field(name="sparkPlanInfo", default=None)
+
+
+class DriverAccumUpdates(
+    _Event, kw_only=True, tag_field="Event", tag=SQL_PREFIX + "SparkListenerDriverAccumUpdates"
+):
+    """Values of plan metrics set on the driver: a scan's files and bytes, an exchange's
+    partition count, AQE's shuffle reads, a broadcast's size."""
+
+    execution_id: Long = field(name="executionId")
+    accum_updates: list[tuple[Long, Long]] = field(name="accumUpdates", default_factory=list)
 
 
 EVENT_TYPES: dict[str, type[_Event]] = {
@@ -285,6 +308,7 @@ EVENT_TYPES: dict[str, type[_Event]] = {
         SqlExecutionStart,
         SqlExecutionEnd,
         SqlAdaptiveUpdate,
+        DriverAccumUpdates,
     )
 }
 """Events the DAG is built from; other events are counted, not decoded."""
@@ -313,7 +337,6 @@ PASSIVE_EVENTS: tuple[str, ...] = (
     "SparkListenerNodeUnexcluded",
     "SparkListenerExecutorExcludedForStage",
     "SparkListenerNodeExcludedForStage",
-    SQL_PREFIX + "SparkListenerDriverAccumUpdates",
     SQL_PREFIX + "SparkListenerSQLAdaptiveSQLMetricUpdates",
 )
 """Standard events the DAG does not need; in the block decoder they decode to empty
@@ -385,3 +408,35 @@ _OTHER_CORE_EVENTS = frozenset(
         "SparkListenerExecutorResourceRequestsUpdated",
     }
 )
+
+
+_BEFORE_LOG_START = frozenset(
+    "SparkListener" + name
+    for name in (
+        "ApplicationStart",
+        "ApplicationEnd",
+        "BlockManagerAdded",
+        "BlockManagerRemoved",
+        "EnvironmentUpdate",
+        "ExecutorMetricsUpdate",
+        "JobStart",
+        "JobEnd",
+        "StageSubmitted",
+        "StageCompleted",
+        "TaskStart",
+        "TaskGettingResult",
+        "TaskEnd",
+        "UnpersistRDD",
+    )
+)
+"""Every event Spark 1.0-1.2 wrote; those logs have no version line (SparkListenerLogStart
+came with 1.3, as the first line of every log)."""
+
+
+def unknown_version(event_counts: Mapping[str, int]) -> str:
+    """What to say for a log without a version line: a log of Spark 1.2 or older holds only
+    the events those versions wrote; any other event means a newer log whose first line
+    (the version line) was lost."""
+    if all(name in _BEFORE_LOG_START for name, n in event_counts.items() if n):
+        return "unknown (log predates Spark 1.3)"
+    return "unknown (the log's first line, which names the version, is missing)"

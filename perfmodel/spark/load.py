@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import gc
 import re
+import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -27,10 +28,14 @@ from perfmodel.profile.eventlog import (
     DEFAULT_MAX_DECOMPRESSED,
     EventLogSource,
     LogProblem,
+    ProblemList,
     TextBlock,
     iter_blocks,
     resolve_event_log,
 )
+from perfmodel.profile.quality import line_problem_kind
+from perfmodel.profile.sources.stores import LogPath
+from perfmodel.profile.sources.uri import is_local, local_part
 from perfmodel.spark import events as ev
 from perfmodel.spark.builder import ProfileBuilder
 
@@ -39,26 +44,20 @@ SNIFF_LINES = 200
 
 
 def build_profile(
-    path: str | Path,
+    path: str | LogPath,
     attempt: str | None = None,
     *,
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> LoadedProfile:
-    """Read the event log at ``path`` (file, compressed file, rolling directory or bundle)."""
-    bundle = Path(path) if is_bundle(path) else None
+    """Read the event log at ``path`` (file, compressed file, rolling directory or bundle;
+    local or remote: see `perfmodel.profile.sources`)."""
+    # A bundle is a local directory `perfmodel record` wrote; a remote location never is one.
+    local = path if isinstance(path, Path) else None
+    if isinstance(path, str) and is_local(path):
+        local = Path(local_part(path))
+    bundle = local if local is not None and is_bundle(local) else None
     source = resolve_event_log(find_event_log(bundle) if bundle else path, attempt)
-    problems: list[LogProblem] = []
-    builder = ProfileBuilder(source)
-    reader = _EventReader(source, builder.handlers)
-    blocks = iter_blocks(source, problems, max_decompressed_bytes=max_decompressed_bytes)
-    with gc_paused():
-        builder.profile.event_counts = reader.consume(blocks, problems)
-        builder.profile.event_count = reader.valid_events
-        loaded = _loaded(builder, reader.header_lines, problems)
-        builder.release()
-    counts = loaded.profile.event_counts
-    unknown = {name: n for name, n in counts.items() if not ev.is_known_event(name)}
-    loaded.quality.count_reading(problems, unknown)
+    loaded = fold_source(source, max_decompressed_bytes=max_decompressed_bytes)
     if bundle is not None:
         loaded.bundle = bundle
         host_cores = read_manifest(bundle).host_cores
@@ -69,6 +68,56 @@ def build_profile(
         loaded.profile.thread_cpu = thread_cpu.load(bundle)
         loaded.profile.jvm_cpu = jvm_cpu.load(bundle)
     return loaded
+
+
+Hook = Callable[[Any], None]
+"""A function of one decoded event (`perfmodel.spark.events`)."""
+
+
+def fold_source(
+    source: EventLogSource,
+    *,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    hooks: Mapping[bytes, Hook] | None = None,
+) -> LoadedProfile:
+    """Fold a resolved log's events into a profile.
+
+    ``hooks`` are called after the builder's own handler for the events they name (an
+    event name such as ``b"SparkListenerStageCompleted"`` → a function of the decoded
+    event): how `perfmodel.spark.live` sees stages complete while a log is still being
+    written, with the same reader and builder as any other load. The source's parts may
+    grow while they are read (`perfmodel.profile.sources.follow`).
+    """
+    problems = ProblemList()
+    builder = ProfileBuilder(source)
+    handlers = dict(builder.handlers)
+    for name, hook in (hooks or {}).items():
+        handlers[name] = _chained(handlers.get(name), hook)
+    reader = _EventReader(source, handlers)
+    blocks = iter_blocks(source, problems, max_decompressed_bytes=max_decompressed_bytes)
+    with gc_paused():
+        builder.profile.event_counts = reader.consume(blocks, problems)
+        builder.profile.event_count = reader.valid_events
+        loaded = _loaded(builder, reader.header_lines, problems)
+        builder.release()
+    counts = loaded.profile.event_counts
+    unknown = {name: n for name, n in counts.items() if not ev.is_known_event(name)}
+    loaded.quality.count_reading(problems, unknown)
+    note = problems.summary()
+    if note is not None:
+        list.append(problems, note)
+    return loaded
+
+
+def _chained(first: Hook | None, then: Hook) -> Hook:
+    if first is None:
+        return then
+
+    def both(event: Any) -> None:
+        first(event)
+        then(event)
+
+    return both
 
 
 @contextmanager
@@ -108,7 +157,11 @@ def _loaded(
 ) -> LoadedProfile:
     """The finished profile, with what reading it met."""
     profile = builder.finish()
-    bad = sum(1 for pr in problems if pr.line is not None)
+    bad = (
+        problems.line_problems
+        if isinstance(problems, ProblemList)
+        else sum(1 for pr in problems if pr.line is not None)
+    )
     if bad:
         profile.warnings.append(f"{bad} line(s) could not be read and were skipped (see problems)")
     tasks = builder.tasks
@@ -152,7 +205,7 @@ class _EventReader:
             if name.encode() in self.handlers
         }
         decode_block = ev.BLOCK_DECODER.decode_lines
-        errors = (msgspec.DecodeError, msgspec.ValidationError)
+        errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
         for block in blocks:
             if self.valid_events:
                 try:
@@ -197,7 +250,8 @@ class _EventReader:
         decoders = ev.DECODERS
         handlers = self.handlers
         prefix = ev.EVENT_PREFIX
-        errors = (msgspec.DecodeError, msgspec.ValidationError)
+        errors = (msgspec.DecodeError, msgspec.ValidationError, TooDeepError)
+        bounded = problems if isinstance(problems, ProblemList) else None
         line_no = block.first_line - 1
         for data in bytes(block.data).split(b"\n")[: block.lines]:
             line_no += 1
@@ -206,9 +260,9 @@ class _EventReader:
             self._seen_lines += 1
             try:
                 end = data.find(b'"', 10) if data.startswith(prefix) else -1
-                name = data[10:end] if end > 10 else ev.event_name(data)
+                name = data[10:end] if end > 10 else _deep(ev.event_name, data)
                 decoder = decoders.get(name)
-                event = decoder.decode(data) if decoder is not None else None
+                event = _deep(decoder.decode, data) if decoder is not None else None
             except errors as exc:
                 if self.valid_events == 0:
                     # Lines before the first event are a header some writers put there
@@ -220,12 +274,57 @@ class _EventReader:
                         message = _not_an_event_log(self.source, self._first_problem)
                         raise NotAnEventLogError(message) from exc
                     continue
+                if bounded is not None and bounded.full:  # counted, no message built
+                    bounded.count_only(block.file, line_no, line_problem_kind(str(exc)))
+                    continue
                 problems.append(LogProblem(block.file, line_no, _describe(exc, data)))
                 continue
             self.valid_events += 1
             counts[name] = counts.get(name, 0) + 1
             if event is not None:
                 handlers[name](event)
+
+
+MAX_JSON_DEPTH = 2000
+"""Deepest JSON nesting decoded (a SQL plan 1,000 operators deep: far beyond real plans,
+which stay within a few hundred). msgspec recurses once per level, on the C stack; past
+Python's recursion limit (1,000) a line is decoded again with the limit raised to this
+bound, which the stack holds with room to spare; deeper lines are damage."""
+
+_T = TypeVar("_T")
+_DEPTH_SLACK = 50
+"""Levels the decoder spends besides the JSON's own nesting (calls between them)."""
+
+
+def _stack_depth() -> int:
+    """Frames on the stack now (the recursion limit counts them too); only on the rare
+    path of a line nested past Python's limit."""
+    depth = 0
+    frame = sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    return depth
+
+
+class TooDeepError(ValueError):
+    """A line nested deeper than `MAX_JSON_DEPTH`."""
+
+
+def _deep(decode: Callable[[bytes], _T], data: bytes) -> _T:
+    """``decode(data)``, allowing nesting up to `MAX_JSON_DEPTH` (see there)."""
+    try:
+        return decode(data)
+    except RecursionError:
+        pass
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _stack_depth() + MAX_JSON_DEPTH + _DEPTH_SLACK))
+    try:
+        return decode(data)
+    except RecursionError:
+        raise TooDeepError(f"nested more than {MAX_JSON_DEPTH} levels deep") from None
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 _PRINTABLE = re.compile(rb"[\x20-\x7e]")
@@ -235,7 +334,10 @@ def _describe(exc: Exception, data: bytes) -> str:
     snippet = data[:60]
     printable = len(_PRINTABLE.findall(snippet)) >= 0.9 * max(len(snippet), 1)
     shown = snippet.decode("utf-8", "replace") if printable else f"{len(data)} bytes of binary data"
-    kind = "not valid JSON" if isinstance(exc, msgspec.DecodeError) else "unexpected field values"
+    if isinstance(exc, msgspec.DecodeError | TooDeepError):
+        kind = "not valid JSON"
+    else:
+        kind = "unexpected field values"
     return f"{kind} ({exc}); line starts: {shown!r}"
 
 

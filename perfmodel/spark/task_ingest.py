@@ -81,6 +81,23 @@ _NO_METRICS = (0.0, 0.0) + (0.0,) * (K - _FIRST_VALUE)
 CHUNK_ROWS = 16384
 """Rows per chunk: `finish` turns one chunk at a time into columns and frees it, so the
 rows and the columns are never both whole in memory."""
+SPAN_SLACK_MS = 1000.0
+"""How far outside the application's own span (start to end event) a task's launch or
+finish may lie before it is damage: the driver stamps both with the same clock, so real
+logs stay inside it (the shared real logs: by 4 ms at most)."""
+_TIME_METRICS: tuple[str, ...] = (
+    "run_ms",
+    "cpu_ms",
+    "deserialize_ms",
+    "result_serialize_ms",
+    "gc_ms",
+    "shuffle_fetch_wait_ms",
+    "shuffle_write_ms",
+)
+"""Times measured inside one task attempt: none can exceed its wall time (launch to
+finish) by more than `SPAN_SLACK_MS` (the shared real logs never exceed it at all)."""
+_TIME_COLS = [COL[name] for name in _TIME_METRICS]
+
 _DENSE_IDS = 1 << 26
 """Task ids below this find their row through a flat array; others (damage) a dict."""
 
@@ -165,6 +182,7 @@ class TaskAccumulator:
         self.task_end_events = 0
         self.task_end_reasons: dict[str, int] = {}
         self.out_of_range = 0
+        self.span: tuple[float | None, float | None] = (None, None)
 
     def __len__(self) -> int:
         return self._done_rows + len(self.rows) // _ROW_BYTES
@@ -308,9 +326,18 @@ class TaskAccumulator:
 
     # -- finishing -----------------------------------------------------------------------
 
-    def finish(self, stages: dict[tuple[int, int], StageNode]) -> TaskColumns:
+    def finish(
+        self,
+        stages: dict[tuple[int, int], StageNode],
+        span: tuple[float | None, float | None] = (None, None),
+    ) -> TaskColumns:
         """Sort the rows into stage attempts (in ``stages`` order, then launch time and task
-        id), check their values, and give every stage attempt its `TaskTable`."""
+        id), check their values, and give every stage attempt its `TaskTable`.
+
+        ``span`` is the application's start and end (None where the log does not say):
+        task times outside it, and times measured inside a task longer than the task ran,
+        are clamped and counted (``out_of_range_value``)."""
+        self.span = span
         n = len(self)
         position = {key: i for i, key in enumerate(stages)}
         stage_pos = np.array([position[k] for k in self.stage_keys] or [0], dtype=np.int64)
@@ -332,7 +359,8 @@ class TaskAccumulator:
         for i, chunk in enumerate(self.chunks):
             assert chunk is not None
             data = np.frombuffer(chunk, dtype=np.float64).reshape(-1, K)
-            self._check_values(data)
+            clamped = self._check_values(data)
+            self._check_times(data, clamped)
             hi = lo + len(data)
             for name, column in arrays.items():
                 column[lo:hi] = (
@@ -367,11 +395,14 @@ class TaskAccumulator:
             stage.table = TaskTable(columns, int(bounds[i]), int(bounds[i + 1]))
         return columns
 
-    def _check_values(self, data: np.ndarray) -> None:
-        """Clamp (in place) what no real run can produce, and count it."""
+    def _check_values(self, data: np.ndarray) -> np.ndarray:
+        """Clamp (in place) what no real run can produce, and count it; returns which
+        cells were clamped (so no later check counts them again)."""
+        clamped = np.zeros(data.shape, dtype=bool)
         for lo, hi in ((_FIRST_ID, _FINISH_COL + 2), (_FIRST_VALUE, K)):
             values = data[:, lo:hi]
             bad = (values < 0) | (values > MAX_VALUE)  # NaN (never ended) is neither
+            clamped[:, lo:hi] = bad
             n_bad = int(bad.sum())
             if n_bad:
                 row = int(np.argmax(bad.any(axis=1)))
@@ -386,3 +417,53 @@ class TaskAccumulator:
             first = int(data[np.argmax(backwards), COL["task_id"]])
             self.quality.add("impossible_times", f"task {first} ends before it starts", n_back)
             data[backwards, _FINISH_COL] = launch[backwards]
+        return clamped
+
+    def _check_times(self, data: np.ndarray, clamped: np.ndarray) -> None:
+        """Clamp (in place) task times outside the application's span, then times measured
+        inside a task that exceed its wall time, and count them (vectorised, per chunk).
+
+        A task finishing an hour after the application ended, or in the year 9999, would
+        otherwise make the slots "busy 2775%"; one task's GC time of 10⁹ ms would outweigh
+        every other task's in the application's decomposition and its CPU floor.
+        """
+        start, end = self.span
+        launch = data[:, COL["launch_ms"]]
+        finish = data[:, _FINISH_COL]
+        bad = np.zeros(len(data), dtype=bool)
+        if start is not None:
+            lo = start - SPAN_SLACK_MS
+            for column in (launch, finish):
+                early = column < lo
+                if early.any():
+                    bad |= early
+                    column[early] = start
+        if end is not None:
+            hi = end + SPAN_SLACK_MS
+            for column in (launch, finish):
+                late = column > hi  # NaN (never ended) is not
+                if late.any():
+                    bad |= late
+                    column[late] = end
+        bad &= ~(clamped[:, COL["launch_ms"]] | clamped[:, _FINISH_COL])
+        n_bad = int(bad.sum())
+        if n_bad:
+            first = int(data[np.argmax(bad), 1])
+            self.quality.add(
+                "out_of_range_value", f"task {first} runs outside the application's span", n_bad
+            )
+            self.out_of_range += n_bad
+        wall = np.maximum(finish - launch, 0.0)  # NaN for attempts that never ended
+        metrics = data[:, _TIME_COLS]
+        over = metrics > (wall + SPAN_SLACK_MS)[:, None]
+        n_over = int((over & ~clamped[:, _TIME_COLS]).sum())
+        if over.any():
+            data[:, _TIME_COLS] = np.where(over, wall[:, None], metrics)
+        if n_over:
+            row = int(np.argmax(over.any(axis=1)))
+            self.quality.add(
+                "out_of_range_value",
+                f"task {int(data[row, 1])} has a time metric longer than the task ran",
+                n_over,
+            )
+            self.out_of_range += n_over

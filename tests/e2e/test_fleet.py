@@ -70,7 +70,14 @@ def test_each_shared_log_equals_diagnose_json(fleet, name: str) -> None:
     findings = [
         f for f in pq.read_table(out / "findings.parquet").to_pylist() if f["log_path"] == path
     ]
-    assert [f["text"] for f in findings] == d["findings"]
+    # Its findings, then its alerts (docs/alerts.md) with their columns.
+    alerts = d["alerts"]
+    assert [f["text"] for f in findings] == d["findings"] + [a["text"] for a in alerts]
+    assert [f["alert"] for f in findings] == [None] * len(d["findings"]) + [
+        a["kind"] for a in alerts
+    ]
+    for row, alert in zip(findings[len(d["findings"]) :], alerts, strict=True):
+        assert row["knob"] == alert["knob"] and row["predicted_s"] == alert["predicted_s"]
 
 
 def test_predictions_equal_perfmodel_predict(fleet) -> None:

@@ -119,7 +119,8 @@ def test_plugin_sampler_settings_replace_jfr(tmp_path: Path) -> None:
     assert "spark.executor.defaultJavaOptions" not in append  # no -XX:StartFlightRecording
     assert only_if_unset[jfr.SAMPLES_DIR_KEY] == str((out / bundle.JFR_DIR).resolve())
     assert only_if_unset[jfr.SAMPLES_INTERVAL_KEY] == "10"
-    append, only_if_unset = recording_settings(out, RecordOptions(out=out), tmp_path / "p.jar")
+    jfr_options = RecordOptions(out=out, jvm_sampler="jfr")
+    append, only_if_unset = recording_settings(out, jfr_options, tmp_path / "p.jar")
     assert "StartFlightRecording" in append["spark.executor.defaultJavaOptions"][0]
     assert jfr.SAMPLES_DIR_KEY not in only_if_unset
 

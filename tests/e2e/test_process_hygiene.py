@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from perfmodel.cli import build_app
 from perfmodel.errors import PerfmodelError
+from perfmodel.profile.record.children import REAPER_MARK
 from perfmodel.report import flame, render_to_file, renderer
 from tests.conftest import REPO
 
@@ -105,8 +106,9 @@ def test_the_workload_of_experiment_run_dies_with_a_killed_perfmodel(tmp_path: P
 
 
 def test_a_later_run_reports_what_a_killed_perfmodel_left_running(tmp_path: Path) -> None:
-    # The shell dies with perfmodel; the job it put in the background does not (the
-    # parent-death signal reaches the command's own process only), so it must be reported.
+    # The shell dies with perfmodel; the job it put in the background is killed by the
+    # workload's reaper. With the reaper killed too (kill -9 of both), the job outlives
+    # perfmodel, so it must be reported.
     state = tmp_path / "state"
     marker = "import time; time.sleep(303)"
     shell = f"{sys.executable} -c '{marker}' & wait"
@@ -118,6 +120,9 @@ def test_a_later_run_reports_what_a_killed_perfmodel_left_running(tmp_path: Path
         stderr=subprocess.DEVNULL,
     )
     orphan = _find(marker, psutil.Process(perfmodel.pid))
+    reaper = _find(REAPER_MARK, psutil.Process(perfmodel.pid))
+    reaper.kill()
+    assert _gone(reaper)  # a zombie until perfmodel, its parent, is gone
     _kill_9(perfmodel)
     try:
         later = subprocess.run(

@@ -24,7 +24,13 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
-    return record_job(tmp_path_factory.mktemp("record-df"), "dataframe_job.py", "1")
+    # JFR, whose coverage of Java-running task threads the checks below were measured with.
+    return record_job(
+        tmp_path_factory.mktemp("record-df"),
+        "dataframe_job.py",
+        "1",
+        record_args=["--jvm-sampler", "jfr"],
+    )
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,9 @@
 """`perfmodel record` on a real PySpark application (tests/data/record/job.py), end to end.
 
-One recording serves all assertions (the job takes tens of seconds on two cores). It runs
+With JFR as the JVM sampler (`--jvm-sampler jfr`, every 20 ms), which records every JVM
+thread; `perfmodel record`'s default, the plugin's sampler every 50 ms, is
+tests/e2e/test_record_default.py. One recording serves all assertions (the job takes tens of
+seconds on two cores). It runs
 through the real CLI in a subprocess, so the pass-through of the job's output and exit code is
 checked as a user would see it; JOB_FAIL makes the job exit 3 after its work, which also checks
 that a failing command still yields a complete bundle.
@@ -26,7 +29,13 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
-    return record_job(tmp_path_factory.mktemp("record"), "job.py", "0.5", JOB_FAIL="1")
+    return record_job(
+        tmp_path_factory.mktemp("record"),
+        "job.py",
+        "0.5",
+        record_args=["--jvm-sampler", "jfr"],
+        JOB_FAIL="1",
+    )
 
 
 @pytest.fixture(scope="module")

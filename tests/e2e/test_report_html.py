@@ -132,6 +132,8 @@ def test_page_data_says_what_diagnose_says() -> None:
     assert _card(page, "tasks")["value"] == d.tasks
     sections = {s["id"]: s for s in page["sections"]}
     assert sections["findings"]["data"]["items"] == d.findings
+    alerts = sections["alerts"]["data"]["items"]
+    assert alerts == ([a["text"] for a in d.alerts] or ["No alert for this log."])
     assert sections["dag"]["data"]["critical"] == d.critical_path
     nodes = sections["dag"]["data"]["nodes"]
     assert {n["id"] for n in nodes if n["critical"]} == set(d.critical_path)

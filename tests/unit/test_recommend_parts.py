@@ -96,13 +96,15 @@ def test_layouts_follow_sparks_overhead_rule() -> None:
     assert layouts_for(catalog(row("tiny", 1, 1, 0.01))[0]) == []
 
 
-def test_spark_conf_partitions_rule() -> None:
+def test_spark_conf_is_the_layout_and_the_predicted_settings() -> None:
     lay = layouts_for(catalog(row("m", 8, 32, 0.4))[0])[0]  # 1 × 7 cores
     conf = spark_conf(lay, 2)
     assert conf["spark.executor.instances"] == "2"
-    assert conf["spark.sql.shuffle.partitions"] == str(3 * 14)
-    assert spark_conf(lay, 2, profiled_partitions=200)["spark.sql.shuffle.partitions"] == "200"
-    assert spark_conf(lay, 2, profiled_partitions=20)["spark.sql.shuffle.partitions"] == "42"
+    # No setting beyond the executors unless the search predicted it.
+    assert "spark.sql.shuffle.partitions" not in conf
+    tuned = spark_conf(lay, 2, {"spark.sql.shuffle.partitions": "42"})
+    assert tuned["spark.sql.shuffle.partitions"] == "42"
+    assert tuned["spark.executor.cores"] == conf["spark.executor.cores"]
 
 
 def test_billing_rounds_up_to_granularity_and_minimum() -> None:
@@ -253,12 +255,13 @@ def test_cli_json_schema() -> None:
     ):
         assert key in rec
     assert rec["meets_deadline"] is True and rec["upper_s"] <= 600
+    # The executors, and the Spark settings the recommended point was predicted with.
     assert set(rec["spark_conf"]) == {
         "spark.executor.instances",
         "spark.executor.cores",
         "spark.executor.memory",
         "spark.executor.memoryOverhead",
-        "spark.sql.shuffle.partitions",
+        *rec["spark_settings"],
     }
     assert isinstance(data["pareto"], list) and data["pareto"]
     assert all("predicted_s" in p and "cost" in p for p in data["points"])

@@ -51,7 +51,9 @@ def test_conf_dir_copies_the_users_files(tmp_path: Path) -> None:
     out = tmp_path / "bundle"
     bundle_write.prepare_directory(out)
     jar = tmp_path / "plugin.jar"
-    conf = write_conf_dir(out, {"SPARK_CONF_DIR": str(user)}, RecordOptions(out=out), jar)
+    # JFR, whose flight-recording options are merged with the user's below.
+    jfr_options = RecordOptions(out=out, jvm_sampler="jfr")
+    conf = write_conf_dir(out, {"SPARK_CONF_DIR": str(user)}, jfr_options, jar)
     assert (conf / "log4j2.properties").read_text() == "rootLogger.level = warn\n"
     merged = parse_defaults((conf / "spark-defaults.conf").read_text())
     assert merged["spark.driver.defaultExtraClassPath"] == str(jar)

@@ -1,9 +1,11 @@
 """The renderer interface (`perfmodel.report`): formats by name, the kinds each has a form
-for, a clear error for the others, the JSON sweep streamed, whole-or-nothing files."""
+for, a clear error for the others, the JSON sweep streamed, whole-or-nothing files, the
+lines of `perfmodel watch`."""
 
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -12,6 +14,7 @@ import pytest
 
 import perfmodel
 from perfmodel.analysis import SweepPoint
+from perfmodel.analysis.watch import Finding, StageReport, WatchResult
 from perfmodel.errors import PerfmodelError
 from perfmodel.report import (
     FORMATS,
@@ -29,6 +32,8 @@ WORDCOUNT = Path(__file__).resolve().parents[1] / "data" / "eventlogs" / "wordco
 EXPECTED_KINDS = {
     "text": [
         "diagnosis",
+        "watch_stage",
+        "watch_end",
         "prediction",
         "sweep",
         "recommendation",
@@ -44,7 +49,7 @@ EXPECTED_KINDS = {
         "corpus_stats",
         "training",
     ],
-    "markdown": ["accuracy"],
+    "markdown": ["accuracy", "settings_study"],
     "json": [k for k in KINDS if k not in ("application", "stacks", "training")],
     "html": ["fleet_summary", "accuracy", "application"],
     "speedscope": ["stacks"],
@@ -117,3 +122,54 @@ def test_a_failed_rendering_leaves_the_old_file_and_no_other(tmp_path: Path) -> 
         render_to_file(path, broken)
     assert path.read_text() == "old"
     assert [p.name for p in path.parent.iterdir()] == ["page.txt"]
+
+
+def _watch_result() -> WatchResult:
+    analysis = perfmodel.load(WORDCOUNT)
+    report = StageReport(3, 1, "collect at job.py:12", "FAILED", 2.5, 4, 1)
+    report.findings = [Finding("failed_tasks", "1 task attempt(s) failed")]
+    return WatchResult(analysis, analysis.diagnose(), [report], "timeout", 1234, 7)
+
+
+def test_watch_stages_are_one_line_each_and_end_with_the_diagnosis() -> None:
+    result = _watch_result()
+    out = io.StringIO()
+    renderer("json").watch_stage(result.stages[0], out)
+    renderer("json").watch_end(result, out)
+    first, last = out.getvalue().splitlines()
+    assert json.loads(first) == {
+        "event": "stage",
+        "stage_id": 3,
+        "attempt": 1,
+        "name": "collect at job.py:12",
+        "status": "FAILED",
+        "duration_s": 2.5,
+        "tasks": 4,
+        "failed_tasks": 1,
+        "findings": [{"kind": "failed_tasks", "text": "1 task attempt(s) failed"}],
+    }
+    end = json.loads(last)
+    assert (end["event"], end["stopped"], end["bytes_read"], end["polls"]) == (
+        "diagnosis",
+        "timeout",
+        1234,
+        7,
+    )
+    diagnose_json = io.StringIO()
+    renderer("json").diagnosis(result.diagnosis, diagnose_json)
+    assert end["diagnosis"] == json.loads(diagnose_json.getvalue())
+
+
+def test_the_text_of_a_watched_stage() -> None:
+    result = _watch_result()
+    out = io.StringIO()
+    renderer("text").watch_stage(result.stages[0], out)
+    assert out.getvalue() == (
+        "stage 3.1 FAILED (collect at job.py:12): 2.5 s, 4 task(s)\n"
+        "  failed_tasks: 1 task attempt(s) failed\n"
+    )
+    out = io.StringIO()
+    renderer("text").watch_end(result, out)
+    diagnosis = io.StringIO()
+    renderer("text").diagnosis(result.diagnosis, diagnosis)
+    assert out.getvalue() == diagnosis.getvalue()

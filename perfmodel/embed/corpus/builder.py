@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perfmodel.atomic import write_atomically
 from perfmodel.embed.corpus.dataset import CorpusRecord, write_corpus
 from perfmodel.embed.corpus.dedup import body_key, dedup
 from perfmodel.embed.corpus.extract_file import Chunk, ChunkResult, process_chunk
@@ -220,19 +221,17 @@ def build_corpus(config: BuildConfig, progress: Progress | None = None) -> Build
         "functions": len(records),
         "argv": sys.argv[1:],
     }
-    config.out.mkdir(parents=True, exist_ok=True)
     write_corpus(records, config.out, info)
 
-    (config.out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n")
-    (config.out / "stats.md").write_text(stats_markdown(stats))
-    (config.out / "split.json").write_text(split.to_json())
+    write_atomically(config.out / "stats.json", json.dumps(stats, indent=1) + "\n")
+    write_atomically(config.out / "stats.md", stats_markdown(stats))
+    write_atomically(config.out / "split.json", split.to_json())
     if (
         config.split_file
         and config.write_split
         and (new_packages or not config.split_file.is_file())
     ):
-        config.split_file.parent.mkdir(parents=True, exist_ok=True)
-        config.split_file.write_text(split.to_json())
+        write_atomically(config.split_file, split.to_json())
     return BuildResult(config.out, records, stats, new_packages, seconds)
 
 

@@ -16,6 +16,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from perfmodel.atomic import make_output_dir, replacing, write_atomically
+
 SCHEMA_VERSION = 1
 FUNCTIONS_FILE = "functions.parquet"
 BUILD_FILE = "build.json"
@@ -76,14 +78,15 @@ def arrow_schema() -> pa.Schema:
 
 def write_corpus(records: list[CorpusRecord], out_dir: Path, build_info: dict[str, Any]) -> Path:
     """Write the records and ``build.json``; returns the parquet path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out_dir)
     schema = arrow_schema()
     columns = {f.name: [getattr(r, f.name) for r in records] for f in fields(CorpusRecord)}
     table = pa.Table.from_pydict(columns, schema=schema)
     path = out_dir / FUNCTIONS_FILE
-    pq.write_table(table, path, compression="zstd", row_group_size=4096)
+    with replacing(path) as tmp:
+        pq.write_table(table, str(tmp), compression="zstd", row_group_size=4096)
     info = {"schema_version": SCHEMA_VERSION, **build_info}
-    (out_dir / BUILD_FILE).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+    write_atomically(out_dir / BUILD_FILE, json.dumps(info, indent=2, sort_keys=True) + "\n")
     return path
 
 

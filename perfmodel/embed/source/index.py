@@ -14,6 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
+from perfmodel.atomic import write_atomically
 from perfmodel.embed.source.extract import Extractor, ParsedSource
 from perfmodel.embed.source.languages import language_of
 from perfmodel.embed.source.roots import OpenRoot, SourceRoot, module_of, package_of
@@ -60,8 +61,7 @@ class SourceIndex:
                 pass
         entries = self._open[root].entries()
         if cache is not None:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            cache.write_text(json.dumps(entries))
+            write_atomically(cache, json.dumps(entries))
         return entries
 
     def _cache_path(self, root: SourceRoot) -> Path | None:

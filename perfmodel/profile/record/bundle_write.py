@@ -11,6 +11,7 @@ import os
 import platform
 import shutil
 import socket
+import stat
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -19,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfmodel.atomic import write_atomically
+from perfmodel.atomic import describe_kind, write_atomically
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.bundle import (
     APPS_DIR,
@@ -72,8 +73,18 @@ def prepare_directory(out: Path) -> None:
 
 
 def check_target(out: Path) -> None:
-    """Refuse an ``--out`` that holds something: a bundle is never mixed with other files."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    """Refuse an ``--out`` that holds something: a bundle is never mixed with other files,
+    and the final rename replaces only an empty folder of the user's, never a file, a
+    device, a FIFO or a symbolic link (the link would be replaced, not what it names)."""
+    try:
+        mode = os.lstat(out).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise BundleError(f"{out} is a symbolic link; choose a new --out (a folder to create)")
+    if not stat.S_ISDIR(mode):
+        raise BundleError(f"{out} is {describe_kind(mode)}; choose a new --out")
+    if any(out.iterdir()):
         raise BundleError(f"{out} already exists and is not empty; choose a new --out")
 
 
@@ -144,6 +155,46 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+MAX_RECORDING_BYTES = {"event log": 1 << 40, "JFR": 64 << 30, "py-spy": 16 << 30}
+"""Largest input of each kind a bundle takes: far beyond any real one (a day of py-spy
+samples of a busy worker is a few GiB; JFR files roll at 250 MiB by default); a larger
+"recording" is not one, and copying it would fill the disk."""
+
+
+def check_input(path: Path, kind: str) -> None:
+    """Refuse, before anything is copied, an input that is no recording of its kind: a
+    device (``/dev/zero`` copies forever), a FIFO or socket (it may never end), or a file far
+    larger than any real recording (`MAX_RECORDING_BYTES`). Directories (a rolling event
+    log, a JFR folder) are checked entry by entry."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise BundleError(f"{kind} input {path}: cannot read it ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        for entry in sorted(path.iterdir()):
+            check_input(entry, kind)
+        return
+    if not stat.S_ISREG(st.st_mode):
+        what = (
+            "a device"
+            if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+            else "a FIFO (named pipe)"
+            if stat.S_ISFIFO(st.st_mode)
+            else "a socket"
+            if stat.S_ISSOCK(st.st_mode)
+            else "not a regular file"
+        )
+        raise BundleError(
+            f"{kind} input {path} is {what}, not a recording; give a file written by {kind}"
+        )
+    limit = MAX_RECORDING_BYTES[kind]
+    if st.st_size > limit:
+        raise BundleError(
+            f"{kind} input {path} is {st.st_size / (1 << 30):,.1f} GiB, far larger than any "
+            f"real recording of its kind (at most {limit >> 30:,} GiB is taken)"
+        )
+
+
 def _copy_into(src: Path, directory: Path) -> Path:
     """Copy a file or directory into ``directory`` unless it already lives there."""
     src = src.resolve()
@@ -203,6 +254,9 @@ def assemble(
 
     from perfmodel.profile import jfr, jvm_cpu, pyspy, sampletable
 
+    for paths, kind in ((event_logs, "event log"), (jfr_files, "JFR"), (pyspy_files, "py-spy")):
+        for given in paths:
+            check_input(Path(given), kind)
     out.mkdir(parents=True, exist_ok=True)
     for sub in (EVENTLOG_DIR, JFR_DIR, PYSPY_DIR):
         (out / sub).mkdir(parents=True, exist_ok=True)

@@ -10,10 +10,20 @@ keeps its cores and skews every later measurement. So each workload starts
 * with a parent-death signal (Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)``): the kernel kills
   the command the moment perfmodel dies, however it dies.
 
-The parent-death signal reaches the command's own process only; descendants that outlive it
-(a shell's background jobs) are found later: each workload leaves a small file in the state
-directory while it runs, and the next `record` or `experiment run` reports the groups whose
-perfmodel is gone but whose processes are not.
+The parent-death signal reaches the command's own process only. Its descendants (a
+PySpark driver that ``spark-submit``'s JVM started, a shell's background jobs) share its
+process group, so a small reaper process (`group_dies_with_us`) holds the read end of a pipe
+whose write end only perfmodel has: when perfmodel dies, however it dies, the pipe reads end
+of file and the reaper kills the whole group. When the workload ends normally perfmodel says
+so through the pipe first, and the reaper leaves the group alone.
+
+Should even the reaper be killed (``kill -9`` of both), each workload leaves a small file in
+the state directory while it runs, and the next `record` or `experiment run` reports the
+groups whose perfmodel is gone but whose processes are not.
+
+Process pools (``fleet --jobs N``) are forked from a server process, not from perfmodel, so
+their workers watch perfmodel itself (`exit_with`): a thread waits on a pidfd of perfmodel
+and ends the worker the moment perfmodel is gone.
 """
 
 from __future__ import annotations
@@ -22,9 +32,14 @@ import contextlib
 import ctypes
 import json
 import os
+import select
 import signal
 import subprocess
-from collections.abc import Callable, Sequence
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +77,90 @@ def workload_preexec() -> Callable[[], None]:
             os._exit(137)
 
     return preexec
+
+
+REAPER_MARK = "perfmodel-workload-reaper"
+"""The reaper's first argument: how a person (or a test) tells it in a process list."""
+
+_REAPER = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+group = int(sys.argv[2])
+try:
+    said = os.read(0, 1)
+except OSError:
+    said = b""
+if said != b"x":
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+"""The reaper: one byte ``x`` means the workload ended and perfmodel lives (leave the group);
+end of file means perfmodel died (kill the group). It ignores the terminal's Ctrl-C and a
+plain ``kill``: only the pipe decides."""
+
+
+@contextmanager
+def group_dies_with_us(group: int) -> Iterator[None]:
+    """While the block runs, the process group ``group`` (a workload started with
+    `workload_preexec`) is killed if this process dies, by a reaper process watching a pipe
+    (module doc). Leaving the block, normally or by an exception, disarms the reaper."""
+    read_end, write_end = os.pipe()  # not inheritable: only the reaper gets the read end
+    try:
+        reaper = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _REAPER, REAPER_MARK, str(group)],
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # the terminal's signals are perfmodel's to pass on
+        )
+    except OSError:
+        os.close(write_end)
+        raise
+    finally:
+        os.close(read_end)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.write(write_end, b"x")
+        os.close(write_end)
+        reaper.wait()
+
+
+def exit_with(owner: int) -> None:
+    """End this process the moment process ``owner`` ends: for the workers of a process pool
+    (``initializer=exit_with, initargs=(os.getpid(),)``), whose parent is the pool's server,
+    not ``owner``. A daemon thread waits on a pidfd of ``owner`` (no polling); where pidfds
+    are missing (Linux before 5.3, other systems) it checks once a second."""
+    try:
+        fd: int | None = os.pidfd_open(owner)
+    except (AttributeError, OSError):
+        fd = None
+    if fd is None and not _running(owner):
+        os._exit(1)
+
+    def watch() -> None:
+        if fd is not None:
+            select.select([fd], [], [])
+        else:
+            while _running(owner):
+                time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-owner", daemon=True).start()
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def workload_stdin() -> int | None:

@@ -9,6 +9,7 @@ command fails.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -39,6 +40,7 @@ from perfmodel.profile.record.setup import (
     JFR_REPOSITORY,
     PLUGIN_SAMPLES_DIR,
     RecordOptions,
+    dask_env,
     plugin_interval,
     plugin_samples_dir,
     python_interval,
@@ -151,7 +153,7 @@ def _record_into(
     base_env = dict(os.environ if env is None else env)
     jar = jfr.plugin_jar()
     conf = write_conf_dir(out, base_env, options, jar)
-    run_env = {**base_env, "SPARK_CONF_DIR": str(conf.resolve())}
+    run_env = {**base_env, "SPARK_CONF_DIR": str(conf.resolve()), **dask_env(out, base_env)}
     warnings = _command_warnings(command)
     warnings.extend(orphan.describe() for orphan in children.find_orphans())
 
@@ -185,6 +187,7 @@ def _record_into(
     threads = thread_sampler.ThreadCpuSampler() if options.thread_cpu else None
     jvm_executors: dict[int, str] = {}
     monitor_cpu_s = 0.0
+    reaper = contextlib.ExitStack()
     try:
         try:
             child = subprocess.Popen(
@@ -196,6 +199,8 @@ def _record_into(
         except OSError as exc:
             raise bundle.BundleError(f"cannot run {command[0]!r}: {exc}") from None
         started_child.append(child.pid)
+        # Disarmed in the finally below, once the workload's JVMs have had their time to end.
+        reaper.enter_context(children.group_dies_with_us(child.pid))
         note = children.register(child.pid, command)
         if options.monitor:
             monitor = ProcessTreeMonitor(child.pid, options.poll_s)
@@ -243,6 +248,7 @@ def _record_into(
             perfmodel_cpu_s=own_cpu,
         )
     finally:
+        reaper.close()
         signal.signal(signal.SIGINT, previous)
         if threads is not None:
             threads.close()
@@ -256,7 +262,8 @@ def _record_into(
     warnings.extend(_collect_event_logs(out, apps))
     jfr_files = sorted(p for p in (out / bundle.JFR_DIR).iterdir() if jfr.is_recording(p))
     jfr_files += sorted((out / JFR_REPOSITORY).glob("*/*.jfr"))
-    if options.jfr and not jfr_files:
+    dask_files = sorted((out / bundle.DASK_DIR).glob("*.jsonl"))
+    if options.jfr and not jfr_files and not dask_files:  # a Dask run starts no JVM
         what = "JFR recording" if uses_jfr(options) else "JVM sample file (plugin sampler)"
         warnings.append(f"no {what} was written (did the application start a JVM?)")
     plugin_dir = plugin_samples_dir(out, options)
@@ -303,6 +310,7 @@ def _record_into(
                 "stack_depth": jfr.STACK_DEPTH,
                 "plugin": jfr.PLUGIN_CLASS,
             },
+            **({"dask": {"dir": bundle.DASK_DIR, "files": len(dask_files)}} if dask_files else {}),
             "pyspy": {
                 "enabled": recorder is not None,
                 "rate_hz": round(1000.0 / python_interval(options)),

@@ -10,6 +10,7 @@ being replaced by them.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfmodel.profile import bundle, jfr
+from perfmodel.profile.record.defaults import DEFAULT_INTERVAL_MS, DEFAULT_JVM_SAMPLER
 
 CONF_DIR = "raw/conf"
 JFR_REPOSITORY = "raw/jfr-repository"
@@ -34,7 +36,7 @@ class RecordOptions:
     """How to record; the defaults are what ``perfmodel record`` uses."""
 
     out: Path
-    interval_ms: int = 20
+    interval_ms: int = DEFAULT_INTERVAL_MS
     native_interval_ms: int | None = None
     python_interval_ms: int | None = None
     """py-spy's interval (None: ``interval_ms``). Python workers are sampled by one py-spy
@@ -42,7 +44,7 @@ class RecordOptions:
     sample is weighted by its own recording's interval, so the rates may differ."""
     jfr: bool = True
     """JVM stack samples (with ``jvm_sampler``); off: the JVMs run without a sampler."""
-    jvm_sampler: str = "jfr"
+    jvm_sampler: str = DEFAULT_JVM_SAMPLER
     """"jfr": a flight recording in every JVM. "plugin": the plugin samples the task threads
     itself (TaskSampler.java), so no JVM starts JFR, whose start-up costs each JVM 0.5-0.6 s
     of CPU (docs/cluster.md); its samples are safepoint-biased and cover task threads only.
@@ -191,3 +193,33 @@ def write_conf_dir(out: Path, env: Mapping[str, str], options: RecordOptions, ja
         settings.write_text(jfr.jfc_settings(options.interval_ms, options.native_interval_ms))
         (out / JFR_REPOSITORY).mkdir(parents=True, exist_ok=True)
     return conf
+
+
+DASK_PLUGIN = Path(__file__).resolve().parents[2] / "dask" / "plugin.py"
+"""Dask's preload for recording (`perfmodel.dask.plugin`), given to Dask as a file so that it
+loads in any Python that has Dask, with or without perfmodel."""
+DASK_DIR_ENV = "PERFMODEL_DASK_DIR"
+DASK_PRELOAD_KEYS = ("scheduler", "worker", "client")
+
+
+def dask_env(out: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """Environment variables that make a ``dask.distributed`` command write its task stream
+    into the bundle (``raw/dask``), without changing the command: Dask's own preload settings
+    name `DASK_PLUGIN` for the scheduler, the workers and the clients. Preloads the user's
+    configuration already names (files or ``DASK_*`` variables) are kept, ours after them.
+    Nothing is set where Dask is not installed; a command that does not use Dask ignores it.
+    """
+    if importlib.util.find_spec("dask") is None:
+        return {}
+    import dask.config  # only where installed; ~50 ms
+
+    config = dask.config.collect(env=dict(env))
+    out_env = {DASK_DIR_ENV: str((out / bundle.DASK_DIR).resolve())}
+    for key in DASK_PRELOAD_KEYS:
+        current = dask.config.get(f"distributed.{key}.preload", default=[], config=config)
+        preloads = [current] if isinstance(current, str) else list(current or [])
+        argv = dask.config.get(f"distributed.{key}.preload-argv", default=[], config=config)
+        out_env[f"DASK_DISTRIBUTED__{key.upper()}__PRELOAD"] = repr([*preloads, str(DASK_PLUGIN)])
+        if argv and not isinstance(argv[0], str):  # one list per preload: ours takes none
+            out_env[f"DASK_DISTRIBUTED__{key.upper()}__PRELOAD_ARGV"] = repr([*argv, []])
+    return out_env

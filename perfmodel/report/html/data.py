@@ -83,7 +83,10 @@ def summary_cards(d: Diagnosis) -> list[dict[str, Any]]:
     ex = d.executors
     cards = [
         _card(
-            "app", "Application", d.app_name or d.app_id, f"{d.app_id} · Spark {d.spark_version}"
+            "app",
+            "Application",
+            d.app_name or d.app_id,
+            f"{d.app_id} · {d.framework} {d.spark_version}",
         ),
         _card(
             "duration",
@@ -306,7 +309,7 @@ def application_page(analysis: Analysis) -> Page:
     stages = stage_entries(d, rows)
     page = Page(
         title=d.app_name or d.app_id,
-        subtitle=f"{d.app_id} · Spark {d.spark_version} · {d.source}",
+        subtitle=f"{d.app_id} · {d.framework} {d.spark_version} · {d.source}",
     )
     page.sections.append(Section("summary", "Summary", "cards", {"cards": summary_cards(d)}))
     quality = quality_section(d)
@@ -348,6 +351,21 @@ def application_page(analysis: Analysis) -> Page:
     if flame is not None:
         page.sections.append(Section("flame", "Flame graph", "flame", flame))
     page.sections.append(Section("whatif", "What-if", "whatif", whatif_section(analysis, d)))
+    page.sections.append(
+        Section(
+            "alerts",
+            "Alerts",
+            "list",
+            {
+                "items": [a["text"] for a in d.alerts] or ["No alert for this log."],
+                "notes": [
+                    "Each alert names what controls it and a suggested value; where that is a "
+                    "setting, the runtime predicted with it (the settings what-if, as "
+                    "predict --conf). Thresholds: docs/alerts.md."
+                ],
+            },
+        )
+    )
     page.sections.append(
         Section(
             "findings",

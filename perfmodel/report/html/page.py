@@ -70,6 +70,5 @@ def render_html(page: Page) -> str:
 def write_html(page: Page, out: Path) -> Path:
     """Write the page atomically: a reader never sees half a report."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(out, render_html(page))
     return out

@@ -35,6 +35,7 @@ from perfmodel.report.text.runs import (
 if TYPE_CHECKING:
     from perfmodel.analysis import Prediction, SweepPoint
     from perfmodel.analysis.diagnosis import Diagnosis
+    from perfmodel.analysis.watch import StageReport, WatchResult
     from perfmodel.embed.classifier import Classification
     from perfmodel.embed.corpus.builder import BuildResult
     from perfmodel.embed.source.locator import LocatedSource
@@ -73,6 +74,15 @@ class TextRenderer(Renderer):
         from perfmodel.report.text.diagnosis import render_diagnosis
 
         render_diagnosis(diagnosis, console_for(out, piped_width=120), all_stages=all_stages)
+
+    def watch_stage(self, report: StageReport, out: TextIO) -> None:
+        from perfmodel.report.text.watch import stage_lines
+
+        _lines(stage_lines(report), out)
+
+    def watch_end(self, result: WatchResult, out: TextIO) -> None:
+        self.diagnosis(result.diagnosis, out)
+        out.flush()
 
     def prediction(
         self, prediction: Prediction, out: TextIO, *, source: ProfileSource, change: Change

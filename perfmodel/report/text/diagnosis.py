@@ -71,7 +71,7 @@ def render_diagnosis(d: Diagnosis, console: Console, *, all_stages: bool = False
         (clip(d.app_name or d.app_id, MAX_NAME_CHARS), "bold"),
         f" ({clip(d.app_id, MAX_NAME_CHARS)}"
         + (f", attempt {clip(d.attempt, MAX_NAME_CHARS)}" if d.attempt else "")
-        + f") · Spark {clip(d.spark_version, MAX_NAME_CHARS)} · {d.duration_s:.1f} s · ",
+        + f") · {d.framework} {clip(d.spark_version, MAX_NAME_CHARS)} · {d.duration_s:.1f} s · ",
         status,
     )
     ex = d.executors
@@ -102,6 +102,21 @@ def render_diagnosis(d: Diagnosis, console: Console, *, all_stages: bool = False
     _say(console, ("Findings", "bold"))
     for finding in d.findings:
         _say(console, f" • {clip(finding)}")
+    if d.alerts:
+        console.print()
+        _say(console, ("Alerts", "bold"), " — each with its knob and the runtime predicted with it")
+        for alert in d.alerts:
+            _say(
+                console,
+                " • ",
+                (clip(alert["kind"], MAX_NAME_CHARS), "bold"),
+                f" {clip(alert['where'])}",
+            )
+            _say(console, f"   {clip(alert['evidence'])}")
+            _say(
+                console, f"   knob: {clip(alert['knob'])} · suggested: {clip(alert['suggestion'])}"
+            )
+            _say(console, f"   {clip(_alert_outcome(alert))}")
     if d.advice:
         console.print()
         trust = (
@@ -139,6 +154,17 @@ def render_diagnosis(d: Diagnosis, console: Console, *, all_stages: bool = False
             _say(console, f"   … and {len(d.problems) - MAX_PROBLEMS_SHOWN} more (see --json)")
 
 
+def _alert_outcome(alert: dict[str, Any]) -> str:
+    """The alert's predicted runtime with its interval, or why there is none."""
+    predicted, base = alert.get("predicted_s"), alert.get("baseline_s")
+    if predicted is None or base is None:
+        return f"not predicted: {alert.get('not_predicted') or 'no setting in control'}"
+    low, high = alert.get("predicted_low_s"), alert.get("predicted_high_s")
+    band = f" (80%: {low:.1f}–{high:.1f} s)" if low is not None and high is not None else ""
+    change = f"{predicted / base - 1:+.0%}" if base > 0 else "no reference"
+    return f"predicted {predicted:.1f} s{band} against {base:.1f} s as run ({change})"
+
+
 def _quality(d: Diagnosis) -> dict[str, Any] | None:
     return d.data_quality or None
 
@@ -160,7 +186,8 @@ def render_data_quality(quality: dict[str, Any], console: Console) -> None:
 
 def _overall(d: Diagnosis, console: Console) -> None:
     table = Table(
-        title="Where the task time went (measured by Spark's task metrics)", box=box.SIMPLE_HEAD
+        title=f"Where the task time went (measured by {d.framework}'s task metrics)",
+        box=box.SIMPLE_HEAD,
     )
     for name in COMPONENTS:
         table.add_column(name, justify="right")

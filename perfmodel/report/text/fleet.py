@@ -39,6 +39,12 @@ def render_summary(s: FleetSummary, console: Console, out_dir: str) -> None:
             f"({s.analysed_now} analysed now, {s.skipped} unchanged since the last run), "
             f"{s.errors} error(s); {s.held_core_hours:,.1f} core-hours held, "
             f"{s.wasted_core_hours:,.1f} wasted."
+            + (
+                f" {s.duplicate_logs} log(s) repeat an application another log holds: "
+                "counted once (the JSON lists them)."
+                if s.duplicate_logs
+                else ""
+            )
         )
     )
     _table(

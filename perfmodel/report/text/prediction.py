@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from perfmodel.analysis import Prediction, SweepPoint
+from perfmodel.dag.partition_change import SettingsEffect
 from perfmodel.report.base import ProfileSource
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.intervals import LEVEL
@@ -39,6 +40,8 @@ def render_prediction(p: Prediction, source: ProfileSource, change: Change) -> s
         lines.append("what-if:  (no change given: replaying the baseline)")
     else:
         lines.append(f"what-if:  {describe_config(p.config)}")
+    if p.conf is not None:
+        lines += render_settings_effect(p.conf)
     lines.append(
         f"observed {p.observed_s:.1f} s · baseline replay {p.baseline_replay_s:.1f} s · "
         f"model error {p.model_error:+.1%}"
@@ -74,6 +77,61 @@ def render_prediction(p: Prediction, source: ProfileSource, change: Change) -> s
     return "\n".join(lines)
 
 
+MAX_CHANGED_ROWS = 12
+
+
+def render_settings_effect(e: SettingsEffect) -> list[str]:
+    """What ``--conf`` changed: each re-partitioned stage (old → new tasks, the knob in
+    control), each join that switches strategy, each setting that changes nothing here
+    and why, and who sets the task counts of the profile's stages."""
+    given = ", ".join(f"{k}={v}" for k, v in e.settings.items())
+    lines = [f"settings: {given}"]
+    if e.stages:
+        lines.append(
+            f"  stages they re-partition ({len(e.stages)}; tasks old → new, knob in control):"
+        )
+        for s in e.stages[:MAX_CHANGED_ROWS]:
+            stage = f"{s.stage_id}" + (f".{s.attempt}" if s.attempt else "")
+            lines.append(
+                f"    stage {stage:>5}: {s.tasks_before:>6} → {s.tasks_after:<6} {s.knob}: {s.why}"
+            )
+        if len(e.stages) > MAX_CHANGED_ROWS:
+            lines.append(f"    … {len(e.stages) - MAX_CHANGED_ROWS} more (see --json)")
+    if e.map_stages:
+        lines.append(
+            f"  {e.map_stages} map stage(s) write their shuffle to the new partition count"
+        )
+    for j in e.joins:
+        lines.append(f"  join of query {j.query_id}: {j.before} → {j.after}")
+    for key, why in e.no_effect.items():
+        lines.append(f"  {key}: {why}")
+    for key, why in e.not_predicted.items():
+        lines.append(f"  {key}: not predicted ({why})")
+    if e.controls:
+        lines.append("  " + _controls(e.controls))
+    return lines
+
+
+_CONTROL_WORDS = {
+    "shuffle-partitions": "spark.sql.shuffle.partitions (and AQE)",
+    "default-parallelism": "spark.default.parallelism",
+    "file-splits": "file splits (spark.sql.files.*)",
+    "code": "the code",
+    "single": "a single partition",
+    "input": "their input",
+    "unknown": "nothing the log shows",
+}
+
+
+def _controls(controls: dict[str, int]) -> str:
+    total = sum(controls.values())
+    parts = [
+        f"{_CONTROL_WORDS.get(kind, kind)} {n}"
+        for kind, n in sorted(controls.items(), key=lambda kv: -kv[1])
+    ]
+    return f"who sets the task counts of the {total} stage(s) that ran: " + ", ".join(parts)
+
+
 def render_sweep(points: list[SweepPoint], source: ProfileSource) -> str:
     """The sweep as a table: one row per grid point, with its bottleneck. The table needs
     no stage: points without theirs (`SweepPoint.summary`) are enough."""
@@ -86,12 +144,13 @@ def render_sweep(points: list[SweepPoint], source: ProfileSource) -> str:
         f" · model error {first.model_error:+.1%}",
     ]
     names = list(points[0].settings)
+    width = {n: max(14, len(n)) for n in names}
     lines.append(
-        "  ".join(f"{n:>14}" for n in names)
+        "  ".join(f"{n:>{width[n]}}" for n in names)
         + f"  {'predicted':>10}  {f'{LEVEL:.0%} range':>13}  bottleneck"
     )
     for pt in points:
-        cells = "  ".join(f"{pt.settings[n]:>14}" for n in names)
+        cells = "  ".join(f"{pt.settings[n]:>{width[n]}}" for n in names)
         q = pt.prediction
         span = (
             f"{q.predicted_low_s:.1f}–{q.predicted_high_s:.1f}s"

@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from perfmodel.recommend.tuning import settings_label
+
 if TYPE_CHECKING:
     from perfmodel.recommend.api import Recommendation
     from perfmodel.recommend.search import Point
@@ -53,8 +55,17 @@ def render_recommendation(answer: Recommendation, console: Console) -> None:
     console.print()
     rec = r.recommended
     console.print(Text("Recommended: " + describe(rec), style="bold green"))
-    for key, value in rec.spark_conf(answer.profiled_partitions).items():
+    for key, value in rec.spark_conf().items():
         console.print(Text(f"  --conf {key}={value}"))
+    twin = r.as_run(rec)
+    if twin is not None:
+        console.print(
+            Text(
+                f"  with the profiled run's settings instead: predicted "
+                f"{duration(twin.predicted_s)} (upper {duration(twin.upper_s)}), "
+                f"${twin.cost:.4f}"
+            )
+        )
     if r.fastest_within_budget is not None and r.fastest_within_budget is not rec:
         console.print(Text("Fastest within the budget: " + describe(r.fastest_within_budget)))
     console.print()
@@ -74,9 +85,11 @@ def render_recommendation(answer: Recommendation, console: Console) -> None:
 
 
 def describe(p: Point) -> str:
-    """One point in a line: size, layout, predicted time with its upper bound, cost."""
+    """One point in a line: size, layout, settings, predicted time with its upper bound,
+    cost."""
+    tuned = f", Spark settings tuned: {settings_label(p.settings)}" if p.settings else ""
     return (
-        f"{p.nodes} × {p.machine.vm_type} ({p.layout.label}), predicted "
+        f"{p.nodes} × {p.machine.vm_type} ({p.layout.label}){tuned}, predicted "
         f"{duration(p.predicted_s)} (upper {duration(p.upper_s)}), ${p.cost:.4f}, "
         f"bottleneck {p.bottleneck}"
     )
@@ -84,7 +97,17 @@ def describe(p: Point) -> str:
 
 def _table(title: str, points: list[Point], deadline: bool) -> Table:
     table = Table(title=Text(title), highlight=False, title_justify="left")
-    names = ("vm type", "nodes", "layout", "predicted", "upper", "cost", "bottleneck", "deadline")
+    names = (
+        "vm type",
+        "nodes",
+        "layout",
+        "settings",
+        "predicted",
+        "upper",
+        "cost",
+        "bottleneck",
+        "deadline",
+    )
     for name in names:
         table.add_column(
             Text(name), justify="right" if name in ("nodes", "cost") else "left", no_wrap=True
@@ -94,6 +117,7 @@ def _table(title: str, points: list[Point], deadline: bool) -> Table:
             Text(p.machine.vm_type),
             Text(str(p.nodes)),
             Text(p.layout.label),
+            Text(settings_label(p.settings)),
             Text(duration(p.predicted_s)),
             Text(duration(p.upper_s)),
             Text(f"${p.cost:.4f}"),

@@ -1,0 +1,8 @@
+"""The Dask front end: a ``dask.distributed`` run recorded by ``perfmodel record`` → the
+framework-independent DAG (`perfmodel.dag.model`), analysed by the same facade as Spark.
+
+`perfmodel.dask.plugin` is what runs inside Dask while recording (loaded by file path);
+`perfmodel.dask.stream` reads what it wrote, `perfmodel.dask.build` turns it into the DAG,
+`perfmodel.dask.samples` ties stack samples to the tasks on their threads, and
+`perfmodel.dask.frontend` is the one entry point the facade calls. docs/dask.md.
+"""

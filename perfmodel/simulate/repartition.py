@@ -1,0 +1,386 @@
+"""A what-if on settings that move partitions: each stage's work re-split, then replayed.
+
+Which stages the settings re-partition, into how many partitions of what size, and which
+joins change strategy, is the front end's plan (`perfmodel.dag.partition_change`, planned
+by `perfmodel.spark.partition_plan` for Spark). Here each such stage's measured work is
+re-split into its new partitions (`resplit`), a join's change is priced
+(`perfmodel.simulate.join_switch`), and the workload handed back to the replay as it is for
+any other what-if:
+
+* **Fixed cost per task.** A stage whose tasks read little (`TINY_PARTITION_BYTES`) spends
+  its time on being tasks: all of it is per-task cost. Otherwise a task's fixed cost is its
+  launch overhead (wall time outside run time: launch, deserialisation, result; the
+  stage's median). The stage's first tasks pay what its tasks paid; tasks beyond its old
+  count pay a warm JVM's cost (`warm_task_ms`). The rest of the stage's time, per
+  component, is shared out by the data each task reads.
+* **Map side.** A map task writing a shuffle pays per reduce partition it writes
+  (`partition_overhead_ms`): more partitions make the map stage slower too.
+* **Memory.** A task's working set grows with its data (the stage's working set per byte
+  read); whatever outgrows the execution memory a task got in the profiled run (inferred
+  from the tasks that spilled, else its share of the executor's unified memory) spills, at
+  the stage's measured spill time per byte where it spilled, else at the disk's per-task
+  rate (the memory law of `perfmodel.simulate.laws`), and costs
+  `laws.SPILL_CPU_NS_PER_BYTE` of CPU per byte.
+* **Concurrency.** With fewer tasks than slots fewer run at once: the stage's concurrency
+  moves with its mean parallelism, and its CPU, disk and network time with the contention
+  and bandwidth laws, as a change of slots would move them.
+
+Stages whose partitioning the settings do not change are left exactly as compiled, so a
+what-if that changes nothing predicts the baseline replay.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from perfmodel.dag.model import ApplicationProfile, StageKey
+from perfmodel.dag.partition_change import JoinChange, PartitionPlan, StageChange
+from perfmodel.errors import PerfmodelError
+from perfmodel.simulate import laws
+from perfmodel.simulate.config import ClusterConfig
+from perfmodel.simulate.join_switch import ShuffleCost, apply_join_change, shuffle_cost
+from perfmodel.simulate.laws import FloatArray
+from perfmodel.simulate.rescale import (
+    contention_factors,
+    mean_parallelism,
+    spill_cpu_ms,
+    spill_cpu_rate,
+    working_set,
+)
+from perfmodel.simulate.stage_work import (
+    CPU,
+    CPU_OTHER,
+    DISK,
+    GC,
+    NETWORK,
+    SCHEDULING,
+    SPILL,
+    StageWork,
+)
+from perfmodel.simulate.workload import Workload
+
+TINY_PARTITION_BYTES = 256 << 10
+"""A stage whose tasks read less than this each (on average) spends its time on per-task
+overhead, not on data: its tasks' whole mean time is taken as their fixed cost."""
+WARM_TASK_MS = 12.0
+"""Fixed cost of a task in a stage of many (a warm JVM: code compiled, classes loaded), where
+the run itself has no stage of many small tasks to measure it on: the mean task time of
+the two later 2,000-task stages of a scratch aggregation (11.0 and 13.3 ms; local[2], this
+project's study machine), whose tasks read ~60 bytes each."""
+LAUNCH_QUANTILE = 25.0
+"""Where a run has no stage of many small tasks, a task it would add pays this percentile of
+its tasks' launch overheads: the lower quartile, as the first tasks of a JVM pay class
+loading and compilation that later ones do not."""
+MANY_TASKS = 20
+"""A stage of at least this many tasks (and four per slot) measures the warm fixed cost."""
+BYPASS_THRESHOLD = 200
+"""``spark.shuffle.sort.bypassMergeThreshold``: up to this many partitions a SQL shuffle's map
+task writes one file per partition (`BypassMergeSortShuffleWriter`)."""
+BYPASS_PARTITION_MS = 1.9
+SORTED_PARTITION_MS = 0.17
+"""Milliseconds a map task spends per reduce partition beyond its data: a file of its own
+per partition up to `BYPASS_THRESHOLD` (SQL shuffles), an index entry and a segment of
+one sorted file beyond it (and for RDD shuffles that combine on the map side). Measured on
+a scratch aggregation (4 map tasks, local[2], this project's study machine): map tasks of
+58 ms at 8 partitions took 430 ms at 200 and 400 ms at 2,000. A property of the machine's
+file system: another may differ."""
+MAX_TASKS = 20_000_000
+"""Most tasks a re-partitioned workload may hold: each is a number per component the replay
+keeps (settings asking more are refused)."""
+
+
+class TooManyTasksError(PerfmodelError, ValueError):
+    """A re-partitioning that would make more tasks than the replay holds."""
+
+
+@dataclass(slots=True)
+class Repartitioned:
+    """A workload re-split for new settings, and what changed."""
+
+    workload: Workload
+    changes: list[StageChange] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    joins: list[JoinChange] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes or self.joins)
+
+
+@dataclass(frozen=True, slots=True)
+class SlotView:
+    """What a stage's concurrency law needs of the configuration it runs on."""
+
+    slots: int
+    hosts: int
+    slots_per_host: int
+
+    @classmethod
+    def of(cls, config: ClusterConfig) -> SlotView:
+        return cls(config.slots, config.hosts, config.slots_per_host)
+
+
+def warm_task_ms(workload: Workload, slots: int) -> float:
+    """The fixed cost of a task once the JVM is warm: the median, over the run's stages of
+    many tasks that were mostly overhead (each read little and ran for less than three
+    times its launch overhead), of their median task time. Where the run has no such
+    stage: the lower quartile of its tasks' launch overheads (launch, deserialisation,
+    result), at least `WARM_TASK_MS` (a busy machine stretches every task's launch, and a
+    task it adds pays that too)."""
+    medians = []
+    launches = []
+    for w in workload.stages:
+        if not w.n_tasks:
+            continue
+        launches.append(w.components[SCHEDULING])
+        if w.n_tasks < max(MANY_TASKS, 4 * slots):
+            continue
+        if float(w.read_bytes.mean()) >= TINY_PARTITION_BYTES:
+            continue
+        wall = w.components.sum(axis=0)
+        launch = float(np.median(w.components[SCHEDULING]))
+        if float(np.median(wall)) - launch < 3.0 * launch:
+            medians.append(float(np.median(wall)))
+    if medians:
+        return float(np.median(medians))
+    if not launches:
+        return WARM_TASK_MS
+    return max(WARM_TASK_MS, float(np.percentile(np.concatenate(launches), LAUNCH_QUANTILE)))
+
+
+def partition_overhead_ms(partitions: int, bypass: bool) -> float:
+    """A map task's time for writing ``partitions`` reduce partitions beyond its data."""
+    if partitions <= 0:
+        return 0.0
+    per = BYPASS_PARTITION_MS if bypass and partitions <= BYPASS_THRESHOLD else SORTED_PARTITION_MS
+    return per * partitions
+
+
+def rewrite_map_side(work: StageWork, before: int, after: int, bypass: bool) -> StageWork:
+    """A map stage whose shuffle now has ``after`` partitions instead of ``before``: each of
+    its tasks pays the per-partition write cost of the new count instead of the old
+    (`partition_overhead_ms`), as disk time. What a task paid per partition is bounded by
+    the disk time it was measured to spend (its shuffle write is in it), so a run whose
+    file system writes partitions faster than the study machine's is not credited with
+    savings it never paid."""
+    old = partition_overhead_ms(before, bypass)
+    if before <= 0 or after == before or work.n_tasks == 0 or old <= 0:
+        return work
+    c = work.components.copy()
+    paid = np.minimum(old, c[DISK])
+    ratio = partition_overhead_ms(after, bypass) / old
+    c[DISK] = np.maximum(c[DISK] + paid * (ratio - 1.0), 0.0)
+    return replace(work, components=c)
+
+
+def resplit(
+    work: StageWork, data: FloatArray, base: ClusterConfig, warm: float = WARM_TASK_MS
+) -> StageWork:
+    """``work`` re-split into tasks reading ``data`` bytes each (see the module's doc);
+    ``warm``: the fixed cost of a task the stage did not have before (`warm_task_ms`)."""
+    c = work.components
+    n0 = c.shape[1]
+    n1 = len(data)
+    old_data = np.asarray(work.read_bytes, dtype=np.float64)
+    data = np.asarray(data, dtype=np.float64)
+    if n0 == 0:
+        return work
+    # The share of the stage each new task gets: by data where there is data to go by.
+    if float(data.sum()) > 0 and float(old_data.sum()) > 0:
+        share = data / float(data.sum())
+        scale = float(data.sum()) / float(old_data.sum())
+    else:
+        share = np.full(n1, 1.0 / max(n1, 1))
+        scale = 1.0
+    # Spill and the CPU spent spilling come off before the split; they are worked out anew.
+    body = c.copy()
+    body[SPILL] = 0.0
+    spill_cpu = spill_cpu_ms(work)
+    thread = body[CPU] - spill_cpu
+    body[CPU] = np.maximum(thread, 0.0)
+    body[CPU_OTHER] = body[CPU_OTHER] + np.minimum(thread, 0.0)
+    totals = body.sum(axis=1)
+    wall = float(totals.sum())
+    # Each task's fixed cost, with the stage's mix of components: the first tasks pay what
+    # the stage's tasks paid; tasks beyond its old count pay the warm cost (at most that).
+    if float(work.read_bytes.mean()) < TINY_PARTITION_BYTES:
+        per_task = totals / n0  # tasks that read little are all fixed cost
+    else:
+        per_task = np.zeros_like(totals)
+        per_task[SCHEDULING] = min(float(np.median(c[SCHEDULING])), totals[SCHEDULING] / n0)
+    variable = totals - per_task * n0
+    fixed = np.repeat(per_task[:, None], n1, axis=1)
+    if n1 > n0 and wall > 0:
+        size = float(per_task.sum())
+        fixed[:, n0:] *= min(1.0, warm / size) if size > 0 else 0.0
+    new = fixed + variable[:, None] * share[None, :] * scale
+    # Memory: the working set follows the data; what outgrows the task's memory spills.
+    ws0 = working_set(work)
+    ws_total = float(np.where(np.isfinite(ws0), ws0, 0.0).sum())
+    ws = ws_total * scale * share
+    available = _task_memory(work, ws0, base)
+    overflow = laws.overflow_bytes(ws, available)
+    mem_spill_total = float(work.memory_spill.sum())
+    if mem_spill_total > 0:
+        ms_per_byte = float(c[SPILL].sum()) / mem_spill_total
+        disk_ratio = float(work.disk_spill.sum()) / mem_spill_total
+    else:
+        disk_ratio = 0.5
+        ms_per_byte = 2.0 * disk_ratio * 1000.0 * max(1.0, work.concurrency) / base.disk_bw
+    new[SPILL] = overflow * ms_per_byte
+    new[CPU] += overflow * spill_cpu_rate(work)
+    durations0 = c.sum(axis=0)
+    durations1 = new.sum(axis=0)
+    view = SlotView.of(base)
+    k0 = float(work.concurrency)
+    k1 = _new_concurrency(k0, durations0, durations1, view)
+    if k1 != k0:
+        cf0, cf1 = contention_factors(
+            k0,
+            k1,
+            work.cpu_demand,
+            base.host_cores,
+            base.host_cores,
+            work.taken_cores,
+            work.other_cores,
+            work.jvm_other_cores,
+        )
+        cpu_f = float(cf1) / float(cf0)
+        for row in (CPU, CPU_OTHER, GC):
+            new[row] *= cpu_f
+        disk_f = float(
+            laws.bandwidth_factor(
+                1.0, 1.0, laws.io_streams(k0, work.disk_share), laws.io_streams(k1, work.disk_share)
+            )
+        )
+        net_f = float(
+            laws.bandwidth_factor(
+                1.0,
+                1.0,
+                laws.io_streams(k0, work.network_share),
+                laws.io_streams(k1, work.network_share),
+            )
+        )
+        new[DISK] *= disk_f
+        new[SPILL] *= disk_f
+        new[NETWORK] *= net_f
+    peak = np.minimum(ws, available) if np.isfinite(available) else ws
+    return replace(
+        work,
+        components=new,
+        peak_memory=peak,
+        memory_spill=overflow,
+        disk_spill=overflow * disk_ratio,
+        read_bytes=data,
+        concurrency=k1,
+    )
+
+
+def _task_memory(work: StageWork, ws0: FloatArray, base: ClusterConfig) -> float:
+    """Execution memory a task of the stage had: what the tasks that spilled held (their
+    working set less what they spilled), else its share of the executor's unified memory."""
+    spilled = work.memory_spill > 0
+    if spilled.any():
+        held = ws0[spilled] - work.memory_spill[spilled]
+        held = held[np.isfinite(held) & (held > 0)]
+        if held.size:
+            return float(np.median(held))
+    per_exec = max(1.0, work.concurrency / max(base.executors_per_host, 1))
+    return laws.usable_memory(base.memory_bytes, base.memory_fraction) / per_exec
+
+
+def _new_concurrency(
+    k0: float, durations0: FloatArray, durations1: FloatArray, view: SlotView
+) -> float:
+    """The stage's tasks running at once on a host with its new tasks: the observed
+    concurrency scaled by its mean parallelism, new over old (`rescale.mean_parallelism`)."""
+    p0 = mean_parallelism(durations0, view.slots) / max(view.hosts, 1)
+    p1 = mean_parallelism(durations1, view.slots) / max(view.hosts, 1)
+    p0, p1 = max(p0, 1.0), max(p1, 1.0)
+    if math.isclose(p0, p1):
+        return k0
+    return float(min(max(1.0, k0 * p1 / p0), max(view.slots_per_host, 1)))
+
+
+def check_plan(workload: Workload, plan: PartitionPlan) -> None:
+    """Refuse a plan that would make more tasks than the replay holds (`MAX_TASKS`), before
+    anything is re-split."""
+    by_key = {c.key: c.new_partitions for c in plan.changes}
+    total = sum(by_key.get(w.key, w.n_tasks) for w in workload.stages)
+    if total > MAX_TASKS:
+        raise TooManyTasksError(
+            f"these settings would make {total:,} tasks; perfmodel replays at most {MAX_TASKS:,}"
+        )
+
+
+def repartition_workload(
+    workload: Workload,
+    profile: ApplicationProfile,
+    plan: PartitionPlan,
+    base_config: ClusterConfig,
+) -> Repartitioned:
+    """The workload with every stage ``plan`` re-partitions re-split and every join it
+    switches priced, and notes saying which stages changed and why; stages it leaves alone
+    are the compiled ones."""
+    check_plan(workload, plan)
+    by_key = {c.key: c for c in plan.changes}
+    notes = list(plan.notes)
+    map_side: dict[StageKey, tuple[int, int, bool]] = {}
+    for planned in plan.changes:
+        before, after = planned.planned
+        if before != after:
+            for key in planned.map_stages:
+                map_side[key] = (before, after, planned.bypass)
+    switches: list[JoinChange] = []
+    if plan.joins:
+        cost = shuffle_cost(profile, workload)
+        for join in plan.joins:
+            if cost is None and join.shuffled_bytes:
+                notes.append(
+                    f"query {join.query_id}: its {join.before} join would become a {join.after} "
+                    "join, but the run has no shuffle-only stage to measure a shuffle's cost "
+                    "on: not predicted"
+                )
+            else:
+                switches.append(join)
+    else:
+        cost = None
+    switch_of: dict[StageKey, list[JoinChange]] = defaultdict(list)
+    for switch in switches:
+        for key in {*switch.shuffled_bytes, *switch.scaled}:
+            switch_of[key].append(switch)
+    warm = warm_task_ms(workload, base_config.slots)
+    works: list[StageWork] = []
+    applied: list[StageChange] = []
+    for work in workload.stages:
+        if work.key in map_side:
+            before, after, bypass = map_side[work.key]
+            work = rewrite_map_side(work, before, after, bypass)
+        for switch in switch_of.get(work.key, ()):
+            work = apply_join_change(work, switch, cost or _NO_COST)
+        change = by_key.get(work.key)
+        if change is None:
+            works.append(work)
+            continue
+        works.append(resplit(work, change.data, base_config, warm))
+        applied.append(change)
+    notes[:0] = [s.why for s in switches]
+    if applied:
+        # Which stages moved, and how, the caller reports from `Repartitioned.changes`.
+        notes.append(
+            "a re-split stage's tasks each pay the fixed cost its tasks paid (launch, "
+            f"deserialisation, result); tasks beyond its old count pay {warm:.0f} ms (a warm "
+            "JVM's); the rest of its time is shared out by data"
+        )
+    elif not switches:
+        notes.insert(0, "no stage's partitions change under these settings")
+    new = replace(workload, stages=works, notes=list(workload.notes) + notes)
+    return Repartitioned(new, applied, notes, switches)
+
+
+_NO_COST = ShuffleCost(0.0, 0.0)
+"""The cost of a switch that adds no shuffled bytes (it only scales stages)."""

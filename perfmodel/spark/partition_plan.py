@@ -1,0 +1,596 @@
+"""How many partitions each stage gets under new Spark settings, and what each holds.
+
+A settings what-if is Spark's rules applied to Spark's settings, so it is planned here, in
+the Spark front end; what the new partitions cost is the replay's to say
+(`perfmodel.simulate.repartition`, from the framework-free `PartitionPlan` this returns).
+
+The knob in control of each stage's task count is read from the plan
+(`perfmodel.spark.partitioning`); here Spark's own rules (`perfmodel.spark.partition_rules`)
+decide the new count under the new settings, and the partitions' sizes come from what the
+profiled run's partitions held:
+
+* **A shuffle** is an even spread over its keys plus *hot masses*: partitions that held
+  well over the rest (twice the typical one) hold a key, or a few, whose rows hash to one
+  partition whatever the count. Re-hashed into ``n`` partitions, each gets a share of the
+  spread (varied as the measured partitions varied) and every hot mass lands whole in one,
+  so skew survives a change of partition count; AQE's skew-join split is what breaks a hot
+  partition up, by map-output blocks. At the measured count the measured sizes are used.
+  AQE then coalesces (and splits) them as Spark would, on the sizes its map statuses would
+  report.
+* **A file scan**'s partitions are Spark's splits of its files (their count and total size
+  are in the log; each is taken to be the mean).
+* **spark.default.parallelism** sets an RDD shuffle's count where it is set, and a generated
+  range's always.
+
+The settings a stage's query ran with are the application's with the what-if applied,
+except keys the query set for itself (``spark.conf.set`` wins over ``--conf``, in Spark as
+here).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from perfmodel.dag.model import ApplicationProfile, StageKey
+from perfmodel.dag.partition_change import FloatArray, PartitionPlan, StageChange
+from perfmodel.spark import partition_rules as rules
+from perfmodel.spark.join_plan import JOIN_KEYS, plan_join_switches
+from perfmodel.spark.partitioning import (
+    FILE_SPLITS,
+    RDD_PARALLELISM,
+    SHUFFLE_SETTING,
+    Partitioning,
+    StagePartitioning,
+    partition_sizes,
+    target_settings,
+)
+from perfmodel.spark.settings import MAX_PARTITIONS, EffectiveSettings, SettingError, SettingValue
+
+HOT_FACTOR = 2.0
+"""A partition holding more than this many times the typical one holds a hot mass."""
+MIN_PARTITIONS_FOR_SKEW = 4
+"""Fewer partitions than this cannot tell a hot key from noise: all is spread evenly."""
+
+_AQE_KEYS = (
+    "spark.sql.adaptive.enabled",
+    "spark.sql.adaptive.coalescePartitions.enabled",
+    "spark.sql.adaptive.coalescePartitions.parallelismFirst",
+    "spark.sql.adaptive.coalescePartitions.minPartitionSize",
+    "spark.sql.adaptive.coalescePartitions.minPartitionNum",
+    "spark.sql.adaptive.coalescePartitions.initialPartitionNum",
+    "spark.sql.adaptive.advisoryPartitionSizeInBytes",
+    "spark.sql.adaptive.skewJoin.enabled",
+    "spark.sql.adaptive.skewJoin.skewedPartitionFactor",
+    "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes",
+)
+_FILE_KEYS = (
+    "spark.sql.files.maxPartitionBytes",
+    "spark.sql.files.openCostInBytes",
+    "spark.sql.files.minPartitionNum",
+    "spark.sql.leafNodeDefaultParallelism",
+)
+
+
+# -- what a shuffle's partitions hold --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionContents:
+    """A shuffle's data as an even spread plus hot masses that stay whole."""
+
+    spread: float
+    """Bytes spread evenly over the keys."""
+    hot: FloatArray
+    """Bytes of each hot mass (a key, or a few, that hash to one partition)."""
+    measured: FloatArray | None = None
+    """The measured bytes of each partition, where each task read one partition."""
+    variation: float = 0.0
+    """Coefficient of variation of the spread's partitions at ``at`` partitions (how unevenly
+    hashing shares out keys), measured where each task read one partition."""
+    at: int = 1
+
+    @property
+    def total(self) -> float:
+        return self.spread + float(self.hot.sum())
+
+    def sizes_at(self, n: int) -> FloatArray:
+        """Bytes of each of ``n`` hash partitions of this data: the measured sizes at the
+        measured count; else an even share of the spread, varied as hashing varies it (the
+        measured variation, growing with the square root of the partitions per key, on a
+        fixed pseudo-random draw), with each hot mass whole in one partition."""
+        if self.measured is not None and len(self.measured) == n:
+            return self.measured.astype(np.float64)
+        out = np.full(n, self.spread / max(n, 1), dtype=np.float64)
+        if self.variation > 0 and n > 1:
+            cv = self.variation * math.sqrt(n / max(self.at, 1))
+            noise = np.random.default_rng(n).standard_normal(n)
+            out *= np.maximum(1.0 + cv * (noise - noise.mean()), 0.0)
+            out *= self.spread / max(float(out.sum()), 1e-300)
+        if self.hot.size:
+            np.add.at(out, _hot_slots(len(self.hot), n), self.hot)
+        return out
+
+
+def _hot_slots(count: int, n: int) -> np.ndarray:
+    """The partitions ``count`` hot masses hash to among ``n``: a fixed, well-mixed
+    function of the mass and ``n`` (Spark's hash of the key itself is not in the log), so
+    a mass lands in the same place each time it is asked and two masses collide about as
+    often as two keys would."""
+    keys = np.arange(1, count + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    keys ^= keys >> np.uint64(29)
+    return (keys % np.uint64(max(n, 1))).astype(np.int64)
+
+
+def partition_contents(sizes: np.ndarray, exact: bool, planned: int) -> PartitionContents:
+    """What the partitions held: from each partition's measured bytes (``exact``: each task
+    read one of ``planned`` partitions), or from tasks that each read several (an AQE
+    coalesced read), whose typical original partition is the spread over ``planned``."""
+    values = np.asarray(sizes, dtype=np.float64)
+    total = float(values.sum())
+    if values.size < MIN_PARTITIONS_FOR_SKEW or total <= 0:
+        return PartitionContents(total, np.zeros(0), values if exact else None)
+    median = float(np.median(values))
+    hot = values > HOT_FACTOR * max(median, 1.0)
+    planned = max(planned, int(values.size))
+    rest = total - float(values[hot].sum())
+    typical = rest / max(planned - int(hot.sum()), 1)
+    excess = np.maximum(values[hot] - typical, 0.0)
+    variation = 0.0
+    if exact and (~hot).sum() >= MIN_PARTITIONS_FOR_SKEW:
+        normal = values[~hot]
+        variation = float(normal.std() / normal.mean()) if normal.mean() > 0 else 0.0
+    return PartitionContents(
+        total - float(excess.sum()),
+        excess,
+        values if exact else None,
+        variation,
+        int(values.size),
+    )
+
+
+# -- new partitions of a stage ---------------------------------------------------------------
+
+
+def target_parallelism(
+    partitioning: Partitioning,
+    changes: Mapping[str, SettingValue],
+    target_cores: int,
+    local_mode: bool,
+) -> int:
+    """``spark.default.parallelism`` on the target: the new value, the log's where it set
+    one, else the target's cores (Spark's default: at least 2 outside local mode)."""
+    value = changes.get("spark.default.parallelism")
+    if value is not None:
+        return int(value)
+    if partitioning.parallelism_set:
+        return partitioning.default_parallelism
+    return max(target_cores, 1) if local_mode else max(target_cores, 2)
+
+
+def _coalesce_settings(s: EffectiveSettings, parallelism: int) -> rules.CoalesceSettings:
+    min_num = s.get("spark.sql.adaptive.coalescePartitions.minPartitionNum")
+    return rules.CoalesceSettings(
+        advisory=int(s.get("spark.sql.adaptive.advisoryPartitionSizeInBytes") or 64 << 20),
+        min_partition_size=int(
+            s.get("spark.sql.adaptive.coalescePartitions.minPartitionSize") or 0
+        ),
+        min_partition_num=int(min_num) if min_num is not None else None,
+        parallelism_first=bool(s.get("spark.sql.adaptive.coalescePartitions.parallelismFirst")),
+        default_parallelism=parallelism,
+        merge_small=s.version >= (3, 3) or s.version == (0, 0),
+    )
+
+
+def _skew_settings(s: EffectiveSettings) -> rules.SkewSettings:
+    return rules.SkewSettings(
+        enabled=bool(s.get("spark.sql.adaptive.skewJoin.enabled")),
+        factor=float(s.get("spark.sql.adaptive.skewJoin.skewedPartitionFactor") or 5.0),
+        threshold=int(s.get("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes") or 0),
+        advisory=int(s.get("spark.sql.adaptive.advisoryPartitionSizeInBytes") or 64 << 20),
+    )
+
+
+def planned_shuffle_partitions(s: EffectiveSettings) -> int:
+    """Partitions Spark plans for a shuffle under ``s`` (AQE's initial number where AQE
+    coalesces and it is set)."""
+    initial = s.get("spark.sql.adaptive.coalescePartitions.initialPartitionNum")
+    if initial is not None and _coalesces(s):
+        return int(initial)
+    return s.int_of("spark.sql.shuffle.partitions", 200)
+
+
+def _coalesces(s: EffectiveSettings) -> bool:
+    return bool(s.get("spark.sql.adaptive.enabled")) and bool(
+        s.get("spark.sql.adaptive.coalescePartitions.enabled")
+    )
+
+
+def _same(a: EffectiveSettings, b: EffectiveSettings, keys: tuple[str, ...]) -> bool:
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+def map_shares(profile: ApplicationProfile, part: StagePartitioning) -> np.ndarray:
+    """Each map task's share of the largest shuffle a stage reads (how a partition's bytes
+    spread over map-output blocks; a join's skew is taken to be on its larger side)."""
+    best = np.ones(1)
+    best_total = -1.0
+    for shuffle in part.shuffles:
+        writes = []
+        for key in shuffle.map_stages:
+            stage = profile.stages.get(key)
+            if stage is not None and len(stage.table):
+                t = stage.table
+                writes.append(t.col("shuffle_write_bytes")[t.ended].astype(np.float64))
+        if not writes:
+            continue
+        w = np.concatenate(writes)
+        total = float(w.sum())
+        if total > best_total:
+            best_total = total
+            best = w / total if total > 0 else np.full(len(w), 1.0 / len(w))
+    return best
+
+
+def shuffle_change(
+    profile: ApplicationProfile,
+    part: StagePartitioning,
+    base: EffectiveSettings,
+    target: EffectiveSettings,
+    base_parallelism: int,
+    new_parallelism: int,
+    join_type: str | None = None,
+) -> StageChange | None:
+    """New partitions of a stage reading a shuffle planned with spark.sql.shuffle.partitions:
+    the new count, then AQE's coalescing (and skew-join splits, for a sort-merge join) on
+    the sizes they would have; None where nothing changes."""
+    stage = profile.stages[part.key]
+    n0 = part.planned or part.partitions
+    n1 = planned_shuffle_partitions(target)
+    if not any(s.coalescible for s in part.shuffles):
+        return None
+    aqe0 = part.adaptive or (_coalesces(base) and n0 != part.partitions)
+    aqe1 = _coalesces(target)
+    if (
+        n1 == n0
+        and _same(base, target, _AQE_KEYS)
+        and (not aqe1 or base_parallelism == new_parallelism)
+    ):
+        return None
+    sizes, _ = partition_sizes(stage)
+    exact = not part.adaptive and len(sizes) == n0
+    contents = partition_contents(sizes, exact, n0)
+    total = contents.total
+    partitions = contents.sizes_at(n1)
+    why = f"{n1} shuffle partitions (from {n0})"
+    adaptive1 = bool(target.get("spark.sql.adaptive.enabled"))
+    skew = _skew_settings(target)
+    split_left, split_right = _splittable(join_type)
+    pieces = np.ones(n1, dtype=np.int64)
+    if adaptive1 and (aqe1 or skew.enabled):
+        shares = map_shares(profile, part)
+        reported = rules.reported_partition_sizes(partitions.astype(np.int64), shares)
+        if join_type is not None and skew.enabled and (split_left or split_right):
+            # The log has each task's shuffle bytes, not each side's: the partition's whole
+            # size stands for the side AQE would split.
+            pieces, _ = rules.skew_join_pieces(
+                reported, reported, skew, split_left or split_right, False, shares, shares
+            )
+        coalesce = _coalesce_settings(target, new_parallelism)
+        if (pieces > 1).any():
+            if aqe1:
+                ranges, split = rules.coalesce_with_skew(
+                    reported, pieces, coalesce, coalesce.min_num_partitions()
+                )
+            else:
+                ranges = [(i, i + 1) for i in range(n1) if pieces[i] == 1]
+                split = [i for i in range(n1) for _ in range(int(pieces[i])) if pieces[i] > 1]
+            data = _ranges_data(partitions, ranges)
+            for i in sorted(set(split)):
+                k = int(pieces[i])
+                data = np.concatenate([data, np.full(k, partitions[i] / k)])
+            why += f", AQE split {len(set(split))} skewed into {len(split)}"
+            if aqe1:
+                why += f" and coalesced the rest to {len(ranges)}"
+        elif aqe1:
+            ranges = rules.coalesce_partitions(reported, coalesce)
+            data = _ranges_data(partitions, ranges)
+            if len(ranges) < n1:
+                why += f", coalesced by AQE to {len(ranges)}"
+        else:
+            data = partitions
+    else:
+        data = partitions
+        if aqe0:
+            why += ", AQE off"
+    if total <= 0:
+        data = np.zeros(len(data))
+    if (
+        len(data) == part.partitions
+        and n1 == n0
+        and (not exact or np.allclose(data, sizes, rtol=1e-9, atol=0.5))
+    ):
+        return None
+    maps = [k for sh in part.shuffles for k in sh.map_stages]
+    return StageChange(
+        part.key,
+        part.control,
+        _knob(part),
+        part.partitions,
+        len(data),
+        data,
+        why,
+        maps,
+        (n0, n1),
+        True,
+    )
+
+
+def _splittable(join_type: str | None) -> tuple[bool, bool]:
+    """`OptimizeSkewedJoin.canSplitLeftSide`/`canSplitRightSide` of a join type."""
+    if join_type is None:
+        return False, False
+    left = join_type in ("Inner", "Cross", "LeftSemi", "LeftAnti", "LeftOuter")
+    right = join_type in ("Inner", "Cross", "RightOuter")
+    return left, right
+
+
+def _ranges_data(partitions: FloatArray, ranges: list[tuple[int, int]]) -> FloatArray:
+    if not ranges:
+        return np.zeros(1)
+    bounds = np.cumsum(np.r_[0.0, partitions])
+    return np.array([bounds[e] - bounds[s] for s, e in ranges], dtype=np.float64)
+
+
+def file_change(
+    profile: ApplicationProfile,
+    part: StagePartitioning,
+    base: EffectiveSettings,
+    target: EffectiveSettings,
+    base_parallelism: int,
+    new_parallelism: int,
+) -> StageChange | None:
+    """New partitions of a file scan: Spark's splits of the files under the new settings
+    (each file taken as the mean size), scaled by how well the rule reproduced the
+    profiled run's own count."""
+    if _same(base, target, _FILE_KEYS) and base_parallelism == new_parallelism:
+        return None
+    scans = part.scans
+    files = sum(s.files or 0 for s in scans)
+    size = sum(s.bytes or 0 for s in scans)
+    if files <= 0 or size <= 0:
+        return None
+    sizes = np.full(files, size // files, dtype=np.int64)
+    sizes[: size - int(sizes.sum())] += 1
+    for settings in (
+        _file_settings(base, base_parallelism),
+        _file_settings(target, new_parallelism),
+    ):
+        split = rules.max_split_bytes(sizes, settings)
+        pieces = -(-size // max(split, 1)) + files
+        if pieces > MAX_PARTITIONS * 10:
+            raise SettingError(
+                f"spark.sql.files.maxPartitionBytes: a split of {split:,} bytes cuts stage "
+                f"{part.key[0]}'s {size:,} bytes into over {MAX_PARTITIONS * 10:,} tasks, more "
+                "than perfmodel replays in a stage"
+            )
+    before = rules.file_partitions(sizes, _file_settings(base, base_parallelism))
+    after = rules.file_partitions(sizes, _file_settings(target, new_parallelism))
+    if len(after) == len(before) and np.array_equal(after, before):
+        return None
+    n = len(after)
+    why = f"{n} file splits (from {part.partitions})"
+    data = after.astype(np.float64)
+    if part.partitions < len(before) / 2:
+        # Far fewer tasks than the files' splits: the stage read part of the scan (a limit
+        # collects a partition or a few), which the split size does not set.
+        return None
+    if len(before) != part.partitions:
+        n = max(1, round(part.partitions * len(after) / max(len(before), 1)))
+        data = np.full(n, float(size) / n)
+        why = (
+            f"{n} file splits (from {part.partitions}; Spark's rule on files of the mean size "
+            f"gives {len(before)} for the profiled run, so its {len(after)} are scaled)"
+        )
+    return StageChange(part.key, part.control, _knob(part), part.partitions, n, data, why)
+
+
+def _file_settings(s: EffectiveSettings, parallelism: int) -> rules.FileSplitSettings:
+    leaf = s.get("spark.sql.leafNodeDefaultParallelism")
+    minimum = s.get("spark.sql.files.minPartitionNum")
+    return rules.FileSplitSettings(
+        max_partition_bytes=int(s.get("spark.sql.files.maxPartitionBytes") or 128 << 20),
+        open_cost=int(s.get("spark.sql.files.openCostInBytes") or 4 << 20),
+        min_partition_num=int(minimum or leaf or parallelism),
+    )
+
+
+def parallelism_change(
+    profile: ApplicationProfile,
+    part: StagePartitioning,
+    new_parallelism: int,
+    attempts: Mapping[int, list[StageKey]] | None = None,
+) -> StageChange | None:
+    """New partitions of a stage that follows spark.default.parallelism: an RDD shuffle
+    (hash partitioned, so skew survives) or a generated range (even splits). ``attempts``:
+    each stage id's attempts (`stage_attempts`), so finding the map stages is not a scan of
+    every stage per stage."""
+    if new_parallelism == part.partitions:
+        return None
+    stage = profile.stages[part.key]
+    sizes, _ = partition_sizes(stage)
+    if part.range_splits is not None or float(sizes.sum()) <= 0:
+        data = np.zeros(new_parallelism)
+    else:
+        contents = partition_contents(sizes, len(sizes) == part.partitions, part.partitions)
+        data = contents.sizes_at(new_parallelism)
+    why = f"{new_parallelism} partitions (spark.default.parallelism, from {part.partitions})"
+    if attempts is None:
+        attempts = stage_attempts(profile)
+    maps = [
+        k
+        for parent_id in stage.parent_stage_ids
+        for k in attempts.get(parent_id, ())
+        if len(profile.stages[k].table)
+        and float(profile.stages[k].table.col("shuffle_write_bytes").sum()) > 0
+    ]
+    planned = (part.partitions, new_parallelism) if maps else (0, 0)
+    return StageChange(
+        part.key,
+        part.control,
+        _knob(part),
+        part.partitions,
+        new_parallelism,
+        data,
+        why,
+        maps,
+        planned,
+    )
+
+
+def stage_attempts(profile: ApplicationProfile) -> dict[int, list[StageKey]]:
+    """Each stage id's attempts, in the profile's order."""
+    out: dict[int, list[StageKey]] = {}
+    for key in profile.stages:
+        out.setdefault(key[0], []).append(key)
+    return out
+
+
+def _knob(part: StagePartitioning) -> str:
+    """The setting in control of a stage's task count, as the user writes it."""
+    return part.setting or part.control
+
+
+def plan_settings(
+    profile: ApplicationProfile,
+    partitioning: Partitioning,
+    changes: Mapping[str, SettingValue],
+    target_cores: int,
+    local_mode: bool,
+) -> PartitionPlan:
+    """Everything Spark settings ``changes`` (parsed) change in the profile's partitioning:
+    the stages they re-partition, the joins that change strategy, and notes on what was
+    kept. ``target_cores`` and ``local_mode``: the configuration the run would have (the
+    default parallelism follows its cores where the log did not set it)."""
+    stages, notes = plan_changes(profile, partitioning, changes, target_cores, local_mode)
+    joins, join_notes = plan_join_switches(profile, partitioning, changes)
+    return PartitionPlan(stages, joins, notes + join_notes)
+
+
+def plan_changes(
+    profile: ApplicationProfile,
+    partitioning: Partitioning,
+    changes: Mapping[str, SettingValue],
+    target_cores: int,
+    local_mode: bool,
+) -> tuple[list[StageChange], list[str]]:
+    """Every stage whose partitions the settings change, and notes on what was kept."""
+    out: list[StageChange] = []
+    notes: list[str] = []
+    base_parallelism = partitioning.default_parallelism
+    new_parallelism = target_parallelism(partitioning, changes, target_cores, local_mode)
+    join_of = _join_types(partitioning)
+    attempts = stage_attempts(profile)
+    kept_keys: set[str] = set()
+    for key, part in partitioning.stages.items():
+        stage = profile.stages.get(key)
+        if stage is None or stage.status == "SKIPPED" or not len(stage.table):
+            continue
+        base = partitioning.settings_for(part)
+        target, kept = target_settings(partitioning, part, changes)
+        kept_keys.update(kept)
+        change: StageChange | None = None
+        if part.control == SHUFFLE_SETTING:
+            change = shuffle_change(
+                profile, part, base, target, base_parallelism, new_parallelism, join_of.get(key)
+            )
+        elif part.control == FILE_SPLITS:
+            change = file_change(profile, part, base, target, base_parallelism, new_parallelism)
+        elif part.control == RDD_PARALLELISM:
+            # An RDD shuffle follows spark.default.parallelism only where it is set (unset,
+            # its largest parent's count); generated data follows it set or not (the cores).
+            follows = (
+                part.planned is None
+                or partitioning.parallelism_set
+                or ("spark.default.parallelism" in changes)
+            )
+            # Unchanged parallelism changes nothing: a stage's own count may differ from it
+            # (a cartesian product runs one task per pair of its sides' partitions).
+            if follows and new_parallelism != base_parallelism:
+                change = parallelism_change(profile, part, new_parallelism, attempts)
+        if change is not None:
+            if change.new_partitions > MAX_PARTITIONS * 10:
+                raise SettingError(
+                    f"stage {key[0]} would run {change.new_partitions:,} tasks under these "
+                    f"settings ({change.why}); perfmodel replays at most "
+                    f"{MAX_PARTITIONS * 10:,} per stage"
+                )
+            out.append(change)
+    if kept_keys:
+        notes.append(
+            "the code sets " + ", ".join(sorted(kept_keys)) + " for some queries itself "
+            "(spark.conf.set): there the setting given does not apply, as in Spark"
+        )
+    return out, notes
+
+
+def _join_types(partitioning: Partitioning) -> dict[StageKey, str]:
+    """Stages running a shuffled join, with the join's type (for AQE's skew split)."""
+    out: dict[StageKey, str] = {}
+    for join in partitioning.joins:
+        if join.strategy in ("sort-merge", "shuffled-hash"):
+            for key in join.stages:
+                out[key] = join.join_type
+    return out
+
+
+def controls_of(profile: ApplicationProfile, partitioning: Partitioning) -> dict[str, int]:
+    """Stages that ran tasks, per knob kind in control of their task count."""
+    out: dict[str, int] = {}
+    for key, part in partitioning.stages.items():
+        stage = profile.stages.get(key)
+        if stage is None or stage.status == "SKIPPED" or not len(stage.table):
+            continue
+        out[part.control] = out.get(part.control, 0) + 1
+    return out
+
+
+def no_effect(
+    profile: ApplicationProfile,
+    partitioning: Partitioning,
+    changes: Mapping[str, SettingValue],
+    controls: Mapping[str, int],
+) -> dict[str, str]:
+    """Settings given that this profile gives nothing to act on, each with the reason: no
+    stage reads a SQL shuffle planned with ``spark.sql.shuffle.partitions``, none scans
+    files, no join, ... (a log without SQL plans, above all, says so)."""
+    shuffles = controls.get(SHUFFLE_SETTING, 0)
+    files = controls.get(FILE_SPLITS, 0)
+    rdd = controls.get(RDD_PARALLELISM, 0)
+    joins = len(partitioning.joins)
+    plans = any(q.plan is not None for q in profile.queries.values())
+    out: dict[str, str] = {}
+    for key in changes:
+        if key == "spark.sql.shuffle.partitions" or key in _AQE_KEYS:
+            acts = shuffles > 0 or (key == "spark.sql.adaptive.enabled" and joins > 0)
+            what = "reads a SQL shuffle planned with spark.sql.shuffle.partitions"
+        elif key in _FILE_KEYS:
+            acts, what = files > 0, "splits files it scans by the SQL file-split settings"
+        elif key == "spark.default.parallelism":
+            acts = rdd + files + shuffles > 0
+            what = "follows spark.default.parallelism"
+        elif key in JOIN_KEYS:
+            acts, what = joins > 0, "runs a SQL join"
+        else:
+            continue
+        if not acts and not plans:
+            out[key] = (
+                "the log has no SQL plans (an RDD application, or SQL events left out of the "
+                "log), so no stage is known to follow it: no change predicted"
+            )
+        elif not acts:
+            out[key] = f"no stage of this log {what}: no change predicted"
+    return out

@@ -1,0 +1,356 @@
+"""Spark's own rules for how many partitions a stage gets, as functions of sizes.
+
+A settings what-if must decide partition counts the way Spark would with the new
+settings, so these follow Spark's source rather than a summary of it:
+
+* AQE's coalescing of shuffle partitions: `CoalesceShufflePartitions` and
+  `ShufflePartitionsUtil.coalescePartitions` (Spark 3.2+; 3.0/3.1 are the same rule without
+  ``minPartitionSize``, which the settings' defaults express);
+* AQE's skew-join splitting: `OptimizeSkewedJoin` and
+  `ShufflePartitionsUtil.createSkewPartitionSpecs` / `splitSizeListByTargetSize`;
+* file-scan splits: `FilePartition.maxSplitBytes`, `PartitionedFileUtil.splitFiles` and
+  `FilePartition.getFilePartitions` ("next fit decreasing").
+
+Each takes plain numbers and arrays (sizes in bytes) and returns plain numbers and arrays;
+what the sizes are (measured or modelled) is the caller's business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+IntArray = NDArray[np.int64]
+
+SMALL_PARTITION_FACTOR = 0.2
+MERGED_PARTITION_FACTOR = 1.2
+"""`ShufflePartitionsUtil`'s factors for merging a small last piece of a skew split."""
+
+
+def coalesce_target(
+    total_bytes: int, advisory: int, min_num_partitions: int, min_partition_size: int
+) -> int:
+    """The target size of a coalesced partition: the advisory size, at most an even share
+    of the data over ``min_num_partitions``, at least ``min_partition_size``."""
+    max_target = -(-total_bytes // max(min_num_partitions, 1))
+    return max(min(max_target, advisory), min_partition_size)
+
+
+def coalesce_ranges(
+    sizes: IntArray,
+    start: int,
+    end: int,
+    target: int,
+    min_partition_size: int,
+    allow_empty: bool,
+) -> list[tuple[int, int]]:
+    """`ShufflePartitionsUtil.coalescePartitions(start, end, ...)`: pack partitions of
+    contiguous indices until adding the next would pass ``target``; a packed run still
+    below ``min_partition_size`` is merged into the smaller of its neighbours (Spark 3.3+;
+    pass 0 for the rule before). Empty runs get no task unless every partition is empty and
+    ``allow_empty`` is False. ``sizes`` are per partition, summed over the shuffles read
+    together."""
+    out: list[tuple[int, int]] = []
+    coalesced = 0
+    latest = start
+    latest_size = 0
+    values = sizes[start:end].tolist()
+    for offset, size in enumerate(values):
+        i = start + offset
+        if i > latest and coalesced + size > target:
+            if coalesced < min_partition_size:
+                if 0 < latest_size < size:
+                    out[-1] = (out[-1][0], i)  # into the run before
+                    latest = i
+                    latest_size += coalesced
+                    coalesced = size
+                else:
+                    coalesced += size  # into the run after
+            else:
+                if coalesced > 0:
+                    out.append((latest, i))
+                latest = i
+                latest_size = coalesced
+                coalesced = size
+        else:
+            coalesced += size
+    if coalesced < min_partition_size and latest_size > 0:
+        out[-1] = (out[-1][0], end)
+    elif coalesced > 0 or (not allow_empty and not out):
+        out.append((latest, end))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CoalesceSettings:
+    """The settings AQE's coalescing reads (already resolved: defaults and fallbacks)."""
+
+    advisory: int
+    min_partition_size: int
+    min_partition_num: int | None
+    """``spark.sql.adaptive.coalescePartitions.minPartitionNum`` when set."""
+    parallelism_first: bool
+    default_parallelism: int
+    merge_small: bool = True
+    """Whether runs below the minimum size are merged into a neighbour (Spark 3.3+)."""
+
+    @property
+    def merge_below(self) -> int:
+        return self.min_partition_size if self.merge_small else 0
+
+    def min_num_partitions(self) -> int:
+        """`CoalesceShufflePartitions`'s minimum: the set minimum, else the default
+        parallelism when parallelism comes first, else 1."""
+        if self.min_partition_num is not None:
+            return self.min_partition_num
+        return self.default_parallelism if self.parallelism_first else 1
+
+
+def coalesce_partitions(
+    sizes: IntArray, settings: CoalesceSettings, min_num_partitions: int | None = None
+) -> list[tuple[int, int]]:
+    """AQE's coalescing of one coalesce group without skew splits: the (start, end) index
+    ranges of the coalesced partitions, or every partition alone where coalescing would not
+    reduce their number (Spark then keeps the plan as it was). ``sizes``: bytes per shuffle
+    partition, summed over the group's shuffles."""
+    n = len(sizes)
+    if n == 0:
+        return [(0, 0)]
+    minimum = settings.min_num_partitions() if min_num_partitions is None else min_num_partitions
+    target = coalesce_target(
+        int(sizes.sum()), settings.advisory, max(minimum, 1), settings.min_partition_size
+    )
+    ranges = coalesce_ranges(sizes, 0, n, target, settings.merge_below, allow_empty=False)
+    if len(ranges) < n:
+        return ranges
+    return [(i, i + 1) for i in range(n)]
+
+
+def split_by_target(sizes: Sequence[int], target: int) -> list[int]:
+    """`ShufflePartitionsUtil.splitSizeListByTargetSize`: start indices splitting ``sizes``
+    into pieces near ``target``, a small piece merged into its neighbour."""
+    starts = [0]
+    current = 0
+    last = -1
+
+    def try_merge() -> None:
+        nonlocal last
+        merge = last > -1 and (
+            current + last < target * MERGED_PARTITION_FACTOR
+            or current < target * SMALL_PARTITION_FACTOR
+            or last < target * SMALL_PARTITION_FACTOR
+        )
+        if merge:
+            starts.pop()
+            last += current
+        else:
+            last = current
+
+    for i, size in enumerate(sizes):
+        if i > 0 and current + size > target:
+            try_merge()
+            starts.append(i)
+            current = size
+        else:
+            current += size
+    try_merge()
+    return starts
+
+
+@dataclass(frozen=True, slots=True)
+class SkewSettings:
+    enabled: bool
+    factor: float
+    threshold: int
+    advisory: int
+
+
+def median_size(sizes: IntArray) -> int:
+    """`Utils.median(sizes, false)`: the middle size (mean of the two middle ones for an
+    even count, integer division), at least 1."""
+    ordered = np.sort(sizes)
+    n = len(ordered)
+    if n == 0:
+        return 1
+    if n % 2 == 0:
+        return max(int((int(ordered[n // 2]) + int(ordered[n // 2 - 1])) // 2), 1)
+    return max(int(ordered[n // 2]), 1)
+
+
+def skew_threshold(sizes: IntArray, settings: SkewSettings) -> int:
+    """`OptimizeSkewedJoin.getSkewThreshold`: the larger of the threshold setting and the
+    median size times the factor."""
+    return max(settings.threshold, int(median_size(sizes) * settings.factor))
+
+
+def skew_target(sizes: IntArray, threshold: int, advisory: int) -> int:
+    """`OptimizeSkewedJoin.targetSize`: the mean size of the partitions that are not
+    skewed, at least the advisory size."""
+    normal = sizes[sizes <= threshold]
+    if normal.size == 0:
+        return advisory
+    return max(advisory, int(normal.sum()) // int(normal.size))
+
+
+def skew_pieces(size: int, map_shares: NDArray[np.float64], target: int) -> int:
+    """Pieces a skewed shuffle partition of ``size`` bytes is split into: its blocks, one
+    per map task (``map_shares``: each map task's share of the shuffle, by which the
+    partition's bytes are taken to spread), grouped by `split_by_target`; 1 when it cannot
+    be split (a single map task, or one group)."""
+    blocks = [int(round(size * s)) for s in map_shares.tolist()]
+    starts = split_by_target(blocks, target)
+    return len(starts)
+
+
+def skew_join_pieces(
+    left: IntArray,
+    right: IntArray,
+    settings: SkewSettings,
+    split_left: bool,
+    split_right: bool,
+    left_maps: NDArray[np.float64],
+    right_maps: NDArray[np.float64],
+) -> tuple[IntArray, IntArray]:
+    """`OptimizeSkewedJoin.tryOptimizeJoinChildren`: per shuffle partition, the pieces each
+    side is split into (1 where not skewed or not splittable; a partition of both sides
+    split runs as the product of their pieces). ``split_left``/``split_right``: whether the
+    join type allows splitting that side (inner: both; left outer, semi, anti: left)."""
+    n = len(left)
+    ones = np.ones(n, dtype=np.int64)
+    if not settings.enabled or n == 0 or not (split_left or split_right):
+        return ones, ones.copy()
+    pieces: list[IntArray] = []
+    for sizes, allowed, maps in ((left, split_left, left_maps), (right, split_right, right_maps)):
+        side = np.ones(n, dtype=np.int64)
+        if allowed:
+            threshold = skew_threshold(sizes, settings)
+            target = skew_target(sizes, threshold, settings.advisory)
+            for i in np.flatnonzero(sizes > threshold).tolist():
+                side[i] = skew_pieces(int(sizes[i]), maps, target)
+        pieces.append(side)
+    return pieces[0], pieces[1]
+
+
+def coalesce_with_skew(
+    sizes: IntArray, pieces: IntArray, settings: CoalesceSettings, min_num_partitions: int
+) -> tuple[list[tuple[int, int]], list[int]]:
+    """`coalescePartitionsWithSkew`: the partitions a skew-split join reads after coalescing.
+    Skewed partitions (``pieces`` > 1: the product of both sides' pieces) keep their splits;
+    the runs of partitions between them are coalesced, each on its own, with the group's
+    target. Returns the coalesced (start, end) ranges of unsplit partitions and, per split
+    partition, its index repeated once per piece (in partition order, as tasks run)."""
+    n = len(sizes)
+    target = coalesce_target(
+        int(sizes.sum()), settings.advisory, max(min_num_partitions, 1), settings.min_partition_size
+    )
+    ranges: list[tuple[int, int]] = []
+    split: list[int] = []
+    start = 0
+    skewed = np.flatnonzero(pieces > 1).tolist()
+    for i in skewed:
+        if i > start:
+            ranges += coalesce_ranges(
+                sizes, start, i, target, settings.merge_below, allow_empty=True
+            )
+        split += [i] * int(pieces[i])
+        start = i + 1
+    if n > start:
+        ranges += coalesce_ranges(sizes, start, n, target, settings.merge_below, allow_empty=True)
+    return ranges, split
+
+
+@dataclass(frozen=True, slots=True)
+class FileSplitSettings:
+    max_partition_bytes: int
+    open_cost: int
+    min_partition_num: int
+    """``spark.sql.files.minPartitionNum``, else the leaf-node default parallelism."""
+
+
+def max_split_bytes(file_sizes: IntArray, settings: FileSplitSettings) -> int:
+    """`FilePartition.maxSplitBytes`: the split size, at most ``maxPartitionBytes``, at least
+    ``openCostInBytes``, else the files' bytes (each file counted with its open cost)
+    shared evenly over the minimum partition count."""
+    total = int(file_sizes.sum()) + settings.open_cost * len(file_sizes)
+    per_core = total // max(settings.min_partition_num, 1)
+    return min(settings.max_partition_bytes, max(settings.open_cost, per_core))
+
+
+def file_partitions(
+    file_sizes: IntArray, settings: FileSplitSettings, splittable: bool = True
+) -> IntArray:
+    """Bytes of each partition a file scan reads: files cut into `max_split_bytes` pieces
+    (when the format is splittable), largest first, packed "next fit": a partition is
+    closed when the next piece would take it over the split size, each piece also costing
+    the open cost (`FilePartition.getFilePartitions`)."""
+    split = max(max_split_bytes(file_sizes, settings), 1)
+    pieces: list[int] = []
+    for size in file_sizes.tolist():
+        if splittable and size > split:
+            full, rest = divmod(int(size), split)
+            pieces += [split] * full
+            if rest:
+                pieces.append(rest)
+        else:
+            pieces.append(int(size))
+    pieces.sort(reverse=True)
+    out: list[int] = []
+    current = 0
+    count = 0
+    filled = 0
+    for size in pieces:
+        if count and current + size > split:
+            out.append(filled)
+            current = count = filled = 0
+        current += size + settings.open_cost
+        filled += size
+        count += 1
+    if count:
+        out.append(filled)
+    return np.array(out, dtype=np.int64)
+
+
+LOG_BASE = 1.1
+"""`MapStatus`'s base: a block's size is stored as the exponent of the next power of 1.1."""
+HIGHLY_COMPRESSED_FROM = 2000
+"""``spark.shuffle.minNumPartitionsToHighlyCompress``: beyond this many partitions a map
+task reports the mean size of its non-empty blocks instead of each block's."""
+
+
+def reported_block_sizes(blocks: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The sizes AQE sees for shuffle blocks of ``blocks`` bytes: `MapStatus.compressSize`
+    then `decompressSize`, i.e. rounded up to a power of 1.1 (0 and 1 kept)."""
+    sizes = np.asarray(blocks, dtype=np.float64)
+    out = np.where(sizes <= 1, np.maximum(sizes, 0.0), 0.0)
+    big = sizes > 1
+    if big.any():
+        exponent = np.minimum(np.ceil(np.log(sizes[big]) / np.log(LOG_BASE)), 255)
+        out[big] = np.floor(np.power(LOG_BASE, exponent))
+    return out
+
+
+def reported_partition_sizes(
+    partition_bytes: IntArray, map_shares: NDArray[np.float64]
+) -> IntArray:
+    """``bytesByPartitionId`` as AQE would see it for a shuffle whose partitions hold
+    ``partition_bytes``, each spread over the map tasks by ``map_shares`` (their shares of
+    the shuffle): every block rounded as its map status reports it, then summed. Beyond
+    `HIGHLY_COMPRESSED_FROM` partitions each map task reports its blocks' mean (the huge
+    blocks it keeps exactly are left out of this model)."""
+    sizes = np.asarray(partition_bytes, dtype=np.float64)
+    shares = np.asarray(map_shares, dtype=np.float64)
+    if shares.size == 0 or sizes.size == 0:
+        return np.asarray(partition_bytes, dtype=np.int64)
+    total = np.zeros(len(sizes), dtype=np.float64)
+    for share in shares.tolist():
+        blocks = np.floor(sizes * share)
+        if len(sizes) > HIGHLY_COMPRESSED_FROM:
+            nonempty = blocks > 0
+            mean = float(blocks[nonempty].mean()) if nonempty.any() else 0.0
+            total += np.where(nonempty, np.floor(mean), 0.0)
+        else:
+            total += reported_block_sizes(blocks)
+    return total.astype(np.int64)

@@ -1,0 +1,101 @@
+"""`perfmodel record` on a real dask.distributed script (LocalCluster, worker processes),
+then diagnose, predict, report and fleet on the bundle through the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from perfmodel.profile import bundle
+
+pytest.importorskip("distributed", reason="Dask is not installed (extra: dask)")
+
+APP = Path(__file__).resolve().parents[1] / "data" / "dask" / "small_app.py"
+PERFMODEL = [sys.executable, "-c", "from perfmodel.cli import main; main()"]
+
+
+def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [*PERFMODEL, *map(str, args)], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+@pytest.fixture(scope="session")
+def dask_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dask") / "bundle"
+    done = _cli("record", "--out", out, "--", sys.executable, APP)
+    assert "elapsed" in done.stdout  # the application's own output passes through
+    return out
+
+
+def test_the_bundle_holds_the_task_stream(dask_bundle: Path) -> None:
+    manifest = bundle.read_manifest(dask_bundle)
+    assert manifest.exit_code == 0
+    assert manifest.sampling["dask"]["files"] >= 4  # scheduler, client, two workers
+    names = {p.name.split("-")[0] for p in (dask_bundle / bundle.DASK_DIR).glob("*.jsonl")}
+    assert names == {"scheduler", "client", "worker"}
+    assert not any("JFR" in w for w in manifest.warnings)
+
+
+def test_diagnose_reads_jobs_stages_tasks_and_workers(dask_bundle: Path) -> None:
+    d = json.loads(_cli("diagnose", dask_bundle, "--json").stdout)
+    assert d["jobs"] == 2 and d["failed_jobs"] == 0
+    assert d["tasks"] == d["task_end_reasons"]["Success"] >= 16 + 8
+    names = {s["name"] for s in d["stages"]}
+    assert "count_odd" in names and any("random" in n for n in names), names
+    ex = d["executors"]
+    assert (ex["count"], ex["cores"], ex["total_slots"], ex["hosts"]) == (2, 1, 2, 1)
+    assert ex["memory_bytes"] == 1 << 30
+    assert 0 < d["duration_s"] < 60 and d["decomposition"]["cpu"] > 0
+    assert d["data_quality"]["damaged"] is False
+
+
+def test_samples_of_worker_threads_are_tied_to_their_tasks(dask_bundle: Path) -> None:
+    import perfmodel
+
+    analysis = perfmodel.load(dask_bundle, code_vectors=False)
+    if not pq.read_table(dask_bundle / bundle.SAMPLES).num_rows:
+        pytest.skip("py-spy recorded no samples here (no ptrace permission?)")
+    assert analysis.samples is not None and analysis.samples.attribution["plugin"] > 0
+    odd = [k for k, s in analysis.profile.stages.items() if s.name == "count_odd"]
+    top = analysis.samples.stage(odd[0]).top(3)
+    assert any("count_odd" in f.name for f in top), top
+
+
+def test_worker_threads_are_filed_under_their_worker(dask_bundle: Path) -> None:
+    import perfmodel
+    from perfmodel.profile.thread_cpu import TASK
+
+    profile = perfmodel.load(dask_bundle, code_vectors=False).profile
+    assert profile.thread_cpu is not None
+    for worker in profile.executors:
+        series = profile.thread_cpu.series[(worker, TASK)]
+        assert series.cpu_ms[-1] > 0
+
+
+def test_predict_with_workers_and_threads(dask_bundle: Path) -> None:
+    p = json.loads(
+        _cli("predict", dask_bundle, "--workers", "1", "--threads", "2", "--json").stdout
+    )
+    assert p["config"]["executors"] == 1 and p["config"]["executor_cores"] == 2
+    assert p["config"]["hosts"] == 1  # a local cluster stays on its one machine
+    assert p["baseline_config"]["executors"] == 2 and p["predicted_s"] > 0
+    assert abs(p["model_error"]) < 0.5
+    mem = json.loads(_cli("predict", dask_bundle, "--mem", "2g", "--net-bw", "2x", "--json").stdout)
+    assert mem["config"]["memory_bytes"] == 2 << 30
+
+
+def test_report_and_fleet(dask_bundle: Path, tmp_path: Path) -> None:
+    html = tmp_path / "r.html"
+    _cli("report", dask_bundle, "--out", html)
+    assert html.stat().st_size > 10_000 and "count_odd" in html.read_text()
+    _cli("fleet", dask_bundle, "--out", tmp_path / "fleet")
+    apps = pq.read_table(tmp_path / "fleet" / "apps.parquet").to_pylist()
+    assert len(apps) == 1 and apps[0]["app_name"] == "small_app.py"

@@ -1,0 +1,223 @@
+"""The Dask front end on hand-built task streams whose profile and replay are known."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import perfmodel
+from perfmodel.analysis import read
+from perfmodel.dag.decomposition import decompose_table
+from perfmodel.dask.build import build
+from perfmodel.dask.frontend import is_dask_bundle, read_dask_bundle
+from perfmodel.dask.stream import read_stream
+from perfmodel.simulate.config import WhatIf
+from tests.unit.dask_streams import (
+    T0,
+    WORKER_A,
+    WORKER_B,
+    A,
+    B,
+    StreamBuilder,
+    key,
+    two_stage,
+)
+
+MS = 1000.0
+
+
+def _profile(builder: StreamBuilder, tmp_path: Path, host_cores: int | None = 2):
+    builder.write(tmp_path)
+    return build(read_stream(tmp_path), host_cores=host_cores)
+
+
+def test_jobs_stages_and_tasks_of_a_two_stage_graph(tmp_path: Path) -> None:
+    built = _profile(two_stage(), tmp_path)
+    p = built.profile
+    assert p.framework == "dask" and p.framework_version == "2026.8.0" and p.complete
+    # The run is what the script measured: submitted at 0.5 s, result received at 1.0 s.
+    assert p.start_ms == (T0 + 0.5) * MS and p.end_ms == (T0 + 1.0) * MS
+    (job,) = p.jobs.values()
+    assert (job.submit_ms, job.complete_ms, job.result) == (p.start_ms, p.end_ms, "SUCCEEDED")
+    a, b = p.stages[(0, 0)], p.stages[(1, 0)]
+    assert (a.name, a.num_tasks, a.details) == ("a", 2, A)
+    assert (b.name, b.num_tasks, b.parent_stage_ids) == ("b", 1, [0])
+    assert list(p.stage_graph.edges()) == [(0, 1)]
+    # a is ready when the job's first task started; b (which began after a ended) when a
+    # completed: slots, not a lag, then decide when it runs.
+    assert a.submit_ms == (T0 + 0.6) * MS and b.submit_ms == (T0 + 0.8) * MS
+    t = b.table
+    assert t.launch_ms[0] == pytest.approx((T0 + 0.81) * MS)
+    assert t.finish_ms[0] == pytest.approx((T0 + 0.92) * MS)
+    assert t.run_ms[0] == pytest.approx(110.0)
+    assert t.cpu_ms[0] == pytest.approx(100.0) and t.has_cpu_time[0]
+    assert t.shuffle_write_ms[0] == pytest.approx(10.0)  # spilling its result
+    assert t.shuffle_read_bytes[0] == 10_000 and t.shuffle_remote_read_bytes[0] == 0
+    assert (t.memory_spill_bytes[0], t.disk_spill_bytes[0]) == (5000, 3000)
+    assert built.task_end_reasons == {"Success": 3}
+
+
+def test_resources_say_where_each_value_came_from(tmp_path: Path) -> None:
+    r = _profile(two_stage(), tmp_path).profile.resources
+    assert (r.executor_instances, r.executor_cores, r.total_slots, r.hosts) == (1, 2, 2, 1)
+    assert r.executor_memory_bytes == 1 << 30 and r.hosts_fixed and not r.local_mode
+    assert r.sources["executor_cores"].startswith("recorded: threads per worker")
+    assert r.sources["executor_memory_bytes"].startswith("recorded: worker memory limit")
+    assert "local cluster" in r.sources["hosts"]
+
+
+def test_without_the_host_size_hosts_are_not_taken_as_fixed(tmp_path: Path) -> None:
+    r = _profile(two_stage(), tmp_path, host_cores=None).profile.resources
+    assert not r.hosts_fixed
+
+
+def test_transfers_are_network_wait_and_remote_bytes(tmp_path: Path) -> None:
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    s.worker(WORKER_B, pid=21, nthreads=1)
+    a0, b0 = key(A, 0), key(B, 0)
+    s.submit(0.0, [b0], [a0, b0])
+    s.task(a0, WORKER_A, 1, (0.1, 0.3), cpu=0.2, nbytes=8000)
+    # The transfer ended 50 ms before the function started: only its 20 ms count.
+    s.task(b0, WORKER_B, 5, (0.4, 0.5), cpu=0.1, deps=[a0], transfer=(0.33, 0.35))
+    s.gathered(0.6, [b0])
+    s.close(1.0)
+    t = _profile(s, tmp_path).profile.stages[(1, 0)].table
+    assert t.shuffle_fetch_wait_ms[0] == pytest.approx(20.0)
+    assert t.launch_ms[0] == pytest.approx((T0 + 0.38) * MS)
+    assert (t.shuffle_read_bytes[0], t.shuffle_remote_read_bytes[0]) == (8000, 8000)
+
+
+def test_the_workers_overhead_around_a_task_is_scheduling_time(tmp_path: Path) -> None:
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    s.submit(0.0, [key(A, 0)], [key(A, 0)])
+    # Took its thread 5 ms before the function started; stored 3 ms after it ended.
+    s.task(key(A, 0), WORKER_A, 1, (0.1, 0.2), cpu=0.1, began=0.095, stored=0.203)
+    s.close(0.5)
+    t = _profile(s, tmp_path).profile.stages[(0, 0)].table
+    assert t.launch_ms[0] == pytest.approx((T0 + 0.095) * MS)
+    assert t.finish_ms[0] == pytest.approx((T0 + 0.203) * MS)
+    assert t.run_ms[0] == pytest.approx(100.0)
+    assert decompose_table(t).scheduling[0] == pytest.approx(8.0)
+
+
+def test_a_task_holds_its_thread_from_when_both_were_ready(tmp_path: Path) -> None:
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    x, y, z = key(A, 0), key(A, 1), key(A, 2)
+    s.submit(0.0, [x, y, z], [x, y, z])
+    # x was ready at 0.05 on an unused thread: it holds it from then (the worker took 40 ms
+    # to start it).
+    s.task(x, WORKER_A, 1, (0.10, 0.20), cpu=0.1, began=0.09, ready=0.05)
+    # y was ready while x ran: it holds the thread from x's end (0.20), 4 ms before it began.
+    s.task(y, WORKER_A, 1, (0.25, 0.30), cpu=0.05, began=0.24, ready=0.15)
+    # z became ready only at 0.40 (the thread idled since 0.30): it holds it from then.
+    s.task(z, WORKER_A, 1, (0.45, 0.50), cpu=0.05, began=0.42, ready=0.40)
+    s.close(1.0)
+    t = _profile(s, tmp_path).profile.stages[(0, 0)].table
+    assert t.launch_ms.tolist() == pytest.approx([(T0 + v) * MS for v in (0.05, 0.20, 0.40)])
+    assert decompose_table(t).scheduling.tolist() == pytest.approx([50.0, 50.0, 50.0])
+
+
+def test_a_transfer_beside_another_task_holds_no_thread(tmp_path: Path) -> None:
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    s.worker(WORKER_B, pid=21, nthreads=1)
+    x, y, z = key(A, 0), key(A, 1), key(B, 0)
+    s.submit(0.0, [z], [x, y, z])
+    s.task(x, WORKER_A, 1, (0.1, 0.2), cpu=0.1)
+    s.task(y, WORKER_B, 5, (0.1, 0.3), cpu=0.2)
+    # z's input x arrived while y ran on B's only thread (0.25–0.29): no wait counted;
+    # then z ran right after y.
+    s.task(z, WORKER_B, 5, (0.3, 0.4), cpu=0.1, deps=[x], transfer=(0.25, 0.29))
+    s.close(1.0)
+    t = _profile(s, tmp_path).profile.stages[(1, 0)].table
+    assert t.shuffle_fetch_wait_ms[0] == 0.0 and t.launch_ms[0] == pytest.approx((T0 + 0.3) * MS)
+    assert t.run_ms[0] == pytest.approx(100.0)
+
+
+def test_tasks_without_a_recorded_graph_form_a_job_of_their_own(tmp_path: Path) -> None:
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    s.task(key(A, 0), WORKER_A, 1, (0.1, 0.2), cpu=0.1)
+    s.close(0.5)
+    p = _profile(s, tmp_path).profile
+    assert len(p.jobs) == 1 and p.jobs[0].submit_ms == (T0 + 0.1) * MS
+    assert any("no recorded graph" in w for w in p.warnings)
+
+
+def test_a_scheduler_that_never_closed_makes_an_incomplete_profile(tmp_path: Path) -> None:
+    s = two_stage()
+    s.scheduler = [r for r in s.scheduler if r["e"] != "close"]
+    p = _profile(s, tmp_path).profile
+    assert not p.complete and any("did not close" in w for w in p.warnings)
+
+
+def test_an_erred_task_fails_its_stage_and_job(tmp_path: Path) -> None:
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    s.submit(0.0, [key(A, 0)], [key(A, 0)])
+    s.task(key(A, 0), WORKER_A, 1, (0.1, 0.2), status="erred")
+    s.close(0.5)
+    built = _profile(s, tmp_path)
+    assert built.task_end_reasons == {"erred": 1}
+    assert built.profile.stages[(0, 0)].status == "FAILED"
+    assert built.profile.jobs[0].result == "FAILED"
+
+
+def test_facade_replays_the_baseline_and_a_what_if_exactly(tmp_path: Path) -> None:
+    """Known answer: the baseline replay keeps the 100 ms start-up and the 80 ms until the
+    result was received, and packs the tasks: a 0–200 ms on two threads, b 110 ms → 0.49 s
+    (observed 0.50 s: b started 10 ms after a ended). On one thread the two a tasks run one
+    after the other (each had its own core before: no contention either way) → 0.69 s."""
+    bundle = two_stage().bundle(tmp_path / "b")
+    assert is_dask_bundle(bundle)
+    analysis = perfmodel.load(bundle)
+    assert analysis.profile.framework == "dask"
+    base = analysis.predict()
+    assert base.observed_s == pytest.approx(0.5)
+    assert base.baseline_replay_s == pytest.approx(0.49)
+    one = analysis.predict(WhatIf(executor_cores=1))
+    assert one.predicted_s == pytest.approx(0.69)
+    assert analysis.slot_only_s(WhatIf(executor_cores=1)) == pytest.approx(0.69)
+
+
+def test_more_workers_on_a_local_cluster_share_its_cores(tmp_path: Path) -> None:
+    """Two workers × two threads on the same two-core host: the four a-like tasks that ran
+    alone at one core each now ask for four cores of two, so CPU work takes twice as long
+    and the extra slots buy nothing."""
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    names = [key(A, i) for i in range(4)]
+    s.submit(0.0, names, names)
+    for i, name in enumerate(names):
+        s.task(name, WORKER_A, 1, (0.1 + 0.2 * i, 0.3 + 0.2 * i), cpu=0.2)
+    s.gathered(0.9, names)
+    s.close(1.0)
+    analysis = perfmodel.load(s.bundle(tmp_path / "b"))
+    base = analysis.predict()
+    assert base.baseline_replay_s == pytest.approx(0.9)
+    target = analysis.target(WhatIf(executors=2, executor_cores=2))
+    assert (target.hosts, target.host_cores, target.slots) == (1, 2, 4)
+    wide = analysis.predict(target)
+    # 0.1 s start-up; four 200 ms tasks at once, stretched ×2 by sharing two cores → 0.4 s.
+    assert wide.predicted_s == pytest.approx(0.1 + 0.4, rel=0.02)
+    assert analysis.slot_only_s(target) == pytest.approx(0.3)
+
+
+def test_off_cpu_time_is_unattributed(tmp_path: Path) -> None:
+    built = _profile(two_stage(cpu_share=0.5), tmp_path)
+    t = built.profile.stages[(0, 0)].table
+    assert np.allclose(t.cpu_ms, 100.0) and np.allclose(t.run_ms, 200.0)
+
+
+def test_the_facade_dispatches_dask_bundles_only(tmp_path: Path) -> None:
+    assert not is_dask_bundle(tmp_path)
+    bundle = two_stage().bundle(tmp_path / "b")
+    loaded = read(bundle)
+    assert loaded.task_end_events == 3 and loaded.profile.framework == "dask"
+    assert loaded.profile.app_name == "app.py" and loaded.samples is not None
+    assert read_dask_bundle(bundle).profile.app_id == loaded.profile.app_id

@@ -1,0 +1,145 @@
+"""Re-splitting a stage's work into other partitions, on hand-built stages with known answers:
+skew survives, each task pays its fixed cost, a partition that outgrows its memory spills."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perfmodel.dag.concurrency import task_concurrency
+from perfmodel.simulate.app_tasks import AppTasks
+from perfmodel.simulate.config import baseline_config
+from perfmodel.simulate.repartition import (
+    BYPASS_PARTITION_MS,
+    SORTED_PARTITION_MS,
+    WARM_TASK_MS,
+    partition_overhead_ms,
+    resplit,
+    rewrite_map_side,
+)
+from perfmodel.simulate.stage_work import CPU, DISK, SCHEDULING, SPILL, StageWork, stage_works
+from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
+from perfmodel.spark.partition_plan import partition_contents
+
+MB = 1 << 20
+
+
+def _stage(tasks: list[TaskSpec], memory: int = 1 << 30) -> tuple[StageWork, object]:
+    profile = build_synthetic([[StageSpec(0, tasks)]], 1, memory_bytes=memory)
+    base = baseline_config(profile)
+    app = AppTasks.of(profile)
+    (work,) = stage_works(
+        [profile.stages[(0, 0)]], [0], app, base, task_concurrency(app.table), None, {}
+    )
+    return work, base
+
+
+def test_a_hot_key_stays_whole_whatever_the_partition_count() -> None:
+    sizes = np.array([10, 11, 9, 10, 10, 12, 10, 200], dtype=np.float64) * MB
+    contents = partition_contents(sizes, exact=True, planned=8)
+    assert contents.hot.size == 1
+    assert contents.hot[0] == pytest.approx(190 * MB, rel=0.02)
+    for n in (2, 8, 64, 1000):
+        parts = contents.sizes_at(n)
+        assert parts.sum() == pytest.approx(sizes.sum())
+        # The hot mass lands whole in one partition: that partition holds at least it.
+        assert parts.max() >= contents.hot[0]
+    # At the measured count the measured sizes are used as they are.
+    assert contents.sizes_at(8).tolist() == sizes.tolist()
+
+
+def test_even_data_has_no_hot_mass_and_spreads_evenly() -> None:
+    sizes = np.full(16, 5 * MB, dtype=np.float64)
+    contents = partition_contents(sizes, exact=True, planned=16)
+    assert contents.hot.size == 0
+    assert contents.sizes_at(4) == pytest.approx([20 * MB] * 4)
+
+
+def test_coalesced_reads_give_the_spread_over_the_planned_partitions() -> None:
+    # AQE read 200 planned partitions as 4 tasks of ~25 MB, one of them holding a hot key.
+    tasks = np.array([25, 24, 26, 125], dtype=np.float64) * MB
+    contents = partition_contents(tasks, exact=False, planned=200)
+    assert contents.measured is None
+    assert contents.hot.size == 1
+    assert contents.hot[0] > 100 * MB
+
+
+def test_each_task_pays_its_fixed_cost() -> None:
+    task = TaskSpec(run_ms=900, cpu_ms=900, overhead_ms=100, input_bytes=64 * MB)
+    work, base = _stage([task] * 4)
+    assert work.components.sum() == pytest.approx(4000)
+    more = resplit(work, np.full(40, 16 * MB / 1.0 * 0.4), base)  # same 256 MB in 40 tasks
+    # The four tasks' fixed cost stays; the 36 new ones pay a warm task's; the work moves.
+    assert more.n_tasks == 40
+    assert more.components.sum() == pytest.approx(4 * 100 + 36 * WARM_TASK_MS + 3600, rel=1e-6)
+    fewer = resplit(work, np.array([256.0 * MB]), base)
+    assert fewer.n_tasks == 1
+    assert fewer.components.sum() == pytest.approx(100 + 3600, rel=1e-6)
+    assert fewer.components[CPU].sum() == pytest.approx(3600, rel=1e-6)
+    assert fewer.components[SCHEDULING].sum() == pytest.approx(100, rel=1e-6)
+    # Data decides each task's share.
+    skewed = resplit(work, np.array([192.0, 64.0]) * MB, base)
+    assert skewed.components.sum(axis=0) == pytest.approx([100 + 2700, 100 + 900], rel=1e-6)
+
+
+def test_tiny_tasks_are_all_fixed_cost() -> None:
+    # Tasks reading a few KB spend their time on being tasks: fewer of them save it all.
+    task = TaskSpec(run_ms=20, cpu_ms=10, overhead_ms=10, input_bytes=4096)
+    work, base = _stage([task] * 200)
+    fewer = resplit(work, np.full(4, 200 * 4096 / 4), base)
+    assert fewer.components.sum() == pytest.approx(4 * 30)
+
+
+def test_a_partition_that_outgrows_its_memory_spills() -> None:
+    # 512 MiB heap: (512 - 300) MiB x 0.6 = 127 MiB of execution memory for the one task.
+    task = TaskSpec(run_ms=1000, cpu_ms=1000, input_bytes=64 * MB, peak_memory=100 * MB)
+    work, base = _stage([task] * 4, memory=512 * MB)
+    assert work.components[SPILL].sum() == 0
+    one = resplit(work, np.array([256.0 * MB]), base)
+    # Working set 4 x 100 MiB in one task: 400 - 127.2 MiB overflow, spilled and read back.
+    overflow = 400 * MB - (512 - 300) * MB * 0.6
+    assert one.memory_spill[0] == pytest.approx(overflow, rel=1e-6)
+    assert one.components[SPILL][0] > 0
+    assert one.components[CPU][0] > 4000 * 1.0 - 1e-6  # spilling costs CPU too
+    many = resplit(work, np.full(8, 32.0 * MB), base)
+    assert many.memory_spill.sum() == 0 and many.components[SPILL].sum() == 0
+
+
+def test_a_stage_that_spilled_spills_at_its_own_rate() -> None:
+    task = TaskSpec(
+        run_ms=2000,
+        cpu_ms=1500,
+        input_bytes=64 * MB,
+        peak_memory=50 * MB,
+        memory_spill=100 * MB,
+        disk_spill=40 * MB,
+    )
+    work, base = _stage([task] * 2)
+    per_byte = work.components[SPILL].sum() / work.memory_spill.sum()
+    two_halves = resplit(work, np.full(4, 32.0 * MB), base)
+    # Working set 150 MiB per old task; held 50 MiB: each new task (75 MiB) spills 25 MiB.
+    assert two_halves.memory_spill == pytest.approx([25 * MB] * 4, rel=1e-6)
+    assert two_halves.components[SPILL] == pytest.approx([25 * MB * per_byte] * 4, rel=1e-6)
+    assert two_halves.disk_spill.sum() == pytest.approx(100 * MB * 0.4, rel=1e-6)
+
+
+def test_map_tasks_pay_for_the_partitions_they_write() -> None:
+    assert partition_overhead_ms(200, bypass=True) == pytest.approx(200 * BYPASS_PARTITION_MS)
+    assert partition_overhead_ms(201, bypass=True) == pytest.approx(201 * SORTED_PARTITION_MS)
+    assert partition_overhead_ms(100, bypass=False) == pytest.approx(100 * SORTED_PARTITION_MS)
+    task = TaskSpec(run_ms=1500, cpu_ms=100, shuffle_write_ms=1000, input_bytes=MB)
+    work, _ = _stage([task] * 3)
+    disk = work.components[DISK]
+    more = rewrite_map_side(work, 8, 200, bypass=True)
+    assert more.components[DISK] == pytest.approx(disk + 192 * BYPASS_PARTITION_MS)
+    fewer = rewrite_map_side(work, 200, 8, bypass=True)
+    assert fewer.components[DISK] == pytest.approx(disk - 192 * BYPASS_PARTITION_MS)
+    few = rewrite_map_side(work, 2000, 1, bypass=False)
+    assert few.components[DISK] == pytest.approx(disk - 1999 * SORTED_PARTITION_MS)
+    # A task never paid more per partition than its measured disk time: with 300 ms of it,
+    # 200 partitions (380 ms at the study machine's rate) are taken to have cost all 300.
+    small, _ = _stage([TaskSpec(run_ms=500, cpu_ms=100, shuffle_write_ms=300)] * 2)
+    cut = rewrite_map_side(small, 200, 8, bypass=True)
+    assert cut.components[DISK] == pytest.approx(small.components[DISK] * 8 / 200)
+    assert rewrite_map_side(work, 8, 8, bypass=True) is work
+    assert (more.components[SCHEDULING] == work.components[SCHEDULING]).all()

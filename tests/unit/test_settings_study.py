@@ -1,0 +1,101 @@
+"""The settings study's pairs: the --conf that takes one run's configuration to another's,
+and the summary's errors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from perfmodel.experiment.settings_study import (
+    EFFECT,
+    NotASettingsPair,
+    SettingsPair,
+    settings_diff,
+    summarise,
+)
+from perfmodel.experiment.settings_study import SettingsReport as Report
+from perfmodel.report.markdown import render_settings_study as render_markdown
+
+
+def _config(**conf: str) -> dict[str, object]:
+    partitions = conf.pop("partitions", None)
+    return {
+        "master": "local[2]",
+        "driver_memory": "2g",
+        "shuffle_partitions": int(partitions) if partitions else None,
+        "conf": conf,
+    }
+
+
+AQE = "spark.sql.adaptive.enabled"
+
+
+def test_the_diff_is_what_the_target_sets_differently() -> None:
+    a = _config(partitions="8", **{AQE: "false", "spark.default.parallelism": "4"})
+    b = _config(partitions="400", **{AQE: "true", "spark.default.parallelism": "4"})
+    assert settings_diff(a, b, "4.0.0", 2) == {
+        "spark.sql.shuffle.partitions": "400",
+        AQE: "true",
+    }
+    assert settings_diff(a, a, "4.0.0", 2) == {}
+
+
+def test_a_key_the_target_leaves_unset_takes_sparks_default() -> None:
+    a = _config(**{AQE: "false", "spark.sql.autoBroadcastJoinThreshold": "-1"})
+    b = _config()
+    # AQE's default is on from Spark 3.2, off before; the threshold's is 10m.
+    assert settings_diff(a, b, "3.5.0", 2) == {
+        AQE: "true",
+        "spark.sql.autoBroadcastJoinThreshold": "10m",
+    }
+    assert settings_diff(a, b, "3.1.0", 2) == {"spark.sql.autoBroadcastJoinThreshold": "10m"}
+    # Unset parallelism is the target's cores.
+    c = _config(**{"spark.default.parallelism": "32"})
+    assert settings_diff(c, _config(), "4.0.0", 2) == {"spark.default.parallelism": "2"}
+
+
+def test_pairs_a_settings_what_if_cannot_express_are_refused() -> None:
+    a = _config(partitions="8")
+    b = dict(_config(partitions="8"), driver_memory="512m")
+    with pytest.raises(NotASettingsPair, match="driver_memory"):
+        settings_diff(a, b, "4.0.0", 2)
+    c = _config(**{"spark.sql.adaptive.coalescePartitions.minPartitionNum": "4"})
+    with pytest.raises(NotASettingsPair, match="unset"):
+        settings_diff(c, _config(), "4.0.0", 2)
+    d = _config(**{"spark.serializer": "org.apache.spark.serializer.KryoSerializer"})
+    with pytest.raises(NotASettingsPair, match="not predicted"):
+        settings_diff(_config(), d, "4.0.0", 2)
+
+
+def _pair(source: float, measured: float, predicted: float) -> SettingsPair:
+    return SettingsPair(
+        experiment="e",
+        workload="w",
+        source_run=1,
+        source_config="a",
+        target_config="b",
+        target_runs=[2],
+        settings={},
+        source_s=source,
+        measured_s=measured,
+        predicted_s=predicted,
+        low_s=predicted * 0.9,
+        high_s=predicted * 1.1,
+    )
+
+
+def test_the_summary_splits_out_pairs_with_a_large_effect() -> None:
+    small = _pair(100.0, 105.0, 100.0)  # 5% effect: noise
+    large = _pair(100.0, 200.0, 180.0)  # 100% effect
+    s = summarise("all", [small, large])
+    assert s.pairs == 2 and s.effect_pairs == 1
+    assert small.effect < EFFECT <= large.effect
+    assert s.mean_error == pytest.approx((5 / 105 + 20 / 200) / 2)
+    assert s.no_change_error == pytest.approx((5 / 105 + 100 / 200) / 2)
+    assert s.effect_mean_error == pytest.approx(0.10)
+    assert s.effect_no_change_error == pytest.approx(0.5)
+    assert s.coverage == pytest.approx(0.5)  # 105 in [90, 110]; 200 not in [162, 198]
+    assert math.isnan(summarise("none", []).mean_error)
+    text = render_markdown(Report([small, large], [s], [s]))
+    assert "**10.0%**" in text and "no-change error" in text
