@@ -11,11 +11,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from perfmodel.dag.model import ApplicationProfile
 from perfmodel.dag.samples import SampleProfile, attribute_samples
@@ -28,14 +29,21 @@ from perfmodel.spark.load import build_profile
 # then take minutes instead of seconds. The CLI trains and classifies with one thread too.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-# Hypothesis profiles (``HYPOTHESIS_PROFILE``): ``ci``, chosen when ``CI=true``, draws the same
-# cases every run (a fixed seed, no example database), so a CI failure is reproducible and
-# CI's time does not vary with the draw; ``dev`` (the default) draws new cases each run;
-# ``long`` draws many (``HYPOTHESIS_PROFILE=long pytest tests/e2e/test_fuzz_*.py``, tens of
-# minutes) for a search before a release. A test's own ``@settings`` keeps its example count.
-settings.register_profile("ci", derandomize=True, database=None)
-settings.register_profile("dev")
-settings.register_profile("long", max_examples=400)
+# Hypothesis profiles (``HYPOTHESIS_PROFILE``), loaded before any test module: 12 examples per
+# test unless its own ``@settings`` says otherwise, no deadline (a busy machine is slow, not
+# wrong), no example database. ``ci``, chosen when ``CI=true``, draws the same cases every run,
+# so a CI failure is reproducible and CI's time does not vary with the draw; ``dev`` (the
+# default) draws new cases each run; ``long`` draws many (``HYPOTHESIS_PROFILE=long pytest
+# tests/e2e/test_fuzz_*.py``, tens of minutes) for a search before a release.
+_COMMON: dict[str, Any] = {
+    "max_examples": 12,
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    "database": None,
+}
+settings.register_profile("ci", derandomize=True, **_COMMON)
+settings.register_profile("dev", **_COMMON)
+settings.register_profile("long", **{**_COMMON, "max_examples": 400})
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "dev")
 )

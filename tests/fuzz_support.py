@@ -1,9 +1,9 @@
-"""Shared pieces of the damaged-input tests: Hypothesis settings, the command worker, the
+"""Shared pieces of the damaged-input tests: the command worker, the
 real logs they start from, and the checks every command's answer must pass.
 
-``FUZZ`` is their Hypothesis settings: 12 examples per test, 400 under the ``long`` profile
-(``HYPOTHESIS_PROFILE=long``, tens of minutes, a search before a release); the profile
-(tests/conftest.py) decides whether the draw is fixed (``ci``) or new each run.
+Their Hypothesis settings are the profiles of tests/conftest.py: 12 examples per test, 400
+under ``long`` (``HYPOTHESIS_PROFILE=long``, tens of minutes, a search before a release); a
+fixed draw under ``ci``.
 """
 
 from __future__ import annotations
@@ -19,16 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
 
 from tests.conftest import REPO, SHARED_EVENTLOGS, TEST_DATA
-
-FUZZ = settings(
-    max_examples=400 if os.environ.get("HYPOTHESIS_PROFILE") == "long" else 12,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-    database=None,
-)
 
 HANG_TIMEOUT_S = 120.0
 """Longest one command may take before it counts as hung: generous (a loaded CI machine is

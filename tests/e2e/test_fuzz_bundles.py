@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import RECORD_JOBS
-from tests.fuzz_support import FUZZ, PLAIN_LOG, Worker, check_calm, shared_log, worker_fixture
+from tests.fuzz_support import PLAIN_LOG, Worker, check_calm, shared_log, worker_fixture
 from tests.schema_paths import wrong_value
 
 worker = pytest.fixture(scope="module")(worker_fixture)
@@ -104,7 +104,6 @@ def test_every_manifest_field_with_a_wrong_type_is_refused_by_name(
                 pytest.fail(f"{argv} accepted a manifest with a wrong {name}")
 
 
-@FUZZ
 @given(data=st.data())
 def test_damaged_bundle_files(
     worker: Worker, pristine: Path, tmp_path: Path, data: st.DataObject

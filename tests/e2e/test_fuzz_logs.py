@@ -21,7 +21,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz_support import (
-    FUZZ,
     PLAIN_LOG,
     ROLLING_LOG,
     SPARK1_LOG,
@@ -160,7 +159,6 @@ def _plain(name: str) -> bytes:
     return shared_log(name).read_bytes()
 
 
-@FUZZ
 @given(data=st.data())
 def test_damaged_plain_logs(worker: Worker, scratch: Path, data: st.DataObject) -> None:
     name = data.draw(st.sampled_from([PLAIN_LOG, SPARK1_LOG]))
@@ -181,7 +179,6 @@ def _check_counts(answer: dict[str, Any], expect: dict[str, int]) -> None:
 # -- compressed data -----------------------------------------------------------------------
 
 
-@FUZZ
 @given(data=st.data())
 def test_damaged_compressed_logs(worker: Worker, scratch: Path, data: st.DataObject) -> None:
     base = shared_log(ZSTD_LOG).read_bytes()
@@ -210,7 +207,6 @@ def test_damaged_compressed_logs(worker: Worker, scratch: Path, data: st.DataObj
 # -- rolling logs --------------------------------------------------------------------------
 
 
-@FUZZ
 @given(data=st.data())
 def test_damaged_rolling_logs(worker: Worker, scratch: Path, data: st.DataObject) -> None:
     rolling = scratch / ROLLING_LOG.name
