@@ -7,7 +7,7 @@ EXAMPLE := examples/eventlogs/etl-local2.zstd
 LOCK := requirements.lock
 JAVA_SOURCES := $(shell find jvm/src -name '*.java')
 
-.PHONY: install demo test lint docs wheel wheel-check lock clean
+.PHONY: install demo test test-fast lint docs wheel wheel-check lock clean
 
 # Development and CI: every version pinned by the lock (all extras), the plugin jar, then
 # perfmodel itself, editable, built with the lock's setuptools and plotly (no isolated build
@@ -27,8 +27,17 @@ install: $(STAMP)
 demo: install
 	$(BIN)/perfmodel diagnose $(EXAMPLE)
 
+# The whole suite, tests/unit and tests/e2e, on two workers (pytest-xdist): a file's tests stay
+# on one worker, so its module fixtures run once; the 15 slowest are listed at the end.
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
+TEST_WORKERS ?= 2
+
 test: install lint docs wheel-check
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --durations=15
+
+# The unit tests alone (no Spark, no Chromium, no recording): under a minute.
+test-fast: install
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --durations=15 tests/unit
 
 # Style, types and architecture (import-linter's contracts in .importlinter); `make test` runs it.
 lint: install

@@ -15,7 +15,7 @@ fetched from the network. ``dbgen`` is deterministic: the same scale factor give
 rows on every machine.
 
 The queries are DuckDB's text, made into Spark SQL by `to_spark_sql` — a small, checked set
-of rewrites (tests/test_tpch.py runs all 22 on Spark at SF 0.01 and compares with DuckDB).
+of rewrites (tests/e2e/test_tpch.py runs all 22 on Spark at SF 0.01 and compares with DuckDB).
 """
 
 from __future__ import annotations

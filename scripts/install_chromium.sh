@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install Debian's chromium when it is missing: the report tests (tests/test_report_html.py)
+# Install Debian's chromium when it is missing: the report tests (tests/e2e/test_report_html.py)
 # open `perfmodel report` pages in headless Chromium. Never needed to *make* a report.
 set -euo pipefail
 if [ -x /usr/bin/chromium ]; then

@@ -2,22 +2,51 @@
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from hypothesis import HealthCheck, settings
 
 from perfmodel.dag.model import ApplicationProfile
 from perfmodel.dag.samples import SampleProfile, attribute_samples
 from perfmodel.profile import bundle
 from perfmodel.spark.load import build_profile
+
+# One OpenMP thread per test process (torch reads it when a test first imports it): the suite
+# runs on two workers of a two-core machine, and a second OpenMP thread per process only
+# spins against the other worker; on a busy machine the code models' small sequential ops
+# then take minutes instead of seconds. The CLI trains and classifies with one thread too.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# Hypothesis profiles (``HYPOTHESIS_PROFILE``), loaded before any test module: 12 examples per
+# test unless its own ``@settings`` says otherwise, no deadline (a busy machine is slow, not
+# wrong), no example database. ``ci``, chosen when ``CI=true``, draws the same cases every run,
+# so a CI failure is reproducible and CI's time does not vary with the draw; ``dev`` (the
+# default) draws new cases each run; ``long`` draws many (``HYPOTHESIS_PROFILE=long pytest
+# tests/e2e/test_fuzz_*.py``, tens of minutes) for a search before a release.
+_COMMON: dict[str, Any] = {
+    "max_examples": 12,
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    "database": None,
+}
+settings.register_profile("ci", derandomize=True, **_COMMON)
+settings.register_profile("dev", **_COMMON)
+settings.register_profile("long", **{**_COMMON, "max_examples": 400})
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "dev")
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -101,6 +130,30 @@ def record_job(
     cmd += [sys.executable, str(RECORD_JOBS / job), str(tmp / "work"), scale]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=600)
     return proc, out
+
+
+@pytest.fixture(scope="session")
+def job_bundle(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """``tests/data/record/job.py`` (scale 0.5) recorded once per run with the default
+    samplers, for the tests that read a recorded bundle without testing the recording itself
+    (the report in a browser, a bundle read without the [models] extra): a recording is a real
+    Spark job, among the suite's slowest steps. Under pytest-xdist the workers share it: the
+    first to ask records it while holding a lock, the others wait for it and read it."""
+    shared = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        shared = shared.parent  # the run's directory, above each worker's own
+    home = shared / "job-bundle"
+    with (shared / "job-bundle.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        outcome = home / "outcome.json"
+        if not outcome.exists():
+            home.mkdir(exist_ok=True)
+            proc, out = record_job(home, "job.py", "0.5")
+            done = {"returncode": proc.returncode, "stderr": proc.stderr[-3000:], "out": str(out)}
+            outcome.write_text(json.dumps(done))
+        done = json.loads(outcome.read_text())
+    assert done["returncode"] == 0, done["stderr"]
+    return Path(done["out"])
 
 
 def attribute_bundle(out: Path) -> tuple[ApplicationProfile, pa.Table, SampleProfile]:

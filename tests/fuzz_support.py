@@ -1,10 +1,9 @@
-"""Shared pieces of the damaged-input tests: Hypothesis profiles, the command worker, the
+"""Shared pieces of the damaged-input tests: the command worker, the
 real logs they start from, and the checks every command's answer must pass.
 
-Profiles (``HYPOTHESIS_PROFILE``): ``ci`` (chosen when ``CI=true``) is derandomized with a
-fixed number of examples, so CI runs the same cases every time in about a minute; ``dev``
-(the default) draws new cases each run; ``long`` draws many (``HYPOTHESIS_PROFILE=long
-pytest tests/test_fuzz_*.py``, tens of minutes) for a search before a release.
+Their Hypothesis settings are the profiles of tests/conftest.py: 12 examples per test, 400
+under ``long`` (``HYPOTHESIS_PROFILE=long``, tens of minutes, a search before a release); a
+fixed draw under ``ci``.
 """
 
 from __future__ import annotations
@@ -20,21 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
 
 from tests.conftest import REPO, SHARED_EVENTLOGS, TEST_DATA
-
-_COMMON = {
-    "deadline": None,
-    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-    "database": None,
-}
-settings.register_profile("ci", max_examples=12, derandomize=True, **_COMMON)
-settings.register_profile("dev", max_examples=12, **_COMMON)
-settings.register_profile("long", max_examples=400, **_COMMON)
-settings.load_profile(
-    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "dev")
-)
 
 HANG_TIMEOUT_S = 120.0
 """Longest one command may take before it counts as hung: generous (a loaded CI machine is

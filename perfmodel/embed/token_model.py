@@ -17,7 +17,7 @@ and n-gram range in config.json, the IDF weights and the linear layer in
 
 Inference re-implements the fitted scikit-learn pipeline in numpy (the analyzer, sublinear
 TF, smoothed IDF, L2 norm, multinomial softmax) so loading needs no pickle;
-`tests/test_token_model.py` checks it against scikit-learn.
+`tests/unit/test_token_model.py` checks it against scikit-learn.
 """
 
 from __future__ import annotations

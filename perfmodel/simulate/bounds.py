@@ -34,7 +34,7 @@ thousands of configurations.
 
 The expected concurrency comes from `perfmodel.simulate.rescale.scaled_concurrency` and the
 host contention from `perfmodel.simulate.laws`, the replay's own helpers, so these bounds
-follow the replay's laws; ``tests/test_recommend_parts.py`` checks bound ≤ replay on
+follow the replay's laws; ``tests/unit/test_recommend_parts.py`` checks bound ≤ replay on
 synthetic and real profiles, and fails if the laws change under them.
 """
 

@@ -10,26 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import record_job
-
 HIDDEN = ["torch", "flair", "safetensors"]
 
 
-@pytest.fixture(scope="module")
-def small_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    proc, out = record_job(tmp_path_factory.mktemp("no-models"), "job.py", "0.3")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return out
-
-
 @pytest.mark.slow
-def test_diagnose_of_a_bundle_without_the_models_extra(small_bundle: Path, tmp_path: Path) -> None:
+def test_diagnose_of_a_bundle_without_the_models_extra(job_bundle: Path, tmp_path: Path) -> None:
     code = (
         "import sys\n"
         f"for name in {HIDDEN!r}:\n"
         "    sys.modules[name] = None\n"
         "from perfmodel.cli import main\n"
-        f"sys.argv = ['perfmodel', 'diagnose', {str(small_bundle)!r}, '--json']\n"
+        f"sys.argv = ['perfmodel', 'diagnose', {str(job_bundle)!r}, '--json']\n"
         "main()\n"
     )
     done = subprocess.run(

@@ -4,8 +4,8 @@ the plugin's JVM sampler and py-spy every 50 ms, per-thread CPU and the process 
 The cheaper default must still record what the code models need: stack samples of the JVM's
 task threads tied to their tasks by id, Python workers' samples placed in their stages, and
 per-thread CPU; and a prediction from the bundle must use both. (JFR as the sampler:
-tests/test_record_spark.py; the plugin's sampler at 20 ms and beside JFR:
-tests/test_plugin_sampler.py.)
+tests/e2e/test_record_spark.py; the plugin's sampler at 20 ms and beside JFR:
+tests/e2e/test_plugin_sampler.py.)
 """
 
 from __future__ import annotations

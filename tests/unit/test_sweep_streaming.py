@@ -18,7 +18,7 @@ from perfmodel.cli import build_app
 from perfmodel.jsonout import dump_items, dumps
 from perfmodel.simulate.config import ConfigError
 
-LOG = Path(__file__).resolve().parent / "data" / "eventlogs" / "wordcount.zstd"
+LOG = Path(__file__).resolve().parents[1] / "data" / "eventlogs" / "wordcount.zstd"
 AXES = ["cores=1,2,4", "mem=512m,2g"]
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 PERFMODEL = str(Path(sys.executable).with_name("perfmodel"))
-CATALOG = Path(__file__).resolve().parents[1] / "catalogs" / "example-cloud.csv"
+CATALOG = Path(__file__).resolve().parents[2] / "catalogs" / "example-cloud.csv"
 
 
 def _commands(target: Path, out: Path) -> list[list[str]]:

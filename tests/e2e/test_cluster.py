@@ -20,7 +20,7 @@ from perfmodel.experiment import cluster, netns
 from perfmodel.experiment.netns import ClusterError
 from perfmodel.profile.record.cost import usable_cores
 
-JOB = Path(__file__).parent / "data" / "cluster_job.py"
+JOB = Path(__file__).parents[1] / "data" / "cluster_job.py"
 TEST_NAME = "pmt"
 TEST_SUBNET = "10.77.1"
 WORKER_CPU = 0.5
@@ -276,7 +276,7 @@ def test_bad_cluster_grids_are_refused(tmp_path: Path, grid: str) -> None:
         load_spec(_cluster_spec(tmp_path, grid))
 
 
-STUDY_SPECS = sorted((Path(__file__).parents[1] / "experiments" / "cluster").glob("*.toml"))
+STUDY_SPECS = sorted((Path(__file__).parents[2] / "experiments" / "cluster").glob("*.toml"))
 
 
 @pytest.mark.parametrize("path", STUDY_SPECS, ids=[p.stem for p in STUDY_SPECS])

@@ -41,7 +41,7 @@ from perfmodel.simulate.thread_demand import (
 from perfmodel.simulate.workload import compile_workload
 from perfmodel.spark.load import build_profile
 
-EVENTLOGS = Path(__file__).parent / "data" / "eventlogs"
+EVENTLOGS = Path(__file__).parents[1] / "data" / "eventlogs"
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 
 from perfmodel.embed.source import SourceLocator, SourceRoot, find_jdk_src_zip
 
-DATA = Path(__file__).parent / "data" / "corpus"
+DATA = Path(__file__).parents[1] / "data" / "corpus"
 
 
 @pytest.fixture(scope="module")

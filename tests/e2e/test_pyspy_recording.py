@@ -20,7 +20,7 @@ from perfmodel.profile import pyspy
 from perfmodel.profile.record import pyspy_recorder
 from perfmodel.profile.record.proctree import ProcessTree
 
-DATA = Path(__file__).parent / "data" / "record"
+DATA = Path(__file__).parents[1] / "data" / "record"
 
 BURN_CPU = """
 import hashlib, time

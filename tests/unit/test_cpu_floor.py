@@ -23,7 +23,7 @@ from perfmodel.simulate.workload import compile_workload
 from perfmodel.spark.load import build_profile
 from tests.thread_cpu_rows import thread_rows
 
-EVENTLOGS = Path(__file__).parent / "data" / "eventlogs"
+EVENTLOGS = Path(__file__).parents[1] / "data" / "eventlogs"
 
 
 def test_jvm_work_asks_for_fewer_cores_where_the_stage_takes_longer() -> None:

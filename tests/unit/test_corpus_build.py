@@ -14,7 +14,7 @@ from perfmodel.embed.corpus.dedup import body_key, dedup
 from perfmodel.embed.corpus.split import SplitDefinition, assign, load_split
 from perfmodel.embed.source import find_jdk_src_zip
 
-DATA = Path(__file__).parent / "data" / "corpus"
+DATA = Path(__file__).parents[1] / "data" / "corpus"
 ROOTS = {
     "test-java": [DATA / "java"],
     "test-scala": [DATA / "scala"],

@@ -9,6 +9,7 @@ import json
 import math
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -140,38 +141,26 @@ def _same(a: object, b: object) -> bool:
 
 @pytest.mark.slow
 def test_every_query_runs_on_spark_and_agrees_with_duckdb(
-    datagen: ModuleType, workload: ModuleType, tpch_dir: Path
+    datagen: ModuleType, workload: ModuleType, tpch_dir: Path, spark: Any
 ) -> None:
     """One Spark session for all 22 (about a minute at SF 0.01): each query's rows, compared
     with DuckDB's on the same data as multisets (ties under ORDER BY may come in any order)."""
-    from pyspark.sql import SparkSession
-
     con = datagen.connect()
     for table in ROWS:
         con.execute(f"CREATE VIEW {table} AS SELECT * FROM '{tpch_dir / table}/*.parquet'")
     duck = {n: con.execute(q).fetchall() for n, q in datagen.duckdb_queries(con).items()}
     con.close()
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("tpch-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    try:
-        workload.register_tables(spark, tpch_dir)
-        differ = []
-        for number in range(1, 23):
-            ours = sorted(
-                (tuple(map(_normalise, r)) for r in workload.run_query(spark, tpch_dir, number)),
-                key=_key,
-            )
-            theirs = sorted((tuple(map(_normalise, r)) for r in duck[number]), key=_key)
-            if len(ours) != len(theirs) or not all(
-                len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-                for a, b in zip(ours, theirs, strict=True)
-            ):
-                differ.append((number, ours[:3], theirs[:3]))
-    finally:
-        spark.stop()
+    workload.register_tables(spark, tpch_dir)
+    differ = []
+    for number in range(1, 23):
+        ours = sorted(
+            (tuple(map(_normalise, r)) for r in workload.run_query(spark, tpch_dir, number)),
+            key=_key,
+        )
+        theirs = sorted((tuple(map(_normalise, r)) for r in duck[number]), key=_key)
+        if len(ours) != len(theirs) or not all(
+            len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+            for a, b in zip(ours, theirs, strict=True)
+        ):
+            differ.append((number, ours[:3], theirs[:3]))
     assert not differ

@@ -34,7 +34,7 @@ from perfmodel.profile.codecs import (
     sniff_codec,
 )
 
-DATA = Path(__file__).resolve().parent / "data" / "eventlogs"
+DATA = Path(__file__).resolve().parents[1] / "data" / "eventlogs"
 MANIFEST: dict[str, Any] = json.loads((DATA.parent / "eventlogs_manifest.json").read_text())["logs"]
 SINGLE_FILES = ["wordcount.lz4", "wordcount.snappy", "wordcount.lzf", "wordcount.zstd"]
 

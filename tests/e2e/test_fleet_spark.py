@@ -21,23 +21,6 @@ from tests.fleet_helpers import WHAT_IFS, make_fleet, read_tables, run
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("perfmodel fleet tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    yield session
-    session.stop()
-
-
 def test_spark_engine_gives_the_local_engine_s_tables(spark, tmp_path: Path) -> None:
     shared = shared_eventlogs()
     synth = make_fleet(shared, tmp_path / "logs")

@@ -9,7 +9,7 @@ import pytest
 from perfmodel.embed.corpus import Labeler, ManifestError, load_manifests
 from perfmodel.embed.corpus.patterns import Pattern, PatternError, normalize_name
 
-REPO = Path(__file__).parent.parent
+REPO = Path(__file__).parents[2]
 LABELS = """
 [labels.cpu]
 description = "c"

@@ -11,7 +11,7 @@ import pytest
 
 from perfmodel.simulate.replay import replay
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 EVENTLOGS = SHARED / "data" / "eventlogs"
 TARGET = 0.05
 

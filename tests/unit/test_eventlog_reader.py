@@ -34,9 +34,9 @@ from perfmodel.profile.eventlog import (
     resolve_event_log,
 )
 
-DATA = Path(__file__).resolve().parent / "data" / "eventlogs"
+DATA = Path(__file__).resolve().parents[1] / "data" / "eventlogs"
 MANIFEST: dict[str, Any] = json.loads((DATA.parent / "eventlogs_manifest.json").read_text())["logs"]
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "eventlogs"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "eventlogs"
 
 
 def _shared_inventory() -> dict[str, int]:

@@ -9,7 +9,7 @@ import pytest
 from perfmodel.experiment.spec import load_spec, substitute
 from perfmodel.experiment.spec_grid import SpecError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 WORDCOUNT = REPO / "experiments" / "workloads" / "wordcount.py"
 
 

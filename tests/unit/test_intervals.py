@@ -30,7 +30,7 @@ from perfmodel.simulate.intervals import (
     widening,
 )
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "eventlogs" / "etl-local2.zstd"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "eventlogs" / "etl-local2.zstd"
 
 
 def _residuals(

@@ -93,7 +93,7 @@ def test_summaries_per_kind_in_a_fixed_order_with_the_worst_pair() -> None:
     assert render_kinds(wk.summarise_kinds([_pair(wk.CORES, "sort", 1.0, 1.0)])) == []
 
 
-EVENTLOG = Path(__file__).parents[1] / ".." / "shared" / "data" / "eventlogs"
+EVENTLOG = Path(__file__).parents[2] / ".." / "shared" / "data" / "eventlogs"
 
 
 def test_a_slower_link_is_predicted_no_faster_from_a_real_cluster_log() -> None:
@@ -110,7 +110,7 @@ def test_a_slower_link_is_predicted_no_faster_from_a_real_cluster_log() -> None:
     assert slower >= same > 0
 
 
-WORDCOUNT = Path(__file__).parent / "data" / "eventlogs" / "wordcount.zstd"
+WORDCOUNT = Path(__file__).parents[1] / "data" / "eventlogs" / "wordcount.zstd"
 
 
 def test_evaluate_pairs_link_rates_and_labels_every_pair(tmp_path: Path) -> None:

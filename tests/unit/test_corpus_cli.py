@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from perfmodel.cli import build_app
 
-DATA = Path(__file__).parent / "data" / "corpus"
+DATA = Path(__file__).parents[1] / "data" / "corpus"
 RUNNER = CliRunner()
 ROOT_ARGS = [
     "--root",

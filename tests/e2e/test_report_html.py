@@ -19,10 +19,9 @@ from typer.testing import CliRunner
 import perfmodel
 from perfmodel.report.html import application_page, render_html, write_html
 from perfmodel.report.html.timeline import assign_lanes, build_timeline, timeline_rows
-from tests.conftest import record_job
 from tests.headless_chromium import Browser, chromium_path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "eventlogs" / "etl-local2.zstd"
 SHARED = REPO.parent / "shared" / "data" / "eventlogs"
 FAILURES = SHARED / "tasks_executors_fail_compressed_eventlog.zstd"
@@ -188,13 +187,6 @@ def test_damaged_log_gets_a_data_quality_section(tmp_path: Path) -> None:
 # --- in the browser ----------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def recorded_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    proc, out = record_job(tmp_path_factory.mktemp("report-record"), "job.py", "0.5")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out
-
-
 def _check_in_browser(name: str, source: Path, tmp_path: Path) -> None:
     if chromium_path() is None:
         pytest.fail("chromium is not installed: `make install` installs Debian's chromium")
@@ -285,5 +277,5 @@ def test_damaged_log_in_browser(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_recorded_bundle_in_browser(recorded_bundle: Path, tmp_path: Path) -> None:
-    _check_in_browser("bundle", recorded_bundle, tmp_path)
+def test_recorded_bundle_in_browser(job_bundle: Path, tmp_path: Path) -> None:
+    _check_in_browser("bundle", job_bundle, tmp_path)

@@ -9,7 +9,7 @@ import pytest
 from perfmodel.embed.source import Extractor, ast_leaves, function_ast
 from perfmodel.embed.source.doc import clean_docstring, clean_javadoc, clean_scaladoc
 
-DATA = Path(__file__).parent / "data" / "corpus"
+DATA = Path(__file__).parents[1] / "data" / "corpus"
 
 
 def _parse(rel: str, language: str, module: str = ""):

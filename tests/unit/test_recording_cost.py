@@ -63,6 +63,7 @@ def test_recording_threads_are_found_by_name_and_outlive_their_jvm(tmp_path: Pat
 
 def test_thread_cpu_of_a_real_thread_with_a_name_holding_parentheses() -> None:
     done = threading.Event()
+    burnt = threading.Event()
     tids: list[int] = []
 
     def burn() -> None:
@@ -70,6 +71,7 @@ def test_thread_cpu_of_a_real_thread_with_a_name_holding_parentheses() -> None:
         end = time.process_time() + 0.2
         while time.process_time() < end:
             pass
+        burnt.set()
         done.wait(10)
 
     worker = threading.Thread(target=burn, name="burn (x) y")
@@ -80,7 +82,8 @@ def test_thread_cpu_of_a_real_thread_with_a_name_holding_parentheses() -> None:
             time.sleep(0.01)
         path = Path(f"/proc/{os.getpid()}/task/{tids[0]}/comm")
         path.write_text("a) b (c")  # a thread may rename itself to anything
-        time.sleep(0.3)
+        # Read once the thread has used its 0.2 s of CPU, however long a busy machine took.
+        assert burnt.wait(120)
         cpu = thread_cpu_s(os.getpid(), tids[0])
         assert cpu is not None and cpu >= 0.1
     finally:

@@ -247,7 +247,8 @@ def test_predict_on_a_bundle_uses_code_vectors_and_measured_cpu(recorded, tmp_pa
 
 def test_bundle_holds_per_thread_cpu_of_the_jvm_and_python_workers(recorded) -> None:
     """The JVM's threads are read by kind, the Python workers' CPU is measured (>0), and the
-    replay takes the stages' demand from it (tests/test_thread_cpu.py checks the arithmetic)."""
+    replay takes the stages' demand from it (tests/unit/test_thread_cpu.py checks the
+    arithmetic)."""
     _, out = recorded
     manifest = bundle.read_manifest(out)
     entry = manifest.thread_cpu

@@ -16,7 +16,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 TINY = """
 name = "tiny-wordcount"

@@ -32,7 +32,7 @@ from perfmodel.simulate.config import BaselineOverrides, WhatIf
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 from tests.recommend_helpers import HEADER, SyntheticAnalysis, catalog, row
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "catalogs" / "example-cloud.csv"
 LOGS = REPO.parent / "shared" / "data" / "eventlogs"
 

@@ -21,7 +21,7 @@ from perfmodel.simulate.rescale import (
 from perfmodel.simulate.stage_work import StageWork
 from tests.conftest import SHARED_EVENTLOGS
 
-DATA = Path(__file__).resolve().parent / "data" / "eventlogs"
+DATA = Path(__file__).resolve().parents[1] / "data" / "eventlogs"
 LOGS = [
     DATA / "wordcount.zstd",
     SHARED_EVENTLOGS / "eventlog_4nodes_8cores_dynamic_alloc.zstd",

@@ -4,7 +4,7 @@ The golden files were written by the code before the scale rewrite (columnar tas
 critical path); any change to them is an intended fix and is named in the commit that makes
 it. Floats compare to 1e-9 relative: vectorised sums add in a different order.
 Regenerate (after checking every difference is intended) with
-``PYTHONPATH=$PWD .venv/bin/python tests/test_golden_diagnosis.py``.
+``PYTHONPATH=$PWD .venv/bin/python tests/e2e/test_golden_diagnosis.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "data" / "golden"
 SHARED_EVENTLOGS = REPO.parent / "shared" / "data" / "eventlogs"
 LOCAL_LOGS = [REPO / "examples" / "eventlogs" / "etl-local2.zstd"] + sorted(
