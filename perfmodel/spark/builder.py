@@ -95,6 +95,7 @@ class ProfileBuilder:
         """Executor id → the most JVM heap its tasks' ends reported in use."""
         self.last_time_ms: float | None = None
         self._bad_start = False
+        self._bad_end = False
         self._times = array("d")
         """Every event time seen (8 bytes each): a log without its end event is bounded by
         the latest time the rest agree on (`plausible_end`), not by its largest one."""
@@ -179,9 +180,21 @@ class ProfileBuilder:
         self._seen_time(p.start_ms)
 
     def _app_end(self, e: ev.ApplicationEnd) -> None:
-        self.profile.end_ms = self._ms(e.timestamp, "application end time")
+        end = self._ms(e.timestamp, "application end time")
         self.profile.complete = True
-        self._seen_time(self.profile.end_ms)
+        if not plausible_date(end, time.time() * 1000.0):
+            # An end in the year 9999 would hold every time of the log inside the span: the
+            # end is taken from the times the log's events agree on instead, as for a log
+            # with no end event, and the damage counted.
+            self.quality.add(
+                "out_of_range_value",
+                f"application end time {end:.0f} ms is not a date Spark ran at "
+                "(before 2009 or in the future)",
+            )
+            self._bad_end = True
+            return
+        self.profile.end_ms = end
+        self._seen_time(end)
 
     def _environment(self, e: ev.EnvironmentUpdate) -> None:
         props = e.spark_properties
@@ -458,12 +471,14 @@ class ProfileBuilder:
         for start in tasks.started.values():  # never ended: the log stops mid-task
             self._seen_time(min(max(as_float(start.task_info.launch_time), 0.0), MAX_VALUE))
         tasks.never_ended()
-        if not p.complete:
-            # No end event: the log's clock ends at the latest time most events agree on, so
-            # one task "ending" in the year 9999 is clamped and counted, as past an end event.
+        trusted_end = p.complete and not self._bad_end
+        if not trusted_end:
+            # No end event (or an impossible one): the log's clock ends at the latest time
+            # most events agree on, so one task "ending" in the year 9999 is clamped and
+            # counted, as past an end event.
             self.last_time_ms = plausible_end(np.frombuffer(self._times), p.start_ms)
         self._times = array("d")
-        end = p.end_ms if p.complete else self.last_time_ms
+        end = p.end_ms if trusted_end else self.last_time_ms
         columns = tasks.finish(p.stages, (p.start_ms, end))
         if p.start_ms is None:
             starts = [s.submit_ms for s in p.stages.values() if s.submit_ms is not None]
@@ -477,6 +492,12 @@ class ProfileBuilder:
                     else "log has no application start event"
                 )
                 p.warnings.append(f"the {what}; duration counts from the first stage or task")
+        if self._bad_end:
+            p.end_ms = self.last_time_ms
+            p.warnings.append(
+                "the application end time is not a plausible date; figures end at the last "
+                "time the log's events agree on"
+            )
         if not p.complete:
             p.end_ms = self.last_time_ms
             cut = " (file name ends in .inprogress)" if self.source.in_progress else ""

@@ -121,3 +121,30 @@ def test_an_application_start_that_is_no_date_is_flagged(
 def test_the_real_start_is_a_date(tmp_path: Path) -> None:
     loaded = build_profile(write_events(tmp_path / "log.json", wordcount_events()))
     assert loaded.quality.counts["out_of_range_value"] == 0
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    end_ms=st.one_of(st.integers(1, int(EARLIEST_SPARK_MS) - 1), st.integers(10**13, YEAR_9999_MS)),
+    late_task=st.booleans(),
+)
+def test_an_application_end_that_is_no_date_is_flagged(
+    tmp_path_factory: pytest.TempPathFactory, end_ms: int, late_task: bool
+) -> None:
+    """An end in the year 9999 would hold every time inside the span: the end is taken from
+    the times the events agree on, and a task finishing in the year 9999 is still clamped."""
+    events = wordcount_events()
+    honest = build_profile(write_events(tmp_path_factory.mktemp("end") / "a.json", events))
+    first(events, "ApplicationEnd")["Timestamp"] = end_ms
+    if late_task:
+        first(events, "TaskEnd")["Task Info"]["Finish Time"] = YEAR_9999_MS
+    log = write_events(tmp_path_factory.mktemp("end") / "b.json", events)
+    loaded = build_profile(log)
+    p = loaded.profile
+    assert loaded.quality.counts["out_of_range_value"] >= 1 + late_task
+    assert p.complete
+    assert p.end_ms is not None and p.end_ms <= honest.profile.end_ms
+    assert p.task_table().finish_ms.max() <= p.end_ms
+    assert any("end time is not a plausible date" in w for w in p.warnings)
+    d = load(log).diagnose()
+    assert "out of range value" in d.data_quality["headline"]
