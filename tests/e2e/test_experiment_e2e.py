@@ -16,6 +16,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from perfmodel.runs.store import RunStore
+
 REPO = Path(__file__).resolve().parents[2]
 
 TINY = """
@@ -228,6 +230,11 @@ def test_main_cli_has_experiment_and_runs(tmp_path: Path) -> None:
     res = runner.invoke(build_app(), ["--help"])
     assert res.exit_code == 0 and "experiment" in res.output and "runs" in res.output
     store = tmp_path / "empty.sqlite"
+    res = runner.invoke(build_app(), ["runs", "list", "--store", str(store), "--json"])
+    # Reading a store that is not there is an error, and creates nothing.
+    assert res.exit_code == 2 and "no run store" in res.output, res.output
+    assert not store.exists()
+    RunStore(store).close()  # as `experiment run` makes it
     res = runner.invoke(build_app(), ["runs", "list", "--store", str(store), "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout) == []
