@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 from perfmodel.errors import PerfmodelError
+from perfmodel.experiment.spec import SpecError, load_spec, read_toml_text
 
 Role = Literal["fit", "held-out", "unlisted"]
 FIT: Final = "fit"
@@ -71,9 +72,10 @@ def load_split(path: str | Path = DEFAULT_SPLIT) -> Split:
     """Read and check a split file: no workload on both sides, at least one held out."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SplitError(f"cannot read the split file {path}: {exc.strerror or exc}") from exc
+        # A FIFO, a device or a folder is refused before a byte is read, as for spec files.
+        data = tomllib.loads(read_toml_text(path, "split"))
+    except SpecError as exc:
+        raise SplitError(f"cannot read the split file: {exc}") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SplitError(f"{path} is not valid TOML: {exc}") from exc
     unknown = set(data) - {"rule", "fit", "held_out"}
@@ -96,8 +98,6 @@ def load_split(path: str | Path = DEFAULT_SPLIT) -> Split:
 
 def specs_for(split: Split, role: Role, specs: list[Path]) -> list[Path]:
     """The spec files among ``specs`` whose workload is on side ``role`` of the split."""
-    from perfmodel.experiment.spec import load_spec
-
     return [p for p in specs if split.role(load_spec(p).workload) == role]
 
 

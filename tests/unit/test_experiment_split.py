@@ -187,3 +187,21 @@ def test_runs_kept_with_both_samplers_compare_them_pair_by_pair(tmp_path: Path) 
     assert "sort | fit | 1 | 0.0% | n/a" not in text
     plain = _summarise([_pair("sort", 1, 10.0, 11.0)], "v", 2, [], {})
     assert "JVM samplers" not in render_markdown(plain)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_a_split_that_is_no_regular_file_is_refused_before_reading(
+    tmp_path: Path, kind: str
+) -> None:
+    """A FIFO would wait for a writer forever and /dev/zero never ends: refused up front."""
+    import os
+
+    if kind == "fifo":
+        path = tmp_path / "split.toml"
+        os.mkfifo(path)
+    elif kind == "device":
+        path = Path("/dev/zero")
+    else:
+        path = tmp_path
+    with pytest.raises(SplitError, match="not a split file"):
+        load_split(path)
