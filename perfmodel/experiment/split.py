@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Final, Literal
 
 from perfmodel.errors import PerfmodelError
-from perfmodel.experiment.spec import SpecError, load_spec, read_toml_text
+from perfmodel.experiment.spec import load_spec, read_toml_text
+from perfmodel.experiment.spec_grid import SpecError
 
 Role = Literal["fit", "held-out", "unlisted"]
 FIT: Final = "fit"
