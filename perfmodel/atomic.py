@@ -34,7 +34,7 @@ class OutputPathError(PerfmodelError):
 def describe_kind(mode: int) -> str:
     """What a file of ``mode`` (from `os.lstat`) is, for a message: "a device", ..."""
     if stat.S_ISDIR(mode):
-        return "a directory"
+        return "a folder"
     if stat.S_ISLNK(mode):
         return "a symbolic link"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):

@@ -22,6 +22,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from perfmodel.atomic import describe_kind
 from perfmodel.experiment.spec_grid import CLUSTER as CLUSTER
 from perfmodel.experiment.spec_grid import MAX_CONFIGS, RunConfig, SpecError, expand_configs
 from perfmodel.profile.record.defaults import default_interval_ms
@@ -151,15 +152,7 @@ def read_toml_text(p: Path, what: str) -> str:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        kind = (
-            "a folder"
-            if stat.S_ISDIR(st.st_mode)
-            else "a FIFO (named pipe)"
-            if stat.S_ISFIFO(st.st_mode)
-            else "a device"
-            if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
-            else "not a regular file"
-        )
+        kind = describe_kind(st.st_mode)
         raise SpecError(f"{p} is {kind}, not a {what} file; give a TOML file")
     with os.fdopen(fd, "rb") as f:
         data = f.read(MAX_SPEC_BYTES + 1)

@@ -175,15 +175,7 @@ def check_input(path: Path, kind: str) -> None:
             check_input(entry, kind)
         return
     if not stat.S_ISREG(st.st_mode):
-        what = (
-            "a device"
-            if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
-            else "a FIFO (named pipe)"
-            if stat.S_ISFIFO(st.st_mode)
-            else "a socket"
-            if stat.S_ISSOCK(st.st_mode)
-            else "not a regular file"
-        )
+        what = describe_kind(st.st_mode)
         raise BundleError(
             f"{kind} input {path} is {what}, not a recording; give a file written by {kind}"
         )

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol, cast
 from urllib.parse import urlsplit
 
+from perfmodel.atomic import describe_kind
 from perfmodel.errors import EventLogNotFoundError, PerfmodelError
 from perfmodel.profile.sources.uri import (
     Location,
@@ -257,7 +258,7 @@ def open_input(path: LogPath | str, offset: int = 0, buffering: int = 1024 * 102
     try:
         mode = os.fstat(fd).st_mode
         if not stat_mod.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"{_kind_of(mode)}, not a log file", str(path))
+            raise OSError(errno.EINVAL, f"{describe_kind(mode)}, not a log file", str(path))
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -266,19 +267,6 @@ def open_input(path: LogPath | str, offset: int = 0, buffering: int = 1024 * 102
     if offset:
         f.seek(offset)
     return f
-
-
-def _kind_of(mode: int) -> str:
-    """What a non-regular file is, in words."""
-    if stat_mod.S_ISDIR(mode):
-        return "a folder"
-    if stat_mod.S_ISCHR(mode) or stat_mod.S_ISBLK(mode):
-        return "a device"
-    if stat_mod.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat_mod.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def is_remote(path: object) -> bool:
