@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -88,55 +89,21 @@ class _ErrorBoundary(TyperGroup):
             raise typer.Exit(EXIT_BAD_INPUT) from None
 
 
+SUB_APPS = ("corpus", "cluster")
+"""Groups whose module holds a typer sub-application (``<group>_app``) rather than a
+``register(app)`` function."""
+
+
 def _register(app: typer.Typer, group: str) -> None:
     """Add the commands of the module ``group`` (one of `GROUPS`) to ``app``. Imported here,
     when asked for: see `COMMAND_GROUPS`."""
-    if group == "diagnose":
-        from perfmodel.cli import diagnose
-
-        diagnose.register(app)
-    elif group == "report":
-        from perfmodel.cli import report
-
-        report.register(app)
-    elif group == "predict":
-        from perfmodel.cli import predict
-
-        predict.register(app)
-    elif group == "record":
-        from perfmodel.cli import record
-
-        record.register(app)
-    elif group == "models":
-        from perfmodel.cli import models
-
-        models.register(app)
-    elif group == "experiment":
-        from perfmodel.cli import experiment
-
-        experiment.register(app)
-    elif group == "recommend":
-        from perfmodel.cli import recommend
-
-        recommend.register(app)
-    elif group == "fleet":
-        from perfmodel.cli import fleet
-
-        fleet.register(app)
-    elif group == "watch":
-        from perfmodel.cli import watch
-
-        watch.register(app)
-    elif group == "corpus":
-        from perfmodel.cli.corpus import corpus_app
-
-        app.add_typer(corpus_app, name="corpus")
-    elif group == "cluster":
-        from perfmodel.cli.cluster import cluster_app
-
-        app.add_typer(cluster_app, name="cluster")
-    else:
+    if group not in GROUPS:
         raise ValueError(f"no command module {group!r}")
+    module = importlib.import_module(f"perfmodel.cli.{group}")
+    if group in SUB_APPS:
+        app.add_typer(getattr(module, f"{group}_app"), name=group)
+    else:
+        module.register(app)
 
 
 def build_app(command: str | None = None) -> typer.Typer:
