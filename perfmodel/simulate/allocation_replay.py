@@ -39,7 +39,7 @@ from perfmodel.simulate.allocation import (
 )
 from perfmodel.simulate.allocation_settings import AllocationSettings
 from perfmodel.simulate.config import ClusterConfig
-from perfmodel.simulate.scheduler import ReplayError, Timeline, run_schedule
+from perfmodel.simulate.scheduler import ReplayError, Timeline, milestone_graph, run_schedule
 from perfmodel.simulate.workload import (
     JOB_COMPLETE,
     JOB_SUBMIT,
@@ -202,15 +202,8 @@ def run_dynamic(
     ms = workload.milestones
     n_ms = len(ms)
     n_stages = len(workload.stages)
-    remaining = [len(m.prereqs) for m in ms]
+    remaining, dependents = milestone_graph(ms)
     latest = [0.0] * n_ms
-    dependents: list[list[int]] = [[] for _ in range(n_ms)]
-    for i, m in enumerate(ms):
-        if m.kind == STAGE_COMPLETE:
-            remaining[i] = -1
-            continue
-        for p in m.prereqs:
-            dependents[p].append(i)
     fired = [math.nan] * n_ms
     stage_ready = [math.nan] * n_stages
     stage_done = [math.nan] * n_stages

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfmodel.simulate.workload import STAGE_COMPLETE, STAGE_READY, Workload
+from perfmodel.simulate.workload import STAGE_COMPLETE, STAGE_READY, Milestone, Workload
 
 try:
     from perfmodel.simulate._placement import place as _place_c
@@ -45,6 +45,21 @@ class Timeline:
     stage_ready_ms: list[float]
     stage_complete_ms: list[float]
     milestone_ms: list[float]
+
+
+def milestone_graph(ms: Sequence[Milestone]) -> tuple[list[int], list[list[int]]]:
+    """Each milestone's count of prerequisites still to fire and its dependents, the graph
+    an event-driven replay walks. A stage's completion has -1: the scheduler fires it when
+    the stage's last task ends, not its prerequisites."""
+    remaining = [len(m.prereqs) for m in ms]
+    dependents: list[list[int]] = [[] for _ in ms]
+    for i, m in enumerate(ms):
+        if m.kind == STAGE_COMPLETE:
+            remaining[i] = -1
+            continue
+        for p in m.prereqs:
+            dependents[p].append(i)
+    return remaining, dependents
 
 
 def run_schedule(
@@ -77,15 +92,8 @@ def run_schedule(
     ms = workload.milestones
     n_ms = len(ms)
     n_stages = len(workload.stages)
-    remaining = [len(m.prereqs) for m in ms]
+    remaining, dependents = milestone_graph(ms)
     latest = [0.0] * n_ms
-    dependents: list[list[int]] = [[] for _ in range(n_ms)]
-    for i, m in enumerate(ms):
-        if m.kind == STAGE_COMPLETE:
-            remaining[i] = -1  # fired by the scheduler, not by its prerequisites
-            continue
-        for p in m.prereqs:
-            dependents[p].append(i)
     fired = [math.nan] * n_ms
     stage_ready = [math.nan] * n_stages
     stage_done = [math.nan] * n_stages
