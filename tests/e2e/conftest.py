@@ -24,11 +24,9 @@ import threading
 import time
 import urllib.error
 import urllib.request
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -285,28 +283,3 @@ class FaultProxy:
         assert self._server is not None
         self._server.shutdown()
         self._server.server_close()
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
-    """One local Spark session (``local[2]``, no UI, 2 shuffle partitions) for every test of a
-    worker that asks for one: starting the JVM is seconds of each such file's time. Each
-    pytest-xdist worker is its own process, so each has its own session."""
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("perfmodel tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    yield session
-    try:
-        session.stop()
-    except Exception as exc:  # noqa: BLE001 - py4j's errors: the JVM is already gone
-        # A test may have stopped the session, and with it the gateway's JVM (fleet's Spark
-        # engine stops the session it ran on): there is nothing left to stop.
-        warnings.warn(f"the shared Spark session was already stopped: {exc!r}", stacklevel=1)

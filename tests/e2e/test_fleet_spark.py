@@ -21,21 +21,37 @@ from tests.fleet_helpers import WHAT_IFS, make_fleet, read_tables, run
 pytestmark = pytest.mark.slow
 
 
-def test_spark_engine_gives_the_local_engine_s_tables(spark, tmp_path: Path) -> None:
+def _spark_fleet(inputs: list[str], out: Path, *options: str) -> dict[str, object]:
+    """`perfmodel fleet --engine spark` as a user runs it: a process (and a JVM) of its own,
+    started when the run starts."""
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    cmd = [sys.executable, "-m", "perfmodel", "fleet", *inputs, "--out", str(out)]
+    cmd += ["--engine", "spark", "--master", "local[2]", "--json", *options]
+    cmd += ["--spark-conf", "spark.ui.enabled=false"]
+    cmd += [arg for w in WHAT_IFS for arg in ("--what-if", w)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]  # 1: some logs are errors rows
+    summary: dict[str, object] = json.loads(proc.stdout)
+    return summary
+
+
+def test_spark_engine_gives_the_local_engine_s_tables(tmp_path: Path) -> None:
     shared = shared_eventlogs()
     synth = make_fleet(shared, tmp_path / "logs")
     inputs = [str(tmp_path / "logs"), str(shared)]
     local = run(inputs, tmp_path / "local", jobs=2)
-    remote = run(inputs, tmp_path / "spark", engine="spark")
-    assert len(remote.analysed) == len(local.analysed) == len(synth.logs) + 15 + len(synth.corrupt)
+    remote = _spark_fleet(inputs, tmp_path / "spark")
+    expected = len(synth.logs) + 15 + len(synth.corrupt)
+    assert remote["analysed_now"] == len(local.analysed) == expected
     a, b = read_tables(tmp_path / "local"), read_tables(tmp_path / "spark")
     for name in a:
         assert a[name].schema == b[name].schema, name
         assert a[name] == b[name], name
     assert b["errors"].num_rows == len(synth.corrupt)
     assert not (tmp_path / "spark" / "_spark-staging").exists()
-    again = run(inputs, tmp_path / "spark", engine="spark")  # resumable as well
-    assert again.analysed == [] and read_tables(tmp_path / "spark") == b
+    again = _spark_fleet(inputs, tmp_path / "spark")  # resumable as well
+    assert again["analysed_now"] == 0 and read_tables(tmp_path / "spark") == b
 
 
 def _small_fleet(tmp_path: Path) -> Path:
@@ -49,13 +65,13 @@ def _small_fleet(tmp_path: Path) -> Path:
     return logs
 
 
-def test_spark_reading_the_logs_itself_gives_the_same_tables(spark, tmp_path: Path) -> None:
+def test_spark_reading_the_logs_itself_gives_the_same_tables(tmp_path: Path) -> None:
     """binaryFiles, as for hdfs:// or s3a:// URIs: the files of each log (a rolling
     directory's parts) are grouped and analysed from a temporary copy in the worker."""
     logs = _small_fleet(tmp_path)
     local = run([str(logs)], tmp_path / "local", jobs=1)
     assert local.summary.errors == 4
-    run([logs.as_uri()], tmp_path / "spark", engine="spark", transfer="binary")
+    _spark_fleet([logs.as_uri()], tmp_path / "spark", "--spark-transfer", "binary")
     a, b = read_tables(tmp_path / "local"), read_tables(tmp_path / "spark")
     for name in a:
         assert a[name] == b[name], name

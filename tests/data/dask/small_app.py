@@ -23,7 +23,7 @@ def main() -> None:
         began = time.time()
         x = da.random.default_rng(0).random((2000, 2000), chunks=(500, 500))
         print(float((x + x.T).mean().compute()))
-        parts = [dask.delayed(count_odd)(200_000 + i) for i in range(8)]
+        parts = [dask.delayed(count_odd)(2_000_000 + i) for i in range(8)]
         print(dask.delayed(sum)(parts).compute())
         print(f"elapsed {time.time() - began:.3f}")
 
