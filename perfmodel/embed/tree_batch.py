@@ -149,7 +149,7 @@ class TreeEncoder:
 
     ``encode(ast, language, name_tokens)`` equals
     ``encode_tree(binarize(ast, language, name_tokens, max_nodes), types, words)`` array
-    for array (``tests/unit/test_embed_ast.py`` checks this), but it builds no intermediate
+    for array (``tests/e2e/test_embed_ast.py`` checks this), but it builds no intermediate
     :class:`BinaryTree` of strings: pruning happens during the traversal, heights are
     computed as parents are created, and each leaf text's subtoken ids are looked up
     once (a profile's functions repeat the same identifiers over and over). Training

@@ -4,12 +4,12 @@ starts, with one `error:` line naming the `pip install` that adds them.
 A missing library is made by hiding it (``sys.modules[name] = None``): the import system then
 reports it absent to `importlib.util.find_spec` and fails its import, as in an environment
 where it was never installed. The wheel check (scripts/check_wheel.sh) runs the same commands
-in a real install without extras.
+in a real install without extras; the commands run without their extras, each in an interpreter
+of its own, are in tests/e2e/test_extras_cli.py.
 """
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,10 +17,6 @@ import pytest
 
 from perfmodel.errors import PerfmodelError
 from perfmodel.extras import EXTRAS, Extra, MissingExtraError, missing_from, require_extra
-
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "examples" / "eventlogs" / "etl-local2.zstd"
-SPEC = REPO / "experiments" / "sort.toml"
 
 
 def test_a_hidden_module_makes_the_extra_missing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,44 +55,3 @@ def test_every_extra_is_installed_in_the_development_environment() -> None:
     # the feature refuse to run everywhere.
     for extra in EXTRAS:
         assert missing_from(extra) == [], extra
-
-
-def _cli_without(hidden: list[str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`perfmodel ARGS` in a fresh interpreter where the ``hidden`` modules are not installed."""
-    code = (
-        "import sys\n"
-        f"for name in {hidden!r}:\n"
-        "    sys.modules[name] = None\n"
-        "from perfmodel.cli import main\n"
-        f"sys.argv = ['perfmodel', *{list(args)!r}]\n"
-        "main()\n"
-    )
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, timeout=300
-    )
-
-
-@pytest.mark.parametrize(
-    ("hidden", "args", "extra"),
-    [
-        (["torch", "flair"], ["classify", "java.io.FileInputStream.readBytes"], "models"),
-        (["tree_sitter"], ["corpus", "locate", "java.io.FileInputStream.readBytes"], "models"),
-        (["flair"], ["train", "corpus-dir"], "train"),
-        (["pyspark"], ["fleet", str(EXAMPLE), "--out", "fleet", "--engine", "spark"], "spark"),
-        (
-            ["matplotlib"],
-            ["experiment", "report", str(SPEC), "--out", "study", "--store", "r.db"],
-            "spark",
-        ),
-    ],
-)
-def test_a_command_without_its_extra_says_which_and_does_nothing(
-    hidden: list[str], args: list[str], extra: str, tmp_path: Path
-) -> None:
-    done = _cli_without(hidden, *args, cwd=tmp_path)
-    assert done.returncode == 2, done.stderr
-    assert done.stdout == ""
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("error: ") and f"pip install 'perfmodel[{extra}]'" in lines[0]
-    assert sorted(p.name for p in tmp_path.iterdir()) == [], "a half-run left files behind"

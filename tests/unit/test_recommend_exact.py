@@ -5,93 +5,32 @@ The search skips points whose lower bounds are strictly dominated by a replayed 
 compare: the recommended point, the Pareto front (order and figures), the ``top`` list, the
 budget and deadline answers, and the figures of every point the pruned search priced.
 Cases: hand-built profiles (skewed, multi-job, spilling, I/O-bound) against catalogs with
-twins, hourly billing and fast and slow CPUs; a real cluster log against the example
-catalog; and Hypothesis-drawn profiles and catalogs.
+twins, hourly billing and fast and slow CPUs, and Hypothesis-drawn profiles and catalogs
+(the same comparison on a real cluster log is in tests/e2e/test_recommend_real_log.py).
 """
 
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfmodel.recommend.catalog import MachineType, parse_catalog
-from perfmodel.recommend.search import Point, RecommendError, Request, SearchResult, search
+from perfmodel.recommend.search import Request, search
 from perfmodel.simulate.config import BaselineOverrides
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
-from tests.recommend_helpers import SyntheticAnalysis, catalog, row
+from tests.recommend_helpers import (
+    SyntheticAnalysis,
+    assert_same_answers,
+    catalog,
+    request_fields,
+    requests_for,
+    row,
+    search_or_error,
+)
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "catalogs" / "example-cloud.csv"
-LOGS = REPO.parent / "shared" / "data" / "eventlogs"
 MB = 1_000_000
-
-
-def _key(p: Point) -> tuple[object, ...]:
-    return (p.machine.vm_type, p.nodes, p.layout)
-
-
-def _figures(p: Point) -> tuple[object, ...]:
-    return (_key(p), p.predicted_s, p.upper_s, p.cost, p.cost_upper, p.bottleneck)
-
-
-def _run(analysis: object, machines: list[MachineType], request: Request) -> SearchResult | str:
-    try:
-        return search(analysis, machines, request)  # type: ignore[arg-type]
-    except RecommendError as e:
-        return str(e)
-
-
-def assert_same_answers(
-    analysis: object, machines: list[MachineType], request: Request
-) -> tuple[int, int]:
-    """Pruned vs exhaustive on one request; returns (pruned, exhaustive) replays."""
-    fast = _run(analysis, machines, request)
-    full = _run(analysis, machines, Request(**{**_fields(request), "exhaustive": True}))
-    if isinstance(full, str) or isinstance(fast, str):
-        assert fast == full  # the same error, naming the same closest point
-        return 0, 0
-    assert _figures(fast.recommended) == _figures(full.recommended)
-    assert [_figures(p) for p in fast.pareto] == [_figures(p) for p in full.pareto]
-    assert [_figures(p) for p in fast.top] == [_figures(p) for p in full.top]
-    for a, b in (
-        (fast.cheapest_meeting_deadline, full.cheapest_meeting_deadline),
-        (fast.fastest_within_budget, full.fastest_within_budget),
-    ):
-        assert (a is None) == (b is None)
-        if a is not None and b is not None:
-            assert _figures(a) == _figures(b)
-    exhaustive = {_key(p): _figures(p) for p in full.points}
-    priced = [p for p in fast.points if p.evaluated]
-    assert all(_figures(p) == exhaustive[_key(p)] for p in priced)
-    # Every point of a replayed configuration is priced, however it was reached.
-    replayed = {p.config for p in priced}
-    assert all(p.evaluated for p in fast.points if p.config in replayed)
-    assert fast.replays <= full.replays
-    return fast.replays, full.replays
-
-
-def _fields(req: Request) -> dict[str, object]:
-    return {name: getattr(req, name) for name in req.__slots__}  # type: ignore[attr-defined]
-
-
-def _requests(full: SearchResult, max_nodes: int) -> list[Request]:
-    """No limit, a deadline a third of the way up the upper bounds, a median budget, both."""
-    uppers = sorted(p.upper_s for p in full.points)
-    costs = sorted(p.cost for p in full.points)
-    deadline, budget = uppers[len(uppers) // 3], costs[len(costs) // 2]
-    return [
-        Request(max_nodes=max_nodes),
-        Request(max_nodes=max_nodes, top=1),
-        Request(max_nodes=max_nodes, deadline_s=deadline, top=3),
-        Request(max_nodes=max_nodes, budget_usd=budget),
-        Request(max_nodes=max_nodes, deadline_s=deadline, budget_usd=costs[-1]),
-        Request(max_nodes=max_nodes, deadline_s=uppers[0] * 0.5),  # nobody meets it
-        Request(max_nodes=max_nodes, driver_node=True, top=2),
-    ]
 
 
 def _skewed_multi_job() -> SyntheticAnalysis:
@@ -162,23 +101,12 @@ def test_pruned_search_equals_exhaustive_on_hand_built_profiles(
     machines = catalog(*MIXED_CATALOG)
     full = search(analysis, machines, Request(max_nodes=6, exhaustive=True))
     pruned_total = full_total = 0
-    for request in _requests(full, 6):
-        request = Request(**{**_fields(request), "refine": refine})
+    for request in requests_for(full, 6):
+        request = Request(**{**request_fields(request), "refine": refine})
         pruned, exhaustive = assert_same_answers(analysis, machines, request)
         pruned_total, full_total = pruned_total + pruned, full_total + exhaustive
     # Not a speed check: the bounds must rule something out, or they are not working.
     assert pruned_total < full_total
-
-
-@pytest.mark.skipif(not LOGS.is_dir(), reason="shared event logs absent (../shared/data)")
-def test_pruned_search_equals_exhaustive_on_a_real_cluster_log() -> None:
-    from perfmodel.analysis import load
-
-    analysis = load(LOGS / "eventlog_4nodes_8cores_dynamic_alloc.zstd")
-    machines = parse_catalog(EXAMPLE)
-    full = search(analysis, machines, Request(max_nodes=5, exhaustive=True))
-    for request in _requests(full, 5)[:4]:
-        assert_same_answers(analysis, machines, request)
 
 
 _task = st.builds(
@@ -232,9 +160,9 @@ def test_pruned_search_equals_exhaustive_on_drawn_cases(
         for i, (v, g, price, speed, (gr, mn)) in enumerate(machines)
     ]
     types = catalog(*rows)
-    full = _run(analysis, types, Request(max_nodes=4, exhaustive=True))
+    full = search_or_error(analysis, types, Request(max_nodes=4, exhaustive=True))
     if isinstance(full, str):  # no type holds an executor
-        assert _run(analysis, types, Request(max_nodes=4)) == full
+        assert search_or_error(analysis, types, Request(max_nodes=4)) == full
         return
     uppers = sorted(p.upper_s for p in full.points)
     deadline = uppers[min(len(uppers) - 1, int(deadline_rank * len(uppers)))]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
@@ -232,49 +231,6 @@ def test_history_fits_the_applications_factor(tmp_path: Path) -> None:
 
 
 # --- the command and its JSON ---------------------------------------------------------
-
-
-@pytest.mark.skipif(not LOGS.is_dir(), reason="shared event logs absent (../shared/data)")
-def test_cli_json_schema() -> None:
-    log = LOGS / "eventlog_4nodes_8cores_dynamic_alloc.zstd"
-    args = ["recommend", str(log), "--catalog", str(EXAMPLE), "--max-nodes", "3"]
-    result = CliRunner().invoke(build_app(), [*args, "--deadline", "10m", "--json"])
-    assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
-    rec = data["recommended"]
-    for key in (
-        "vm_type",
-        "nodes",
-        "executors",
-        "executor_cores",
-        "executor_memory",
-        "predicted_s",
-        "cost",
-        "meets_deadline",
-        "spark_conf",
-    ):
-        assert key in rec
-    assert rec["meets_deadline"] is True and rec["upper_s"] <= 600
-    # The executors, and the Spark settings the recommended point was predicted with.
-    assert set(rec["spark_conf"]) == {
-        "spark.executor.instances",
-        "spark.executor.cores",
-        "spark.executor.memory",
-        "spark.executor.memoryOverhead",
-        *rec["spark_settings"],
-    }
-    assert isinstance(data["pareto"], list) and data["pareto"]
-    assert all("predicted_s" in p and "cost" in p for p in data["points"])
-    assert data["interval"]["bound_used_for_deadline"] == "upper"
-    evaluated = [p for p in data["points"] if p["evaluated"]]
-    assert min(p["cost"] for p in evaluated if p["meets_deadline"]) == rec["cost"]
-    text = CliRunner().invoke(build_app(), [*args, "--deadline", "10m"])
-    assert text.exit_code == 0 and "Recommended:" in text.stdout
-    impossible = CliRunner().invoke(build_app(), [*args, "--deadline", "1s"])
-    assert impossible.exit_code == 2
-    assert "error: no configuration meets the deadline" in impossible.output
-    bad = CliRunner().invoke(build_app(), [*args, "--baseline-machine", "nope"])
-    assert bad.exit_code == 2 and "not in the catalog" in bad.output
 
 
 @pytest.mark.parametrize("broken", ["log-missing", "log-garbage", "catalog-garbage"])
