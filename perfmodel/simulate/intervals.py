@@ -120,9 +120,22 @@ class Extrapolation:
     """Extra half-width on the log scale: ``share × |log(predicted / baseline replay)|``."""
 
     def describe(self) -> str:
+        """The extrapolation and the widening it got, in a user's words."""
+        low, high = self.calibrated.low, self.calibrated.high
+        if low == high == 1.0:
+            where = f"{self.dimension} ×{_factor(self.ratio)}, a change the intervals' "
+            where += "calibration never saw"
+        else:
+            where = f"{self.dimension} ×{_factor(self.ratio)}, beyond the ×{_factor(low)}–"
+            where += f"×{_factor(high)} the intervals were calibrated on"
+        part = (
+            "the change"
+            if self.share >= 1.0
+            else f"the {self.share:.0%} of the change beyond that range"
+        )
         return (
-            f"{self.dimension} ×{_factor(self.ratio)}, beyond the ×{_factor(self.calibrated.low)}"
-            f"–×{_factor(self.calibrated.high)} the intervals were calibrated on"
+            f"{where}, so widened ×{math.exp(self.widening):.2f} ({part} may have all of its "
+            "predicted effect or none)"
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -363,11 +376,7 @@ def interval(
     if widen > 0:
         source += f", widened ×{math.exp(widen):.2f} by self-check error and unknown time"
     if beyond is not None:
-        source += (
-            f"; extrapolated: {beyond.describe()}, so widened ×{math.exp(extra):.2f} "
-            f"(the {beyond.share:.0%} of that change beyond the range may have all of its "
-            "predicted effect or none)"
-        )
+        source += f"; extrapolated: {beyond.describe()}"
     return low, high, source
 
 
