@@ -58,6 +58,7 @@ from perfmodel.simulate.config import (
     WhatIf,
     apply_what_if,
 )
+from perfmodel.simulate.intervals import scale_factors
 
 if TYPE_CHECKING:
     from perfmodel.analysis import Analysis, Prediction
@@ -211,6 +212,7 @@ def evaluate(
                         pair.bare_log_low_s = variant.predicted_low_s
                         pair.bare_log_high_s = variant.predicted_high_s
                         pair.bare_log_widening = analysis.interval_widening(variant)
+                        pair.bare_log_scale = scale_factors(variant.baseline_config, variant.config)
                 pairs.append(pair)
     repeats: dict[str, list[float]] = defaultdict(list)
     for group in by_exp.values():
@@ -269,6 +271,7 @@ def _pair(
         kind=pair_kind(base_run.config_settings, t0.config_settings),
         workload_class=loaded.workload_class,
         widening=loaded.interval_widening(prediction),
+        scale=scale_factors(prediction.baseline_config, prediction.config),
     )
     if save:
         detail = {"measured_s": mean, "target_runs": result.target_runs}
