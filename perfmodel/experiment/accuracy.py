@@ -41,6 +41,7 @@ from perfmodel.experiment.results import (
     mean,
     nanmean,
 )
+from perfmodel.experiment.scale_factor import summarise_scales, summarise_steps
 from perfmodel.experiment.split import Split
 from perfmodel.experiment.variants import BARE_LOG, VARIANTS, load_variants, record_variant
 from perfmodel.experiment.what_if_kind import (
@@ -269,6 +270,8 @@ def _pair(
         kind=pair_kind(base_run.config_settings, t0.config_settings),
         workload_class=loaded.workload_class,
         widening=loaded.interval_widening(prediction),
+        baseline_slots=base_run.cores,
+        target_slots=t0.cores,
     )
     if save:
         detail = {"measured_s": mean, "target_runs": result.target_runs}
@@ -341,4 +344,6 @@ def _summarise(
         skipped=skipped,
         repeat_error=mean([x for values in repeats.values() for x in values]),
         kinds=summarise_kinds(pairs),
+        scales=summarise_scales(pairs),
+        scale_steps=summarise_steps(pairs),
     )
