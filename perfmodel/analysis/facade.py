@@ -281,6 +281,7 @@ class Analysis:
                 self.workload, self.baseline, self.target(change), self._base()
             )
         prediction.notes.extend(self.notes)
+        prediction.framework = self.profile.framework or "spark"
         self.attach_interval(prediction)
         return prediction
 
@@ -339,6 +340,7 @@ class Analysis:
                 given,
             )
         prediction.notes.extend(self.notes)
+        prediction.framework = self.profile.framework or "spark"
         self.attach_interval(prediction)
         return prediction
 

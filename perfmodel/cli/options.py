@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from perfmodel.simulate.whatif import BASELINE_SETTINGS, SETTINGS
+from perfmodel.simulate.whatif import BASELINE_SETTINGS, SETTINGS, setting_key
 
 COUNT_MAX = 1_000_000
 """Most of anything counted (repetitions, rows, functions, epochs)."""
@@ -43,7 +43,14 @@ if TYPE_CHECKING:
 
 
 def _setting(name: str) -> typer.models.OptionInfo:
-    return typer.Option(*SETTINGS[name].options, help=SETTINGS[name].help, show_default=False)
+    return typer.Option(SETTINGS[name].option, help=SETTINGS[name].help, show_default=False)
+
+
+def _alias(alias: str) -> typer.models.OptionInfo:
+    """A setting's other name (Dask's ``--workers``) as an option of its own, so a message
+    about its value names the option the user wrote."""
+    s = SETTINGS[setting_key(alias)]
+    return typer.Option("--" + alias, help=f"Dask's name for {s.option}.", show_default=False)
 
 
 def _baseline(
@@ -56,6 +63,8 @@ def _baseline(
 Cores = Annotated[str | None, _setting("cores")]
 Executors = Annotated[str | None, _setting("executors")]
 ExecutorCores = Annotated[str | None, _setting("executor-cores")]
+Workers = Annotated[str | None, _alias("workers")]
+Threads = Annotated[str | None, _alias("threads")]
 Mem = Annotated[str | None, _setting("mem")]
 CpuSpeed = Annotated[str | None, _setting("cpu-speed")]
 DiskBw = Annotated[str | None, _setting("disk-bw")]

@@ -189,6 +189,12 @@ class ThreadCpu:
         """The executors whose threads were read (not the host's own rows)."""
         return {executor for executor, _ in self.series if executor != HOST}
 
+    @property
+    def jvm_runtime(self) -> bool:
+        """Whether a JVM's own threads (its GC or JIT compilers) were read: what the
+        prediction's notes call the background (a Dask worker's is its other threads)."""
+        return any(kind in (GC, JIT) for _, kind in self.series)
+
 
 def load(bundle: str | Path) -> ThreadCpu | None:
     """The bundle's per-thread CPU, or None for a bundle recorded without it (older ones)."""

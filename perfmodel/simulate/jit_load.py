@@ -72,8 +72,14 @@ def mean_co_running(cpu_ms: np.ndarray, concurrency: np.ndarray, host_cores: flo
     return float((k * cpu).sum() / total)
 
 
-def gamma_note(ratio: float | None, gamma: float) -> str:
-    """What the co-running law assumed, for the prediction's notes."""
+def gamma_note(ratio: float | None, gamma: float, jvm: bool = True) -> str:
+    """What the co-running law assumed, for the prediction's notes. ``jvm``: whether the
+    executors are JVMs (`ThreadCpu.jvm_runtime`); a Dask worker has no JIT compiler."""
+    if not jvm:
+        return (
+            f"a task's CPU is taken to grow by {gamma:.0%} per task running beside it: no JIT "
+            "compiler runs beside the tasks"
+        )
     if ratio is None:
         return (
             f"a task's CPU is taken to grow by {gamma:.0%} per task running beside it (the "

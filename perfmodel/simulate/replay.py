@@ -107,6 +107,9 @@ class Prediction:
     conf: SettingsEffect | None = None
     """What framework settings the what-if gave changed (``predict --conf``); None when it
     gave none."""
+    framework: str = "spark"
+    """The front end whose words describe the configurations (``dask``: workers of
+    threads); the facade sets it from the profile."""
 
     @property
     def model_error(self) -> float:

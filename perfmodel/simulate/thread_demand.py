@@ -325,11 +325,21 @@ def measure_stages(
     return stage_thread_cpu(measured, tasks, len(stage_rows))
 
 
+def runtime_threads(jvm: bool) -> str:
+    """How the notes name the executor process's own threads: a JVM's GC, JIT compilers and
+    the rest, or (a Dask worker) the worker's threads that run no task."""
+    return "JVM GC, JIT and other threads" if jvm else "the workers' threads that run no task"
+
+
 def waited_note(
-    other_cores: Sequence[float], taken_cores: Sequence[float], jvm_cores: Sequence[float]
+    other_cores: Sequence[float],
+    taken_cores: Sequence[float],
+    jvm_cores: Sequence[float],
+    jvm: bool = True,
 ) -> list[str]:
-    """What other load asked for beside the tasks (and how much of it was the JVM's own
-    threads), and what load of a higher priority took; per stage, 0 where not measured."""
+    """What other load asked for beside the tasks (and how much of it was the executor
+    process's own threads), and what load of a higher priority took; per stage, 0 where not
+    measured. ``jvm``: whether those threads are a JVM's (`runtime_threads`)."""
     asked = [c for c in other_cores if c > 0]
     taken = [c for c in taken_cores if c > 0]
     jvm = sum(jvm_cores)
@@ -338,8 +348,8 @@ def waited_note(
         share = jvm / sum(asked)
         notes.append(
             f"other load beside the tasks of {len(asked)} stage(s) (measured per-thread CPU and "
-            f"run-queue delay): {min(asked):.2f}–{max(asked):.2f} cores, {share:.0%} of it the "
-            "JVM's own GC, JIT and other threads: work of a fixed amount, which a target keeping "
+            f"run-queue delay): {min(asked):.2f}–{max(asked):.2f} cores, {share:.0%} of it "
+            f"{runtime_threads(jvm)}: work of a fixed amount, which a target keeping "
             "fewer cores busy with the tasks spreads over their longer run (one keeping more "
             "keeps its rate); the rest (other processes) is kept as it is"
         )
@@ -352,7 +362,7 @@ def waited_note(
     return notes
 
 
-def thread_cpu_note(threaded: Mapping[StageKey, StageThreadCpu]) -> str:
+def thread_cpu_note(threaded: Mapping[StageKey, StageThreadCpu], jvm: bool = True) -> str:
     """What the replay took from measured per-thread CPU, for the prediction's notes."""
     thread = sum(m.thread_cpu_ms for m in threaded.values())
     python = sum(m.python_cpu_ms for m in threaded.values())
@@ -362,9 +372,11 @@ def thread_cpu_note(threaded: Mapping[StageKey, StageThreadCpu]) -> str:
     waited = (
         f"; without waiting for cores they would have run {alone / run:.0%} as long" if run else ""
     )
+    # A Dask worker runs its tasks' Python in the task thread: no worker processes beside it.
+    python_part = f", Python workers {python / 1000:.1f} s" if jvm or python else ""
     return (
         f"CPU demand per task from measured per-thread CPU for {len(threaded)} stage(s): "
-        f"task threads {thread / 1000:.1f} s, Python workers {python / 1000:.1f} s of CPU over "
-        f"{run / 1000:.1f} s of task run time{waited}; JVM GC, JIT and other threads "
+        f"task threads {thread / 1000:.1f} s{python_part} of CPU over "
+        f"{run / 1000:.1f} s of task run time{waited}; {runtime_threads(jvm)} "
         f"{background / 1000:.1f} s beside them (background)"
     )

@@ -31,7 +31,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from perfmodel.simulate.config import BaselineOverrides, ClusterConfig, ConfigError, WhatIf
+from perfmodel.simulate.config import (
+    RANGES,
+    BaselineOverrides,
+    ClusterConfig,
+    ConfigError,
+    WhatIf,
+)
 from perfmodel.simulate.units import parse_bandwidth, parse_factor, parse_size
 
 INT, SIZE, FLOAT, BANDWIDTH, SWITCH = "int", "size", "float", "bandwidth", "switch"
@@ -189,19 +195,38 @@ def parse_value(name: str, text: str, where: str = "", conf: ConfTable | None = 
     if setting is None:
         raise ConfigError(f"unknown setting {name[:_SHOWN]!r}: {_known(SETTINGS, conf)}")
     text = text.strip()
-    label = f"{where} {key}" if where else setting.option
+    # Named as the user wrote it: ``--threads 0`` is refused as --threads, not as the Spark
+    # name it is an alias of.
+    written = name.strip().lower().replace("_", "-")
+    written = written if written in setting.aliases else key
+    label = f"{where} {written}" if where else f"--{written}"
     if setting.kind == SWITCH:
         return Value(key, text, absolute=float(_switch(label, text)))
     factor = parse_factor(text)
     if factor is not None:
         return Value(key, text, factor=factor)
     if setting.kind == INT:
-        return Value(key, text, absolute=_int(label, text))
-    if setting.kind == SIZE:
-        return Value(key, text, absolute=parse_size(text))
-    if setting.kind == BANDWIDTH:
-        return Value(key, text, absolute=parse_bandwidth(text))
-    return Value(key, text, absolute=_float(label, text))
+        absolute: float = _int(label, text)
+    elif setting.kind == SIZE:
+        absolute = parse_size(text)
+    elif setting.kind == BANDWIDTH:
+        absolute = parse_bandwidth(text)
+    else:
+        absolute = _float(label, text)
+    _in_range(key, label, text, absolute)
+    return Value(key, text, absolute=absolute)
+
+
+_RANGE_FIELDS = {"mem": "memory_bytes", "disk-bw": "disk_bw", "net-bw": "net_bw"}
+"""Settings whose `RANGES` field is not their name with dashes as underscores."""
+
+
+def _in_range(key: str, label: str, text: str, value: float) -> None:
+    """An absolute value outside its setting's range is refused as it is read, under the
+    name it was written with (`WhatIf` checks the resolved values again)."""
+    allowed = RANGES.get(_RANGE_FIELDS.get(key, key.replace("-", "_")))
+    if allowed is not None and not allowed.low <= value <= allowed.high:
+        raise ConfigError(f"{label} must be {allowed.describe()}; got {text[:_SHOWN]!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,9 +329,18 @@ def change_of(
 ) -> Change:
     """A change from ``setting → text`` (None: not given), e.g. ``predict``'s options and
     its ``--conf`` settings (read by ``conf``)."""
-    return Change(
-        tuple(parse_value(k, text, where, conf) for k, text in values.items() if text is not None)
-    )
+    parsed: dict[str, Value] = {}
+    written: dict[str, str] = {}
+    for name, text in values.items():
+        if text is None:
+            continue
+        value = parse_value(name, text, where, conf)
+        if value.setting in parsed:  # ``--executors`` and its alias ``--workers``
+            raise ConfigError(
+                f"--{written[value.setting]} and --{name} set the same thing; give one of them"
+            )
+        parsed[value.setting], written[value.setting] = value, name
+    return Change(tuple(parsed.values()))
 
 
 def conf_pairs(items: Sequence[str], option: str = "--conf") -> dict[str, str]:
@@ -362,7 +396,7 @@ def parse_change(text: str, conf: ConfTable | None = None) -> Change:
         if key in seen:
             raise ConfigError(f"what-if {text[:200]!r} sets {key} twice")
         seen.add(key)
-        values.append(parse_value(key, value, where="what-if", conf=conf))
+        values.append(parse_value(name, value, where="what-if", conf=conf))
     if not values:
         raise ConfigError("an empty what-if: write e.g. cores=2x or mem=0.5x")
     return Change(tuple(values))
@@ -426,7 +460,7 @@ def parse_axes(specs: Sequence[str], conf: ConfTable | None = None) -> list[Swee
                 f"{MAX_SWEEP_POINTS:,} points"
             )
         for v in vals:
-            parse_value(key, v, where="--sweep", conf=conf)
+            parse_value(name, v, where="--sweep", conf=conf)
         axes.append(SweepAxis(key, vals))
     if not axes:
         raise ConfigError("--sweep needs at least one axis, e.g. --sweep cores=1,2,4,8")

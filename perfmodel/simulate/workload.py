@@ -117,8 +117,9 @@ def compile_workload(
     stage_list = _replayed_stages(profile, tasks)
     measured = _measured_cpu(profile, baseline, stage_list)
     threaded = _thread_cpu(profile, tasks, stage_list)
+    jvm = profile.thread_cpu is None or profile.thread_cpu.jvm_runtime
     if threaded:
-        notes.append(thread_cpu_note(threaded))
+        notes.append(thread_cpu_note(threaded, jvm))
     if set(measured) - set(threaded):
         notes.append(
             f"CPU demand per task measured from the host's CPU use for "
@@ -172,7 +173,7 @@ def compile_workload(
                 tasks.table.col("cpu_ms")[ended], concurrency[ended], baseline.host_cores
             ),
         )
-        notes.append(jit_load.gamma_note(ratio, gamma))
+        notes.append(jit_load.gamma_note(ratio, gamma, jvm))
     for stage, work in zip(stage_list, works, strict=True):
         thread_measured = threaded.get(stage.key)
         if thread_measured is not None:
@@ -279,6 +280,7 @@ def compile_workload(
             [w.other_cores for w in works],
             [w.taken_cores for w in works],
             [w.jvm_other_cores for w in works],
+            jvm,
         ),
         thread_cpu=threaded,
         app_cpu_ms=(

@@ -15,16 +15,22 @@ from perfmodel.simulate.whatif import Change
 MAX_STAGE_ROWS = 10
 
 
-def describe_config(c: ClusterConfig) -> str:
-    """One line a user can check against how they ran the job (slots, heap, bandwidths)."""
-    if c.local_mode:
-        head = f"local[{c.executor_cores}]"
+def describe_config(c: ClusterConfig, framework: str = "spark") -> str:
+    """One line a user can check against how they ran the job (slots, heap, bandwidths), in
+    the words of the job's framework (Dask: workers of threads, a memory limit)."""
+    if framework == "dask":
+        head = f"{c.executors} workers × {c.executor_cores} threads on {c.hosts} hosts"
+        memory = "memory limit per worker"
+    elif c.local_mode:
+        head, memory = f"local[{c.executor_cores}]", "heap"
     elif c.allocation.enabled:
         head = f"{c.allocation.describe()}; executors of {c.executor_cores} cores"
+        memory = "heap"
     else:
         head = f"{c.executors} executors × {c.executor_cores} cores on {c.hosts} hosts"
+        memory = "heap"
     return (
-        f"{head}, {format_size(c.memory_bytes)} heap, {c.host_cores} cores per host, "
+        f"{head}, {format_size(c.memory_bytes)} {memory}, {c.host_cores} cores per host, "
         f"cpu speed {c.cpu_speed:g}, disk {format_bandwidth(c.disk_bw)}, "
         f"network {format_bandwidth(c.net_bw)}"
     )
@@ -35,11 +41,11 @@ def render_prediction(p: Prediction, source: ProfileSource, change: Change) -> s
     every value assumed about the baseline spelled out."""
     lines = [f"perfmodel predict — {p.app_id}"]
     lines.append(f"profile: {_profile(source)}")
-    lines.append(f"baseline: {describe_config(p.baseline_config)}")
+    lines.append(f"baseline: {describe_config(p.baseline_config, p.framework)}")
     if change.is_empty:
         lines.append("what-if:  (no change given: replaying the baseline)")
     else:
-        lines.append(f"what-if:  {describe_config(p.config)}")
+        lines.append(f"what-if:  {describe_config(p.config, p.framework)}")
     if p.conf is not None:
         lines += render_settings_effect(p.conf)
     lines.append(
@@ -139,7 +145,7 @@ def render_sweep(points: list[SweepPoint], source: ProfileSource) -> str:
     lines = [
         f"perfmodel predict --sweep — {first.app_id}",
         f"profile: {_profile(source)}",
-        f"baseline: {describe_config(first.baseline_config)}",
+        f"baseline: {describe_config(first.baseline_config, first.framework)}",
         f"observed {first.observed_s:.1f} s · baseline replay {first.baseline_replay_s:.1f} s"
         f" · model error {first.model_error:+.1%}",
     ]
