@@ -16,7 +16,8 @@
 #
 # Each worker gets a CPU quota of 0.25 cores (PERFMODEL_CLUSTER_WORKER_CPU), so 2, 4 and 8
 # executors are 0.5, 1 and 2 cores: the 8-worker cluster asks the 2-core machine for all of
-# it, as a packed node would. Run it on a quiet machine. Estimated ~25 min (docs/cluster.md).
+# it, as a packed node would. Run it on a quiet machine. Estimated 15-20 min, 25 at most
+# (docs/cluster.md).
 # Output: build/experiments/scaleout/report/accuracy.md, accuracy.json, plots/; runs in a
 # fresh store build/experiments/scaleout/study-<timestamp>.sqlite (or $STORE).
 # PERFMODEL_STUDY_CLUSTER / PERFMODEL_STUDY_SUBNET name another cluster (default pms,
