@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
 from perfmodel.experiment import scale_factor as sf
 from perfmodel.experiment import what_if_kind as wk
+from perfmodel.experiment.accuracy import _comparable
 from perfmodel.experiment.results import AccuracyReport, PairResult
+from perfmodel.experiment.spec import load_spec
+from perfmodel.experiment.split import DEFAULT_SPLIT, HELD_OUT, load_split
 from perfmodel.report.jsonrenderer import accuracy_json
 from perfmodel.report.markdown import render_markdown, render_scales
+from tests.conftest import REPO
 
 
 def _pair(
@@ -190,3 +195,30 @@ def test_markdown_and_json_carry_the_scale_tables() -> None:
     assert len(payload["scale_steps"]) == 6
     assert payload["pairs"][0]["baseline_slots"] == 2
     assert payload["pairs"][0]["target_slots"] == 8
+
+
+SCALEOUT_SPECS = sorted((REPO / "experiments" / "cluster" / "scaleout").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", SCALEOUT_SPECS, ids=[p.stem for p in SCALEOUT_SPECS])
+def test_scaleout_specs_differ_in_executors_only(path: Path) -> None:
+    spec = load_spec(path)
+    assert [(c.master, c.workers, c.cores) for c in spec.configs] == [
+        ("cluster", n, n) for n in (2, 4, 8)
+    ]
+    # One plan, one heap, unlimited links: every pair is a worker-count what-if, predicted.
+    assert len({(c.shuffle_partitions, c.conf, c.executor_memory) for c in spec.configs}) == 1
+    assert all(c.rate_mbit is None for c in spec.configs)
+    settings = [c.as_dict() for c in spec.configs]
+    for a in settings:
+        for b in settings:
+            if a is not b:
+                assert _comparable(a, b) and wk.pair_kind(a, b) == wk.WORKERS
+    # Held out, and recorded as `perfmodel cluster record` records.
+    assert load_split(DEFAULT_SPLIT).role(spec.workload) == HELD_OUT, spec.workload
+    assert spec.record.jvm_sampler == "plugin" and spec.record.interval_ms == 50
+
+
+def test_the_scaleout_study_has_a_wide_shuffle_and_a_python_job() -> None:
+    workloads = {load_spec(p).workload for p in SCALEOUT_SPECS}
+    assert {"wide-shuffle", "pandas-groups"} <= workloads and len(workloads) == len(SCALEOUT_SPECS)
