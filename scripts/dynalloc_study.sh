@@ -10,18 +10,39 @@
 # Needs root. As scripts/cluster_study.sh: one cluster per shape, torn down after, and
 # whatever an interrupted run left is torn down too.
 #
-#   scripts/dynalloc_study.sh [extra options for `perfmodel experiment run`...]
+#   scripts/dynalloc_study.sh [--held-out] [extra options for `perfmodel experiment run`...]
 #   e.g. scripts/dynalloc_study.sh --repetitions 2
 #        SPECS=experiments/cluster/dynamic/sort.toml scripts/dynalloc_study.sh --param size_mb=10
+#        scripts/dynalloc_study.sh --held-out    # the accuracy figures: run once, model final
+#
+# The specs of experiments/cluster/dynamic/ are fit workloads (sort, sql-join): their
+# figures are development figures. --held-out runs experiments/cluster/dynamic-held-out/
+# instead (inverted-index, a PySpark RDD job whose work is in Python, and ngrams, a wide
+# DataFrame aggregation: held-out workloads of experiments/splits/default.toml), writes to
+# build/experiments/dynalloc-held-out/ and labels the report by that split. Run it once,
+# on a quiet machine, after the model's last change. Estimated (from a fit workload's
+# timing: see the specs): about 80-95 s of application time per run on 2 executors, more
+# on 8 (each executor's own start-up and JIT cost about 15 core-s at 0.25 cores), ~2 min
+# per run with spark-submit and the bundle, 6 runs, 2 cluster builds, then the report's
+# three readings of 6 bundles: about 15-20 minutes on this 2-core VM when quiet.
 #
 # Eight workers share this machine's cores: each gets a CPU quota of 0.25 cores
 # (PERFMODEL_CLUSTER_WORKER_CPU, 2 cores in all), so 2 and 8 executors are 0.5 and 2 cores.
 # Output: build/experiments/dynalloc/report/accuracy.md, accuracy.json, plots/; runs in a
-# fresh store build/experiments/dynalloc/study-<timestamp>.sqlite (or $STORE).
+# fresh store build/experiments/dynalloc/study-<timestamp>.sqlite (or $STORE); with
+# --held-out the same under build/experiments/dynalloc-held-out/ ($OUT overrides either).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PERFMODEL=${PERFMODEL:-.venv/bin/perfmodel}
+SPLIT=experiments/splits/default.toml
+REPORT_SPLIT=()
+if [[ ${1:-} == --held-out ]]; then
+    shift
+    OUT=${OUT:-build/experiments/dynalloc-held-out}
+    SPECS=${SPECS:-experiments/cluster/dynamic-held-out/*.toml}
+    REPORT_SPLIT=(--split "$SPLIT")
+fi
 OUT=${OUT:-build/experiments/dynalloc}
 SPECS=${SPECS:-experiments/cluster/dynamic/*.toml}
 export PERFMODEL_CLUSTER_WORKER_CPU="${PERFMODEL_CLUSTER_WORKER_CPU:-0.25}"
@@ -53,7 +74,8 @@ for spec in $SPECS; do
 done
 echo "== report ($(date -u +%H:%M:%S) UTC)"
 # shellcheck disable=SC2086
-$PERFMODEL experiment report $SPECS --store "$STORE" --out "$OUT/report" --variants > /dev/null
+$PERFMODEL experiment report $SPECS --store "$STORE" --out "$OUT/report" --variants \
+    ${REPORT_SPLIT[@]+"${REPORT_SPLIT[@]}"} > /dev/null
 ln -sf "$(basename "$STORE")" "$OUT/study-latest.sqlite"
 echo "wrote $OUT/report/accuracy.md, accuracy.json and plots/"
 cat "$OUT/report/accuracy.md"

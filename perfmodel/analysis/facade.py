@@ -58,7 +58,15 @@ from perfmodel.simulate.config import (
     apply_what_if,
     baseline_config,
 )
-from perfmodel.simulate.intervals import BARE_LOG, BUNDLE, interval, shipped_intervals, widening
+from perfmodel.simulate.intervals import (
+    BARE_LOG,
+    BUNDLE,
+    extrapolation,
+    interval,
+    scale_factors,
+    shipped_intervals,
+    widening,
+)
 from perfmodel.simulate.replay import (
     BaselineReplay,
     Prediction,
@@ -384,17 +392,28 @@ class Analysis:
         )
 
     def attach_interval(self, prediction: Prediction) -> None:
-        """Put the 80% interval on ``prediction`` (see `perfmodel.simulate.intervals`)."""
+        """Put the 80% interval on ``prediction`` (see `perfmodel.simulate.intervals`),
+        widened where its change goes beyond the scale factors the calibration saw."""
+        model = shipped_intervals()
         widen = self.interval_widening(prediction)
+        beyond = extrapolation(
+            model,
+            self.input_kind,
+            scale_factors(prediction.baseline_config, prediction.config),
+            prediction.predicted_s,
+            prediction.baseline_replay_s,
+        )
         low, high, source = interval(
-            shipped_intervals(),
+            model,
             self.input_kind,
             self.workload_class,
             prediction.predicted_s,
             widen,
+            beyond,
         )
         prediction.predicted_low_s, prediction.predicted_high_s = low, high
         prediction.interval_source = source
+        prediction.interval_extrapolation = beyond
 
     def sweep(
         self, axes: Sequence[SweepAxis] | Sequence[str], fixed: Change | str | None = None

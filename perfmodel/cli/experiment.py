@@ -294,6 +294,9 @@ def experiment_calibrate(
                 f"×{math.exp(q.low):.2f} … ×{math.exp(q.high):.2f}"
                 + ("" if used is q else "  (uses all)")
             )
+    for kind, dims in model.scale_range.items():
+        spans = ", ".join(f"{d} ×{r.low:.3g}–×{r.high:.3g}" for d, r in dims.items())
+        typer.echo(f"{kind:9s} calibrated scale factors (wider beyond them): {spans}")
     typer.echo(f"wrote {out} (fitted on {', '.join(model.fitted_on)})", err=True)
     if co.pairs:
         spread = f"{min(co.by_workload.values()):.2f}–{max(co.by_workload.values()):.2f}"

@@ -59,6 +59,7 @@ from perfmodel.simulate.config import (
     WhatIf,
     apply_what_if,
 )
+from perfmodel.simulate.intervals import scale_factors
 
 if TYPE_CHECKING:
     from perfmodel.analysis import Analysis, Prediction
@@ -212,6 +213,7 @@ def evaluate(
                         pair.bare_log_low_s = variant.predicted_low_s
                         pair.bare_log_high_s = variant.predicted_high_s
                         pair.bare_log_widening = analysis.interval_widening(variant)
+                        pair.bare_log_scale = scale_factors(variant.baseline_config, variant.config)
                 pairs.append(pair)
     repeats: dict[str, list[float]] = defaultdict(list)
     for group in by_exp.values():
@@ -270,6 +272,7 @@ def _pair(
         kind=pair_kind(base_run.config_settings, t0.config_settings),
         workload_class=loaded.workload_class,
         widening=loaded.interval_widening(prediction),
+        scale=scale_factors(prediction.baseline_config, prediction.config),
         baseline_slots=base_run.cores,
         target_slots=t0.cores,
     )

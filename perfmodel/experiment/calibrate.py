@@ -4,8 +4,9 @@
 perfmodel/data/intervals.json` replays every pair of the store's runs of *fit* workloads
 only (bundle and bare log; ``--store`` again pools more studies), turns each into a
 residual ``log(measured / predicted)`` with its own widening taken out, and writes the
-quantiles per input and workload class
-(`perfmodel.simulate.intervals`). Held-out workloads are never read, so the coverage the
+quantiles per input and workload class, and the range of scale factors (task slots,
+executors, heap, bandwidth...) the pairs spanned, beyond which a prediction's interval is
+widened (`perfmodel.simulate.intervals`). Held-out workloads are never read, so the coverage the
 study reports on them is a real test of the intervals.
 """
 
@@ -41,14 +42,12 @@ def residuals_of(pairs: Sequence[PairResult]) -> list[Residual]:
         cls = p.workload_class or "unknown"
         if p.predicted_s > 0:
             widen = 0.0 if math.isnan(p.widening) else p.widening
-            out.append(
-                Residual(p.workload, cls, BUNDLE, math.log(p.measured_s / p.predicted_s), widen)
-            )
+            ratio = math.log(p.measured_s / p.predicted_s)
+            out.append(Residual(p.workload, cls, BUNDLE, ratio, widen, dict(p.scale)))
         if not math.isnan(p.bare_log_s) and p.bare_log_s > 0:
             widen = 0.0 if math.isnan(p.bare_log_widening) else p.bare_log_widening
-            out.append(
-                Residual(p.workload, cls, BARE_LOG, math.log(p.measured_s / p.bare_log_s), widen)
-            )
+            ratio = math.log(p.measured_s / p.bare_log_s)
+            out.append(Residual(p.workload, cls, BARE_LOG, ratio, widen, dict(p.bare_log_scale)))
     return out
 
 

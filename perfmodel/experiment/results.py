@@ -27,6 +27,11 @@ class KindAccuracy:
     slot_only_mean_error: float
     bare_log_mean_error: float
     no_code_vectors_mean_error: float
+    interval_coverage: float = math.nan
+    """Share of the kind's pairs whose measured runtime is inside the bundle's 80% interval
+    (NaN when none has one)."""
+    bare_log_interval_coverage: float = math.nan
+    """The same for the bare log's interval (NaN without `--variants`)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,6 +81,11 @@ class PairResult:
     bare_log_low_s: float = math.nan
     bare_log_high_s: float = math.nan
     bare_log_widening: float = math.nan
+    scale: dict[str, float] = field(default_factory=dict)
+    """Target ÷ baseline per dimension of the bundle's what-if
+    (`perfmodel.simulate.intervals.scale_factors`): the range calibration records."""
+    bare_log_scale: dict[str, float] = field(default_factory=dict)
+    """The same for the bare log's what-if (its baseline may be read differently)."""
     baseline_slots: int | None = None
     """Task slots of the baseline's configuration (a cluster's one-core workers, i.e. its
     executors; N of ``local[N]``); None where not known. With `target_slots`, the scale factor

@@ -191,15 +191,19 @@ def render_kinds(kinds: list[KindAccuracy]) -> list[str]:
         "",
         "Pairs grouped by the one resource their configurations differ in (*combined*: more "
         "than one). Mean error from the baseline's bundle, from its bare event log (n/a "
-        "without `--variants`) and by slot-only replay.",
+        "without `--variants`) and by slot-only replay. *Coverage*: share of the pairs whose "
+        "measured runtime lies inside the predicted 80% interval, of the bundle's prediction "
+        "and of the bare log's.",
         "",
-        "| what-if | pairs | workloads | bundle | bare log | slot-only | worst pair |",
-        "|---|---:|---|---:|---:|---:|---|",
+        "| what-if | pairs | workloads | bundle | bare log | slot-only | worst pair "
+        "| coverage, bundle | coverage, bare log |",
+        "|---|---:|---|---:|---:|---:|---|---:|---:|",
     ]
     for k in kinds:
         lines.append(
             f"| {k.kind} | {k.pairs} | {', '.join(k.workloads)} | **{pct(k.mean_error)}** | "
-            f"{pct(k.bare_log_mean_error)} | {pct(k.slot_only_mean_error)} | {k.worst_pair} |"
+            f"{pct(k.bare_log_mean_error)} | {pct(k.slot_only_mean_error)} | {k.worst_pair} | "
+            f"{pct(k.interval_coverage)} | {pct(k.bare_log_interval_coverage)} |"
         )
     return lines
 

@@ -22,6 +22,21 @@ Built from three things, each visible in ``interval_source``:
 Residuals are stored with each pair's own widening taken out (`residual_core`), so the
 widenings added back at prediction time are not counted twice. Without a calibration file
 the interval is the uncalibrated `DEFAULT_HALF_WIDTH`, and says so.
+
+**Extrapolation.** The residuals vouch only for changes like the ones they came from. The
+calibration therefore keeps, per input, the range of each scale factor (target ÷ baseline
+of task slots, executors, heap, network and disk bandwidth, CPU speed: `scale_factors`) its
+pairs spanned (`IntervalModel.scale_range`). A prediction whose change goes beyond that
+range in some dimension by the factor ``e`` (on the log scale: ``log(ratio) − log(high)``
+above the range, ``log(low) − log(ratio)`` below it) is calibrated for only the part of its
+change inside the range; the part beyond, the share ``e / |log(ratio)|`` of the change in
+that dimension, is treated as unknown time is: its effect may be all there or none of it,
+so that share of the predicted change (``|log(predicted / baseline replay)|``) is added to
+both sides (`extrapolation`). The widening grows with how far beyond the range the change
+goes, is zero inside it, and has no constant fitted to any study. A dimension the
+calibration never varied has the range ×1–×1, so any change in it is wholly beyond. A
+calibration file written before the range was kept has none, and then nothing is widened
+for extrapolation (the interval's wording does not mention it).
 """
 
 from __future__ import annotations
@@ -29,13 +44,14 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from perfmodel.errors import PerfmodelError
+from perfmodel.simulate.config import ClusterConfig
 
 LEVEL = 0.8
 """Nominal coverage of the interval."""
@@ -51,6 +67,14 @@ BARE_LOG = "bare-log"
 INPUTS = (BUNDLE, BARE_LOG)
 POOLED = "all"
 PACKAGE_FILE = "intervals.json"
+SLOTS = "task slots"
+EXECUTORS = "executors"
+MEMORY = "memory"
+NETWORK = "network bandwidth"
+DISK = "disk bandwidth"
+CPU_SPEED = "CPU speed"
+SCALE_DIMENSIONS = (SLOTS, EXECUTORS, MEMORY, NETWORK, DISK, CPU_SPEED)
+"""The scale factors a calibration records the range of (`scale_factors`)."""
 
 
 class CalibrationError(PerfmodelError):
@@ -68,6 +92,101 @@ class Residual:
     """log(measured / predicted)."""
     widening: float
     """The pair's own widening (`widening`), taken out before fitting."""
+    scale: Mapping[str, float] = field(default_factory=dict)
+    """Target ÷ baseline per dimension of the pair's change (`scale_factors`); empty when
+    not known (then the pair adds nothing to the calibrated range)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleRange:
+    """The smallest and largest scale factor (target ÷ baseline) of one dimension among a
+    calibration's pairs; ×1 (no change) is always inside."""
+
+    low: float
+    high: float
+
+
+@dataclass(frozen=True, slots=True)
+class Extrapolation:
+    """How far a prediction's change goes beyond the calibrated range, and what it adds."""
+
+    dimension: str
+    ratio: float
+    """The change's target ÷ baseline in ``dimension``."""
+    calibrated: ScaleRange
+    share: float
+    """The share of the change in ``dimension`` that lies beyond the range (0–1]."""
+    widening: float
+    """Extra half-width on the log scale: ``share × |log(predicted / baseline replay)|``."""
+
+    def describe(self) -> str:
+        """The extrapolation and the widening it got, in a user's words."""
+        low, high = self.calibrated.low, self.calibrated.high
+        if low == high == 1.0:
+            where = f"{self.dimension} ×{_factor(self.ratio)}, a change the intervals' "
+            where += "calibration never saw"
+        else:
+            where = f"{self.dimension} ×{_factor(self.ratio)}, beyond the ×{_factor(low)}–"
+            where += f"×{_factor(high)} the intervals were calibrated on"
+        part = (
+            "the change"
+            if self.share >= 1.0
+            else f"the {self.share:.0%} of the change beyond that range"
+        )
+        return (
+            f"{where}, so widened ×{math.exp(self.widening):.2f} ({part} may have all of its "
+            "predicted effect or none)"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "dimension": self.dimension,
+            "ratio": self.ratio,
+            "calibrated_low": self.calibrated.low,
+            "calibrated_high": self.calibrated.high,
+            "share_beyond": self.share,
+            "widening": math.exp(self.widening),
+        }
+
+
+def _factor(ratio: float) -> str:
+    """A scale factor for people: ×0.25, ×2, ×1.5."""
+    return f"{ratio:.2f}".rstrip("0").rstrip(".") if ratio < 10 else f"{ratio:.0f}"
+
+
+def effective_slots(config: ClusterConfig) -> int:
+    """Task slots the configuration can reach: under bounded dynamic allocation, those of
+    ``maxExecutors`` executors (the policy's ceiling), else the static slots."""
+    alloc = config.allocation
+    if alloc.enabled and alloc.bounded:
+        return max(1, alloc.max_executors * config.executor_cores // max(config.task_cpus, 1))
+    return config.slots
+
+
+def _executors(config: ClusterConfig) -> int:
+    alloc = config.allocation
+    if alloc.enabled and alloc.bounded:
+        return max(1, alloc.max_executors)
+    return max(1, config.executors)
+
+
+def scale_factors(baseline: ClusterConfig, target: ClusterConfig) -> dict[str, float]:
+    """Target ÷ baseline for each of `SCALE_DIMENSIONS`: the size of a what-if's change, in
+    the terms the calibration's range is kept in. A dimension either side has no positive
+    value for is left out."""
+    pairs = {
+        SLOTS: (effective_slots(baseline), effective_slots(target)),
+        EXECUTORS: (_executors(baseline), _executors(target)),
+        MEMORY: (baseline.memory_bytes, target.memory_bytes),
+        NETWORK: (baseline.net_bw, target.net_bw),
+        DISK: (baseline.disk_bw, target.disk_bw),
+        CPU_SPEED: (baseline.cpu_speed, target.cpu_speed),
+    }
+    return {
+        name: float(t) / float(b)
+        for name, (b, t) in pairs.items()
+        if b > 0 and t > 0 and math.isfinite(b) and math.isfinite(t)
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +208,9 @@ class IntervalModel:
     """input → class (or `POOLED`) → quantiles."""
     fitted_on: list[str] = field(default_factory=list)
     source: str = "uncalibrated"
+    scale_range: dict[str, dict[str, ScaleRange]] = field(default_factory=dict)
+    """input → dimension → the scale factors the input's pairs spanned; empty in files
+    written before it was kept (then no prediction is widened for extrapolating)."""
 
     def for_class(self, input_kind: str, workload_class: str) -> tuple[Quantiles, str]:
         """Quantiles for a prediction, and a short phrase naming them."""
@@ -103,7 +225,7 @@ class IntervalModel:
         return Quantiles(-h, h, 0), f"uncalibrated ±{math.expm1(h):.0%}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "level": self.level,
             "source": self.source,
             "fitted_on": list(self.fitted_on),
@@ -115,6 +237,12 @@ class IntervalModel:
                 for i, cs in self.quantiles.items()
             },
         }
+        if self.scale_range:
+            out["scale_range"] = {
+                i: {d: {"low": r.low, "high": r.high} for d, r in dims.items()}
+                for i, dims in self.scale_range.items()
+            }
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> IntervalModel:
@@ -135,9 +263,22 @@ class IntervalModel:
                 },
                 fitted_on=[str(w) for w in data.get("fitted_on", [])],
                 source=str(data.get("source", "")),
+                scale_range={
+                    i: {d: _scale_range(d, r) for d, r in dims.items()}
+                    for i, dims in data.get("scale_range", {}).items()
+                },
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CalibrationError(f"malformed interval calibration: {exc}") from exc
+
+
+def _scale_range(dimension: str, data: dict[str, Any]) -> ScaleRange:
+    low, high = float(data["low"]), float(data["high"])
+    if not (0 < low <= 1 <= high < math.inf):
+        raise ValueError(
+            f"scale_range of {dimension}: low {low} and high {high} must hold 1 and be positive"
+        )
+    return ScaleRange(low, high)
 
 
 def load_intervals(path: str | Path | None = None) -> IntervalModel:
@@ -182,20 +323,60 @@ def residual_core(log_ratio: float, widen: float) -> float:
     return math.copysign(max(0.0, abs(log_ratio) - widen), log_ratio)
 
 
+def extrapolation(
+    model: IntervalModel,
+    input_kind: str,
+    scale: Mapping[str, float],
+    predicted_s: float,
+    baseline_replay_s: float,
+) -> Extrapolation | None:
+    """The dimension in which ``scale`` (`scale_factors` of the prediction) goes furthest
+    beyond the range ``model`` was calibrated on for ``input_kind``, as a share of its own
+    change, and the widening that share of the predicted change gives; None when the change
+    is inside the range, or the calibration kept no range (see the module's docstring)."""
+    ranges = model.scale_range.get(input_kind)
+    if not ranges:
+        return None
+    worst: tuple[float, str, float, ScaleRange] | None = None
+    for dimension, ratio in scale.items():
+        calibrated = ranges.get(dimension)
+        if calibrated is None or ratio <= 0 or ratio == 1:
+            continue
+        x = math.log(ratio)
+        beyond = max(0.0, x - math.log(calibrated.high), math.log(calibrated.low) - x)
+        if beyond <= 0:
+            continue
+        share = min(1.0, beyond / abs(x))
+        if worst is None or share > worst[0]:
+            worst = (share, dimension, ratio, calibrated)
+    if worst is None:
+        return None
+    share, dimension, ratio, calibrated = worst
+    change = 0.0
+    if predicted_s > 0 and baseline_replay_s > 0:
+        change = abs(math.log(predicted_s / baseline_replay_s))
+    return Extrapolation(dimension, ratio, calibrated, share, share * change)
+
+
 def interval(
     model: IntervalModel,
     input_kind: str,
     workload_class: str,
     predicted_s: float,
     widen: float,
+    beyond: Extrapolation | None = None,
 ) -> tuple[float, float, str]:
-    """(low, high, source) seconds around ``predicted_s``."""
+    """(low, high, source) seconds around ``predicted_s``; ``beyond``: the change goes
+    beyond the calibrated range (`extrapolation`), which widens both sides and is said."""
     q, phrase = model.for_class(input_kind, workload_class)
-    low = predicted_s * math.exp(min(q.low, 0.0) - widen)
-    high = predicted_s * math.exp(max(q.high, 0.0) + widen)
+    extra = beyond.widening if beyond is not None else 0.0
+    low = predicted_s * math.exp(min(q.low, 0.0) - widen - extra)
+    high = predicted_s * math.exp(max(q.high, 0.0) + widen + extra)
     source = f"{model.level:.0%} interval, {phrase}"
     if widen > 0:
         source += f", widened ×{math.exp(widen):.2f} by self-check error and unknown time"
+    if beyond is not None:
+        source += f"; extrapolated: {beyond.describe()}"
     return low, high, source
 
 
@@ -231,7 +412,26 @@ def fit_intervals(
         quantiles=quantiles,
         fitted_on=sorted({r.workload for r in residuals}),
         source=source,
+        scale_range=calibrated_range(residuals),
     )
+
+
+def calibrated_range(residuals: Sequence[Residual]) -> dict[str, dict[str, ScaleRange]]:
+    """Per input, the range of each dimension's scale factor over the residuals that know
+    theirs (×1 included); an input none of whose residuals does gets no range."""
+    spans: dict[str, dict[str, list[float]]] = {}
+    for r in residuals:
+        if not r.scale:
+            continue
+        dims = spans.setdefault(r.input, {d: [1.0, 1.0] for d in SCALE_DIMENSIONS})
+        for dimension, ratio in r.scale.items():
+            if ratio > 0 and math.isfinite(ratio):
+                span = dims.setdefault(dimension, [1.0, 1.0])
+                span[0], span[1] = min(span[0], ratio), max(span[1], ratio)
+    return {
+        i: {d: ScaleRange(lo, hi) for d, (lo, hi) in sorted(dims.items())}
+        for i, dims in sorted(spans.items())
+    }
 
 
 def _envelope(by_workload: dict[str, list[float]], tail: float) -> Quantiles:

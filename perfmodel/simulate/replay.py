@@ -34,6 +34,7 @@ from perfmodel.simulate.config import (
     apply_what_if,
     baseline_config,
 )
+from perfmodel.simulate.intervals import Extrapolation
 from perfmodel.simulate.laws import FloatArray
 from perfmodel.simulate.rescale import StageTimes, StageTimesCache, all_stage_times
 from perfmodel.simulate.scheduler import Timeline
@@ -104,6 +105,9 @@ class Prediction:
     """The 80% prediction interval (`perfmodel.simulate.intervals`); NaN until attached."""
     interval_source: str = ""
     """What the interval was built from (calibration class, widenings)."""
+    interval_extrapolation: Extrapolation | None = None
+    """Set when the change goes beyond the scale factors the interval was calibrated on
+    (`perfmodel.simulate.intervals.extrapolation`): which, how far, the widening it got."""
     conf: SettingsEffect | None = None
     """What framework settings the what-if gave changed (``predict --conf``); None when it
     gave none."""
@@ -142,6 +146,11 @@ class Prediction:
                 None if math.isnan(self.predicted_high_s) else self.predicted_high_s
             ),
             "interval_source": self.interval_source,
+            "interval_extrapolation": (
+                self.interval_extrapolation.as_dict()
+                if self.interval_extrapolation is not None
+                else None
+            ),
         } | ({"conf": self.conf.as_dict()} if self.conf is not None else {})
 
 

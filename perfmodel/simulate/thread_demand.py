@@ -342,10 +342,10 @@ def waited_note(
     measured. ``jvm``: whether those threads are a JVM's (`runtime_threads`)."""
     asked = [c for c in other_cores if c > 0]
     taken = [c for c in taken_cores if c > 0]
-    jvm = sum(jvm_cores)
+    own = sum(jvm_cores)
     notes = []
     if asked:
-        share = jvm / sum(asked)
+        share = own / sum(asked)
         notes.append(
             f"other load beside the tasks of {len(asked)} stage(s) (measured per-thread CPU and "
             f"run-queue delay): {min(asked):.2f}–{max(asked):.2f} cores, {share:.0%} of it "

@@ -244,6 +244,9 @@ def test_cli_calibrate_writes_a_loadable_file_and_predict_shows_the_range(
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert load_intervals(out).fitted_on == ["udf-etl"]
+    assert "calibrated scale factors (wider beyond them): " in result.output
+    assert "task slots ×0.5–×1" in result.output
+    assert load_intervals(out).scale_range["bundle"]["task slots"].low == 0.5
     result = CliRunner().invoke(app, ["predict", str(EXAMPLE), "--cores", "1", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)

@@ -93,6 +93,64 @@ def test_summaries_per_kind_in_a_fixed_order_with_the_worst_pair() -> None:
     assert render_kinds(wk.summarise_kinds([_pair(wk.CORES, "sort", 1.0, 1.0)])) == []
 
 
+def _with_intervals(
+    pair: PairResult,
+    bundle: tuple[float, float] | None,
+    bare_log: tuple[float, float] | None = None,
+) -> PairResult:
+    if bundle is not None:
+        pair.predicted_low_s, pair.predicted_high_s = bundle
+    if bare_log is not None:
+        pair.bare_log_low_s, pair.bare_log_high_s = bare_log
+    return pair
+
+
+def test_interval_coverage_is_reported_per_kind_for_bundles_and_bare_logs() -> None:
+    """Each kind counts its own pairs inside their interval: bandwidth 1 of 2 (bundle) and
+    2 of 2 (bare log), allocation 2 of 3 (bundle) and 0 of 1 where the bare log has an
+    interval (the other two pairs had no bare-log reading), workers without intervals n/a."""
+    alloc = wk.DYNAMIC_ALLOCATION
+    pairs = [
+        _with_intervals(_pair(wk.NETWORK, "sort", 10.0, 10.0), (9.0, 11.0), (9.5, 10.5)),
+        _with_intervals(_pair(wk.NETWORK, "join", 10.0, 12.0), (9.0, 11.0), (8.0, 12.0)),
+        _with_intervals(_pair(alloc, "sort", 10.0, 9.0), (9.0, 11.0), (9.5, 11.0)),
+        _with_intervals(_pair(alloc, "sort", 10.0, 10.5), (9.0, 11.0)),
+        _with_intervals(_pair(alloc, "join", 10.0, 20.0), (9.0, 11.0)),
+        _pair(wk.WORKERS, "sort", 10.0, 10.0),
+    ]
+    kinds = {k.kind: k for k in wk.summarise_kinds(pairs)}
+    assert kinds[wk.NETWORK].interval_coverage == pytest.approx(0.5)
+    assert kinds[wk.NETWORK].bare_log_interval_coverage == pytest.approx(1.0)
+    assert kinds[alloc].interval_coverage == pytest.approx(2 / 3)
+    assert kinds[alloc].bare_log_interval_coverage == pytest.approx(0.0)
+    assert math.isnan(kinds[wk.WORKERS].interval_coverage)
+    assert math.isnan(kinds[wk.WORKERS].bare_log_interval_coverage)
+    table = "\n".join(render_kinds(list(kinds.values())))
+    assert "coverage, bundle | coverage, bare log |" in table
+    network_row = next(line for line in table.splitlines() if line.startswith("| network"))
+    assert network_row.endswith("| 50.0% | 100.0% |")
+    workers_row = next(line for line in table.splitlines() if line.startswith("| worker"))
+    assert workers_row.endswith("| n/a | n/a |")
+
+
+def test_per_kind_coverage_is_in_the_json_report() -> None:
+    import json
+
+    from perfmodel.experiment.accuracy import _summarise
+    from perfmodel.report.jsonrenderer import accuracy_json
+
+    pairs = [
+        _with_intervals(_pair(wk.MEMORY, "sort", 10.0, 10.0), (9.0, 11.0), (1.0, 2.0)),
+        _with_intervals(_pair(wk.CORES, "sort", 10.0, 15.0), (9.0, 11.0), (9.0, 16.0)),
+    ]
+    report = _summarise(pairs, "v", 2, [], {})
+    kinds = {k["kind"]: k for k in json.loads(accuracy_json(report))["kinds"]}
+    assert kinds[wk.MEMORY]["interval_coverage"] == 1.0
+    assert kinds[wk.MEMORY]["bare_log_interval_coverage"] == 0.0
+    assert kinds[wk.CORES]["interval_coverage"] == 0.0
+    assert kinds[wk.CORES]["bare_log_interval_coverage"] == 1.0
+
+
 EVENTLOG = Path(__file__).parents[2] / ".." / "shared" / "data" / "eventlogs"
 
 

@@ -1,0 +1,255 @@
+"""Intervals that say when they extrapolate: the calibration keeps the range of scale factors
+its pairs spanned, and a prediction whose change goes beyond it gets a wider interval that
+says why (`perfmodel.simulate.intervals.extrapolation`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from perfmodel.experiment.calibrate import calibrate, residuals_of
+from perfmodel.experiment.results import PairResult
+from perfmodel.experiment.split import load_split
+from perfmodel.runs.rows import RunOutcome
+from perfmodel.runs.store import RunStore
+from perfmodel.simulate import intervals as iv
+from perfmodel.simulate.allocation_settings import AllocationSettings
+from perfmodel.simulate.config import ClusterConfig
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "eventlogs" / "etl-local2.zstd"
+MB = 1 << 20
+
+BASE = ClusterConfig(
+    executors=2,
+    executor_cores=1,
+    memory_bytes=512 * MB,
+    hosts=2,
+    host_cores=1,
+    host_cores_assumed=False,
+    net_bw=12.5e6,
+)
+
+
+def _residual(workload: str, input_kind: str, scale: dict[str, float]) -> iv.Residual:
+    return iv.Residual(workload, "jvm-sql", input_kind, 0.05, 0.0, scale)
+
+
+def _model(ranges: dict[str, tuple[float, float]], input_kind: str = iv.BUNDLE) -> iv.IntervalModel:
+    q = iv.Quantiles(-0.1, 0.1, 20, 5)
+    return iv.IntervalModel(
+        quantiles={input_kind: {iv.POOLED: q}},
+        scale_range={input_kind: {d: iv.ScaleRange(lo, hi) for d, (lo, hi) in ranges.items()}},
+    )
+
+
+def test_scale_factors_of_hand_built_configurations() -> None:
+    target = replace(BASE, executors=8, hosts=8, memory_bytes=2048 * MB, net_bw=125e6)
+    got = iv.scale_factors(BASE, target)
+    assert got[iv.SLOTS] == 4.0 and got[iv.EXECUTORS] == 4.0
+    assert got[iv.MEMORY] == 4.0 and got[iv.NETWORK] == pytest.approx(10.0)
+    assert got[iv.DISK] == 1.0 and got[iv.CPU_SPEED] == 1.0
+    # Bounded dynamic allocation reaches maxExecutors' slots, whatever the static count.
+    dynamic = replace(BASE, allocation=AllocationSettings(enabled=True, max_executors=8))
+    assert iv.scale_factors(BASE, dynamic)[iv.SLOTS] == 4.0
+    assert iv.scale_factors(dynamic, BASE)[iv.EXECUTORS] == 0.25
+    # Unbounded dynamic allocation: the configuration's own executors.
+    unbounded = replace(BASE, allocation=AllocationSettings(enabled=True))
+    assert iv.scale_factors(BASE, unbounded)[iv.SLOTS] == 1.0
+
+
+def test_calibration_records_the_range_per_input_with_unvaried_dimensions_at_one() -> None:
+    residuals = [
+        _residual("a", iv.BUNDLE, {iv.SLOTS: 2.0, iv.MEMORY: 1.0}),
+        _residual("a", iv.BUNDLE, {iv.SLOTS: 0.5, iv.MEMORY: 4.0}),
+        _residual("b", iv.BUNDLE, {iv.SLOTS: 1.5, iv.MEMORY: 0.25}),
+        _residual("b", iv.BARE_LOG, {iv.SLOTS: 3.0}),
+        _residual("b", iv.BARE_LOG, {}),  # a pair without its scale: adds nothing
+    ]
+    model = iv.fit_intervals(residuals)
+    bundle = model.scale_range[iv.BUNDLE]
+    assert bundle[iv.SLOTS] == iv.ScaleRange(0.5, 2.0)
+    assert bundle[iv.MEMORY] == iv.ScaleRange(0.25, 4.0)
+    assert bundle[iv.NETWORK] == iv.ScaleRange(1.0, 1.0)  # never varied
+    assert set(bundle) == set(iv.SCALE_DIMENSIONS)
+    assert model.scale_range[iv.BARE_LOG][iv.SLOTS] == iv.ScaleRange(1.0, 3.0)  # ×1 inside
+    # No residual with a scale: no range at all (as in files written before it was kept).
+    assert iv.fit_intervals([_residual("a", iv.BUNDLE, {})]).scale_range == {}
+
+
+def test_the_range_survives_the_file_and_old_files_have_none(tmp_path: Path) -> None:
+    model = iv.fit_intervals([_residual("a", iv.BUNDLE, {iv.SLOTS: 2.0})])
+    path = tmp_path / "intervals.json"
+    path.write_text(json.dumps(model.as_dict()))
+    assert iv.load_intervals(path).scale_range == model.scale_range
+    old = model.as_dict()
+    del old["scale_range"]
+    path.write_text(json.dumps(old))
+    loaded = iv.load_intervals(path)
+    assert loaded.scale_range == {}
+    assert iv.extrapolation(loaded, iv.BUNDLE, {iv.SLOTS: 100.0}, 10.0, 100.0) is None
+    # The shipped file predates the range: it keeps working, without extrapolation widening.
+    assert iv.load_intervals().quantiles
+    broken = model.as_dict()
+    broken["scale_range"][iv.BUNDLE][iv.SLOTS] = {"low": 2.0, "high": 4.0}  # ×1 outside
+    path.write_text(json.dumps(broken))
+    with pytest.raises(iv.CalibrationError, match="task slots"):
+        iv.load_intervals(path)
+
+
+def test_no_widening_inside_the_calibrated_range() -> None:
+    model = _model({iv.SLOTS: (0.5, 2.0), iv.MEMORY: (0.25, 4.0)})
+    assert iv.extrapolation(model, iv.BUNDLE, {iv.SLOTS: 2.0, iv.MEMORY: 0.25}, 50.0, 100.0) is None
+    assert iv.extrapolation(model, iv.BUNDLE, {iv.SLOTS: 1.0}, 50.0, 100.0) is None
+    # A dimension the file has no range for (written with fewer dimensions): not judged.
+    assert iv.extrapolation(model, iv.BUNDLE, {iv.NETWORK: 10.0}, 50.0, 100.0) is None
+    # Another input's range does not apply.
+    assert iv.extrapolation(model, iv.BARE_LOG, {iv.SLOTS: 8.0}, 50.0, 100.0) is None
+
+
+def test_beyond_the_range_the_share_beyond_of_the_predicted_change_widens_both_sides() -> None:
+    model = _model({iv.SLOTS: (0.5, 2.0), iv.NETWORK: (1.0, 1.0)})
+    # ×8 slots against ×2 calibrated: log 8 − log 2 of log 8 is beyond, two thirds.
+    up = iv.extrapolation(model, iv.BUNDLE, {iv.SLOTS: 8.0}, 40.0, 100.0)
+    assert up is not None and up.dimension == iv.SLOTS
+    assert up.share == pytest.approx(2 / 3)
+    assert up.widening == pytest.approx(2 / 3 * math.log(100 / 40))
+    # Downwards the same: ×1/8 against ×0.5.
+    down = iv.extrapolation(model, iv.BUNDLE, {iv.SLOTS: 0.125}, 250.0, 100.0)
+    assert down is not None and down.share == pytest.approx(2 / 3)
+    # The further beyond, the wider (with the same predicted change).
+    shares = [
+        e.share
+        for r in (3.0, 4.0, 16.0, 256.0)
+        if (e := iv.extrapolation(model, iv.BUNDLE, {iv.SLOTS: r}, 40.0, 100.0)) is not None
+    ]
+    assert shares == sorted(shares) and len(shares) == 4 and shares[-1] < 1.0
+    # A dimension never varied in calibration: all of its change is beyond; it is the one
+    # named when it goes further beyond (as a share) than the others.
+    net = iv.extrapolation(model, iv.BUNDLE, {iv.SLOTS: 4.0, iv.NETWORK: 10.0}, 80.0, 100.0)
+    assert net is not None and net.dimension == iv.NETWORK and net.share == 1.0
+    assert net.widening == pytest.approx(math.log(100 / 80))
+    # A model that predicts no change has nothing beyond to be unsure of.
+    same = iv.extrapolation(model, iv.BUNDLE, {iv.NETWORK: 10.0}, 100.0, 100.0)
+    assert same is not None and same.widening == 0.0
+
+
+def test_the_interval_is_widened_and_says_it_extrapolates() -> None:
+    model = _model({iv.SLOTS: (0.5, 2.0)})
+    plain_low, plain_high, plain = iv.interval(model, iv.BUNDLE, "jvm-sql", 40.0, 0.0)
+    beyond = iv.extrapolation(model, iv.BUNDLE, {iv.SLOTS: 8.0}, 40.0, 100.0)
+    low, high, source = iv.interval(model, iv.BUNDLE, "jvm-sql", 40.0, 0.0, beyond)
+    assert beyond is not None
+    factor = math.exp(beyond.widening)
+    assert low == pytest.approx(plain_low / factor) and high == pytest.approx(plain_high * factor)
+    assert "extrapolated" not in plain
+    assert source.endswith(
+        f"; extrapolated: task slots ×8, beyond the ×0.5–×2 the intervals were calibrated on, "
+        f"so widened ×{factor:.2f} (the 67% of the change beyond that range may have all of "
+        "its predicted effect or none)"
+    )
+    never = iv.extrapolation(
+        _model({iv.NETWORK: (1.0, 1.0)}), iv.BUNDLE, {iv.NETWORK: 10.0}, 80.0, 100.0
+    )
+    assert never is not None
+    assert never.describe().startswith(
+        "network bandwidth ×10, a change the intervals' calibration never saw, so widened ×1.25 "
+        "(the change may have"
+    )
+    got = beyond.as_dict()
+    assert got["dimension"] == iv.SLOTS and got["ratio"] == 8.0
+    assert (got["calibrated_low"], got["calibrated_high"]) == (0.5, 2.0)
+    assert got["widening"] == pytest.approx(factor)
+
+
+def _pair(scale: dict[str, float], bare_scale: dict[str, float]) -> PairResult:
+    return PairResult(
+        experiment="e",
+        workload="sort",
+        baseline_run=1,
+        baseline_config="a",
+        target_config="b",
+        target_runs=[2],
+        measured_s=10.0,
+        measured_sd_s=0.0,
+        measured_wall_s=10.0,
+        predicted_s=9.0,
+        error=0.1,
+        slot_only_s=10.0,
+        slot_only_error=0.0,
+        bottleneck="cpu",
+        baseline_observed_s=10.0,
+        baseline_model_error=0.0,
+        bare_log_s=11.0,
+        scale=scale,
+        bare_log_scale=bare_scale,
+    )
+
+
+def test_residuals_carry_each_inputs_scale() -> None:
+    got = residuals_of([_pair({iv.SLOTS: 2.0}, {iv.SLOTS: 2.0, iv.MEMORY: 4.0})])
+    assert [dict(r.scale) for r in got] == [{iv.SLOTS: 2.0}, {iv.SLOTS: 2.0, iv.MEMORY: 4.0}]
+
+
+def _store(tmp_path: Path) -> RunStore:
+    store = RunStore(tmp_path / "runs.sqlite")
+    exp = store.add_experiment("udf-etl", "udf-etl", "spec.toml", "", {})
+    for cores, measured in ((2, 66.0), (1, 80.0)):
+        settings = {"master": f"local[{cores}]"}
+        cfg = store.add_config(exp, f"local[{cores}]", f"local[{cores}]", cores, None, settings)
+        run = store.start_run(exp, cfg, "udf-etl", 0, False, ["spark-submit"], str(EXAMPLE))
+        store.finish_run(run, RunOutcome(status="ok", wall_s=measured, app_s=measured))
+    return store
+
+
+@pytest.mark.skipif(not EXAMPLE.exists(), reason="the example event log is not in the checkout")
+def test_calibrate_keeps_the_range_of_its_pairs_and_predict_json_shows_extrapolation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both "runs" of the store are one real local[2] log, so its pairs are local[2] →
+    local[1] (×0.5 slots) and local[2] → local[2] (×1): the range of task slots is ×0.5–×1.
+    `predict --json` on that log then widens a ×4 change of slots (all of it beyond the
+    range), names it in `interval_source`, and shows it in `interval_extrapolation`."""
+    from typer.testing import CliRunner
+
+    from perfmodel.analysis import facade
+    from perfmodel.cli import build_app
+
+    split_file = tmp_path / "split.toml"
+    split_file.write_text('[fit]\nworkloads = ["udf-etl"]\n[held_out]\nworkloads = ["tpch"]\n')
+    with _store(tmp_path) as store:
+        model = calibrate(store, load_split(split_file), variants=True)
+    assert model.scale_range[iv.BUNDLE][iv.SLOTS] == iv.ScaleRange(0.5, 1.0)
+    assert model.scale_range[iv.BUNDLE][iv.NETWORK] == iv.ScaleRange(1.0, 1.0)
+    # The store's "bundles" are a bare log, which `predict` reads with the bare-log
+    # calibration: give it the same range.
+    model.scale_range[iv.BARE_LOG] = model.scale_range[iv.BUNDLE]
+
+    monkeypatch.setenv("PERFMODEL_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setattr(facade, "shipped_intervals", lambda: model)
+    runner, app = CliRunner(), build_app("predict")
+
+    def predict(*args: str) -> dict[str, object]:
+        result = runner.invoke(app, ["predict", str(EXAMPLE), *args, "--json"])
+        assert result.exit_code == 0, result.output
+        data: dict[str, object] = json.loads(result.output)
+        return data
+
+    inside = predict("--cores", "1")  # ×0.5: calibrated
+    assert inside["interval_extrapolation"] is None
+    assert "extrapolated" not in str(inside["interval_source"])
+    beyond = predict("--cores", "8")
+    extra = beyond["interval_extrapolation"]
+    assert isinstance(extra, dict)
+    assert extra["dimension"] == iv.SLOTS and extra["ratio"] == pytest.approx(4.0)
+    assert extra["share_beyond"] == pytest.approx(1.0)
+    assert "extrapolated: task slots" in str(beyond["interval_source"])
+    assert extra["widening"] > 1.0
+    # An old calibration file (no range): the same prediction, not widened, and not said.
+    monkeypatch.setattr(facade, "shipped_intervals", lambda: replace(model, scale_range={}))
+    old = predict("--cores", "8")
+    assert old["interval_extrapolation"] is None
+    assert float(str(old["predicted_high_s"])) < float(str(beyond["predicted_high_s"]))
