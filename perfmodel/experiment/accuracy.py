@@ -41,6 +41,7 @@ from perfmodel.experiment.results import (
     mean,
     nanmean,
 )
+from perfmodel.experiment.scale_factor import summarise_scales, summarise_steps
 from perfmodel.experiment.split import Split
 from perfmodel.experiment.variants import BARE_LOG, VARIANTS, load_variants, record_variant
 from perfmodel.experiment.what_if_kind import (
@@ -272,6 +273,8 @@ def _pair(
         workload_class=loaded.workload_class,
         widening=loaded.interval_widening(prediction),
         scale=scale_factors(prediction.baseline_config, prediction.config),
+        baseline_slots=base_run.cores,
+        target_slots=t0.cores,
     )
     if save:
         detail = {"measured_s": mean, "target_runs": result.target_runs}
@@ -344,4 +347,6 @@ def _summarise(
         skipped=skipped,
         repeat_error=mean([x for values in repeats.values() for x in values]),
         kinds=summarise_kinds(pairs),
+        scales=summarise_scales(pairs),
+        scale_steps=summarise_steps(pairs),
     )

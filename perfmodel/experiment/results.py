@@ -86,6 +86,40 @@ class PairResult:
     (`perfmodel.simulate.intervals.scale_factors`): the range calibration records."""
     bare_log_scale: dict[str, float] = field(default_factory=dict)
     """The same for the bare log's what-if (its baseline may be read differently)."""
+    baseline_slots: int | None = None
+    """Task slots of the baseline's configuration (a cluster's one-core workers, i.e. its
+    executors; N of ``local[N]``); None where not known. With `target_slots`, the scale factor
+    of a worker-count pair (`perfmodel.experiment.scale_factor`)."""
+    target_slots: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class ScaleAccuracy:
+    """Worker-count pairs of one scale factor and direction (e.g. 4× more executors), or of
+    one step (2 → 8): the scale-out study's targets are stated per factor, and a model can
+    be right one way and wrong the other, so neither direction may hide the other."""
+
+    direction: str
+    """``out`` (more executors at the target) or ``in`` (fewer)."""
+    factor: float
+    """Larger ÷ smaller executor count of the pairs (4.0 for both 2 → 8 and 8 → 2)."""
+    steps: list[str]
+    """The executor counts of the pairs, ``"2 → 8"``..., in order."""
+    pairs: int
+    workloads: list[str]
+    mean_error: float
+    """From the bundles."""
+    signed_mean_error: float
+    """Mean of (predicted − measured) ÷ measured: the bias, from the bundles."""
+    bare_log_mean_error: float
+    bare_log_signed_mean_error: float
+    slot_only_mean_error: float
+    slot_only_signed_mean_error: float
+    worst_error: float
+    worst_pair: str
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -167,14 +201,20 @@ class AccuracyReport:
     """One summary per side of the split (held-out first); empty without a split."""
     kinds: list[KindAccuracy] = field(default_factory=list)
     """One summary per what-if kind (network bandwidth, memory, worker count...)."""
+    scales: list[ScaleAccuracy] = field(default_factory=list)
+    """Worker-count pairs per scale factor and direction (`perfmodel.experiment.scale_factor`)."""
+    scale_steps: list[ScaleAccuracy] = field(default_factory=list)
+    """The same pairs per step of executor counts (2 → 8, 4 → 8...)."""
 
     def as_dict(self) -> dict[str, Any]:
-        nested = ("pairs", "workloads", "groups", "kinds")
+        nested = ("pairs", "workloads", "groups", "kinds", "scales", "scale_steps")
         return {
             **{k: getattr(self, k) for k in self.__slots__ if k not in nested},
             "workloads": [w.as_dict() for w in self.workloads],
             "groups": [g.as_dict() for g in self.groups],
             "kinds": [k.as_dict() for k in self.kinds],
+            "scales": [s.as_dict() for s in self.scales],
+            "scale_steps": [s.as_dict() for s in self.scale_steps],
             "pairs": [p.as_dict() for p in self.pairs],
         }
 

@@ -7,12 +7,13 @@ conditions it was measured under cannot be compared with anything.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TextIO
 
 from perfmodel.atomic import make_output_dir, write_atomically
 from perfmodel.experiment.held_out import describe_pair
-from perfmodel.experiment.results import AccuracyReport, KindAccuracy
+from perfmodel.experiment.results import AccuracyReport, KindAccuracy, ScaleAccuracy
 from perfmodel.experiment.samplers import SamplerComparison, compare_samplers
 from perfmodel.experiment.settings_study import SettingsReport, SettingsSummary
 from perfmodel.experiment.what_if_kind import CORES
@@ -55,6 +56,7 @@ def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None
     lines += render_held_out(report)
     lines += render_sampler_comparison(report)
     lines += render_kinds(report.kinds)
+    lines += render_scales(report.scales, report.scale_steps)
     lines += [
         "",
         "Error = |predicted − measured| ÷ measured application runtime (event log start to "
@@ -203,6 +205,53 @@ def render_kinds(kinds: list[KindAccuracy]) -> list[str]:
             f"{pct(k.bare_log_mean_error)} | {pct(k.slot_only_mean_error)} | {k.worst_pair} | "
             f"{pct(k.interval_coverage)} | {pct(k.bare_log_interval_coverage)} |"
         )
+    return lines
+
+
+def _signed_pct(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{100 * value:+.1f}%"
+
+
+def _scale_rows(rows: list[ScaleAccuracy], first: str) -> list[str]:
+    lines = [
+        f"| {first} | pairs | workloads | bundle | bare log | slot-only | bundle, signed | "
+        "bare log, signed | slot-only, signed | worst pair |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for s in rows:
+        if first == "step":
+            label = ", ".join(s.steps)
+        else:
+            label = f"{s.factor:g}× {s.direction} ({', '.join(s.steps)})"
+        lines.append(
+            f"| {label} | {s.pairs} | {', '.join(s.workloads)} | **{pct(s.mean_error)}** | "
+            f"{pct(s.bare_log_mean_error)} | {pct(s.slot_only_mean_error)} | "
+            f"{_signed_pct(s.signed_mean_error)} | {_signed_pct(s.bare_log_signed_mean_error)} | "
+            f"{_signed_pct(s.slot_only_signed_mean_error)} | {s.worst_pair} |"
+        )
+    return lines
+
+
+def render_scales(scales: list[ScaleAccuracy], steps: list[ScaleAccuracy]) -> list[str]:
+    """The Markdown tables of the worker-count pairs by scale factor and direction, then by
+    step of executor counts (nothing without worker-count pairs)."""
+    if not scales:
+        return []
+    lines = [
+        "",
+        "### Worker count by scale factor and direction",
+        "",
+        "The worker-count pairs grouped by the ratio of their executor counts (*out*: more "
+        "executors at the target, *in*: fewer). Mean error from the baseline's bundle, from "
+        "its bare event log (n/a without `--variants`) and by slot-only replay; *signed*: "
+        "the mean of (predicted − measured) ÷ measured, the bias.",
+        "",
+        *_scale_rows(scales, "scale"),
+        "",
+        "By step of executor counts (baseline → target):",
+        "",
+        *_scale_rows(steps, "step"),
+    ]
     return lines
 
 

@@ -37,6 +37,7 @@ def test_the_repositorys_split_holds_out_the_new_workloads() -> None:
     assert split.held_out == {
         *("tpch", "ml-pipeline", "window", "pandas-groups"),
         *("als", "ngrams", "inverted-index"),
+        "wide-shuffle",  # the scale-out study's (experiments/cluster/scaleout/)
     }
     assert split.fit == {"wordcount", "pagerank", "sort", "sql-join", "udf-etl"}
     assert "No figure" in split.rule

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The scale-out study (docs/cluster.md, "The scale-out study"; issue 40): every spec in
+# experiments/cluster/scaleout/ (held-out workloads: window, pandas-groups and a wide
+# shuffle) on Spark standalone clusters of 2, 4 and 8 one-core workers in network
+# namespaces, one executor per worker, every run recorded (the plugin's sampler on every
+# executor). Then the accuracy table through `perfmodel experiment report --variants`:
+# every run predicts the other executor counts from its bundle and from its bare event log,
+# slot-only replay beside them, and the worker-count pairs by scale factor and direction
+# (4× out: 2 → 8; 4× in: 8 → 2; 2× out: 2 → 4, 4 → 8; 2× in: 8 → 4, 4 → 2) and by step.
+# Needs root. As scripts/cluster_study.sh: one cluster per shape, torn down after, and
+# whatever an interrupted run left is torn down too.
+#
+#   scripts/scaleout_study.sh [extra options for `perfmodel experiment run`...]
+#   e.g. scripts/scaleout_study.sh --repetitions 2
+#        SPECS=experiments/cluster/scaleout/window.toml scripts/scaleout_study.sh
+#
+# Each worker gets a CPU quota of 0.25 cores (PERFMODEL_CLUSTER_WORKER_CPU), so 2, 4 and 8
+# executors are 0.5, 1 and 2 cores: the 8-worker cluster asks the 2-core machine for all of
+# it, as a packed node would. Run it on a quiet machine. Estimated 15-20 min, 25 at most
+# (docs/cluster.md).
+# Output: build/experiments/scaleout/report/accuracy.md, accuracy.json, plots/; runs in a
+# fresh store build/experiments/scaleout/study-<timestamp>.sqlite (or $STORE).
+# PERFMODEL_STUDY_CLUSTER / PERFMODEL_STUDY_SUBNET name another cluster (default pms,
+# 10.77.2), so the study does not take down a cluster of that name someone else is using.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PERFMODEL=${PERFMODEL:-.venv/bin/perfmodel}
+OUT=${OUT:-build/experiments/scaleout}
+SPECS=${SPECS:-experiments/cluster/scaleout/*.toml}
+export PERFMODEL_CLUSTER_WORKER_CPU="${PERFMODEL_CLUSTER_WORKER_CPU:-0.25}"
+CLUSTER_NAME="${PERFMODEL_STUDY_CLUSTER:-pms}"
+mkdir -p "$OUT"
+STORE=${STORE:-"$OUT/study-$(date +%Y%m%d-%H%M%S).sqlite"}
+BUNDLES="$OUT/bundles/$(basename "$STORE" .sqlite)"
+export PYSPARK_PYTHON="${PYSPARK_PYTHON:-$(pwd)/.venv/bin/python}"
+STARTED=$(date +%s)
+
+finish() {
+    local status=$?
+    # A cluster an interrupted or failed study left behind (the runner's, named pms unless
+    # PERFMODEL_STUDY_CLUSTER says otherwise).
+    "$PERFMODEL" cluster down --name "$CLUSTER_NAME" > /dev/null 2>&1 || true
+    local took=$(($(date +%s) - STARTED))
+    printf 'scale-out study %s after %dm%02ds (load average now: %s)\n' \
+        "$([ "$status" -eq 0 ] && echo finished || echo "FAILED (exit $status)")" \
+        $((took / 60)) $((took % 60)) "$(cut -d' ' -f1-3 /proc/loadavg)" >&2
+}
+trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+echo "scale-out study store: $STORE (started $(date -u +%H:%M:%S) UTC," \
+    "worker CPU $PERFMODEL_CLUSTER_WORKER_CPU, load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+for spec in $SPECS; do
+    echo "== $spec ($(date -u +%H:%M:%S) UTC, load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+    $PERFMODEL experiment run "$spec" --store "$STORE" --bundles "$BUNDLES" "$@" \
+        || echo "   (some runs of $spec failed: see \`$PERFMODEL runs list --store $STORE\`)"
+done
+echo "== report ($(date -u +%H:%M:%S) UTC)"
+# shellcheck disable=SC2086
+$PERFMODEL experiment report $SPECS --store "$STORE" --out "$OUT/report" --variants \
+    --split experiments/splits/default.toml > /dev/null
+ln -sf "$(basename "$STORE")" "$OUT/study-latest.sqlite"
+echo "wrote $OUT/report/accuracy.md, accuracy.json and plots/"
+cat "$OUT/report/accuracy.md"
