@@ -8,7 +8,7 @@ from typing import get_args
 
 import pytest
 
-from perfmodel.cli.options import ExecutorCores, Executors
+from perfmodel.cli.options import ExecutorCores, Executors, Threads, Workers
 from perfmodel.simulate.config import ClusterConfig, ConfigError, WhatIf
 from perfmodel.simulate.whatif import change_of, parse_axes, parse_change
 
@@ -38,10 +38,22 @@ def test_an_alias_and_its_setting_are_one_setting() -> None:
 
 
 def test_the_cli_declares_the_aliases() -> None:
-    """typer reads an annotated option's first name from its ``default``."""
+    """typer reads an annotated option's first name from its ``default``. Each alias is an
+    option of its own, so a message names the option the user wrote."""
     for option, names in (
-        (Executors, ("--executors", "--workers")),
-        (ExecutorCores, ("--executor-cores", "--threads")),
+        (Executors, ("--executors",)),
+        (ExecutorCores, ("--executor-cores",)),
+        (Workers, ("--workers",)),
+        (Threads, ("--threads",)),
     ):
         info = get_args(option)[1]
         assert (info.default, *info.param_decls) == names
+
+
+def test_a_value_is_refused_under_the_name_written() -> None:
+    with pytest.raises(ConfigError, match="^--threads must be a whole number"):
+        change_of({"threads": "0"})
+    with pytest.raises(ConfigError, match="^what-if workers must be"):
+        parse_change("workers=0")
+    with pytest.raises(ConfigError, match="--executors and --workers set the same thing"):
+        change_of({"executors": "2", "workers": "1"})
