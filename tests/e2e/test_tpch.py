@@ -7,6 +7,9 @@ import datetime as dt
 import decimal
 import json
 import math
+import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -137,6 +140,26 @@ def _same(a: object, b: object) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
     return a == b
+
+
+@pytest.fixture
+def spark() -> Iterator[Any]:
+    """A local Spark session (``local[2]``, no UI, 2 shuffle partitions) for this test only,
+    started when the test starts and stopped with it."""
+    pytest.importorskip("pyspark")
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("perfmodel tpch test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    yield session
+    session.stop()
 
 
 @pytest.mark.slow
