@@ -19,38 +19,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PERFMODEL=${PERFMODEL:-.venv/bin/perfmodel}
 OUT=${OUT:-build/experiments/cluster}
 SPECS=${SPECS:-experiments/cluster/*.toml}
-mkdir -p "$OUT"
-STORE=${STORE:-"$OUT/study-$(date +%Y%m%d-%H%M%S).sqlite"}
-BUNDLES="$OUT/bundles/$(basename "$STORE" .sqlite)"
-export PYSPARK_PYTHON="${PYSPARK_PYTHON:-$(pwd)/.venv/bin/python}"
-STARTED=$(date +%s)
-
-finish() {
-    local status=$?
-    # A cluster an interrupted or failed study left behind (the runner's is named pms).
-    "$PERFMODEL" cluster down --name pms > /dev/null 2>&1 || true
-    local took=$(($(date +%s) - STARTED))
-    printf 'cluster study %s after %dm%02ds (load average now: %s)\n' \
-        "$([ "$status" -eq 0 ] && echo finished || echo "FAILED (exit $status)")" \
-        $((took / 60)) $((took % 60)) "$(cut -d' ' -f1-3 /proc/loadavg)" >&2
-}
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-echo "cluster study store: $STORE (started $(date -u +%H:%M:%S) UTC," \
-    "load average: $(cut -d' ' -f1-3 /proc/loadavg))"
-for spec in $SPECS; do
-    echo "== $spec ($(date -u +%H:%M:%S) UTC)"
-    $PERFMODEL experiment run "$spec" --store "$STORE" --bundles "$BUNDLES" "$@" \
-        || echo "   (some runs of $spec failed: see \`$PERFMODEL runs list --store $STORE\`)"
-done
-echo "== report ($(date -u +%H:%M:%S) UTC)"
-# shellcheck disable=SC2086
-$PERFMODEL experiment report $SPECS --store "$STORE" --out "$OUT/report" --variants > /dev/null
-ln -sf "$(basename "$STORE")" "$OUT/study-latest.sqlite"
-echo "wrote $OUT/report/accuracy.md, accuracy.json and plots/"
-cat "$OUT/report/accuracy.md"
+STUDY=cluster
+REPORT_ARGS=()
+# shellcheck source=scripts/cluster_study_lib.sh
+source scripts/cluster_study_lib.sh
+run_cluster_study "$@"
