@@ -158,7 +158,8 @@ def record_command(
         "--interval-ms",
         min=1,
         max=options.INTERVAL_MS_MAX,
-        help="Sampling interval (50 ms here against `perfmodel record`'s 20: see below).",
+        help="Sampling interval (default 50 ms, as `perfmodel record`'s with the plugin's "
+        "sampler: see below).",
     ),
     python_interval_ms: int | None = typer.Option(
         None,
