@@ -288,10 +288,7 @@ class Analysis:
             prediction = replay_workload(
                 self.workload, self.baseline, self.target(change), self._base()
             )
-        prediction.notes.extend(self.notes)
-        prediction.framework = self.profile.framework or "spark"
-        self.attach_interval(prediction)
-        return prediction
+        return self._finished(prediction)
 
     @property
     def partitioning(self) -> Partitioning:
@@ -347,10 +344,7 @@ class Analysis:
                 target,
                 given,
             )
-        prediction.notes.extend(self.notes)
-        prediction.framework = self.profile.framework or "spark"
-        self.attach_interval(prediction)
-        return prediction
+        return self._finished(prediction)
 
     def _spark_settings_apply(self) -> None:
         """Spark settings are read by the Spark front end's plans: another framework's
@@ -390,6 +384,14 @@ class Analysis:
             prediction.predicted_s,
             prediction.baseline_replay_s,
         )
+
+    def _finished(self, prediction: Prediction) -> Prediction:
+        """A replay's prediction as every path hands it out: the analysis's notes, the
+        framework whose words describe it, and its interval."""
+        prediction.notes.extend(self.notes)
+        prediction.framework = self.profile.framework or "spark"
+        self.attach_interval(prediction)
+        return prediction
 
     def attach_interval(self, prediction: Prediction) -> None:
         """Put the 80% interval on ``prediction`` (see `perfmodel.simulate.intervals`),
