@@ -78,6 +78,20 @@ def other_load_on_target(
     return other - jvm + jvm * np.minimum(ratio, 1.0)
 
 
+def lock_factor(
+    per_process: FloatArray | float, lock_share: FloatArray | float
+) -> FloatArray:
+    """Slowdown of a task's CPU work when the threads of one process that run tasks share one
+    interpreter lock (CPython's GIL): ``g`` of every task's CPU work holds the lock, so ``k``
+    tasks running at once in one process ask the lock for ``k·g`` of its time, and beyond
+    one (a lock serves one thread at a time) every task's work stretches by ``k·g``. Pure
+    Python (``g`` = 1) gains nothing from a second thread in a process and everything from a
+    second process; code that releases the lock (numpy, ``g`` ≈ 0) scales with threads.
+    Independent of the host's cores (`contention_factor`): the replay takes the larger."""
+    k = np.asarray(per_process, dtype=np.float64)
+    return np.maximum(1.0, k * np.asarray(lock_share, dtype=np.float64))
+
+
 CO_RUNNING_CPU = 0.10
 """γ: the share by which a task's CPU time grows for each other task running beside it on
 the host's other cores (memory bus, caches, whatever a VM's cores share). Measured, not

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from perfmodel.simulate import laws
+from perfmodel.simulate import interpreter_lock, laws
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.laws import FloatArray
 from perfmodel.simulate.stage_work import (
@@ -31,6 +31,7 @@ from perfmodel.simulate.stage_work import (
     DISK,
     GC,
     NETWORK,
+    OTHER,
     SCHEDULING,
     SPILL,
     StageWork,
@@ -201,6 +202,13 @@ def all_stage_times(
     cf0, cf1 = contention_factors(
         k0, k1, demand, base.host_cores, new.host_cores, taken, other, jvm
     )
+    lock = np.array([w.lock_share for w in works], dtype=np.float64)
+    locked = lock > 0
+    if locked.any():
+        # Threads of one process sharing an interpreter lock: the larger of the two waits.
+        lf0 = laws.lock_factor(interpreter_lock.tasks_per_process(k0, base), lock)
+        lf1 = laws.lock_factor(interpreter_lock.tasks_per_process(k1, new), lock)
+        cf0, cf1 = np.maximum(cf0, lf0), np.maximum(cf1, lf1)
     background = np.array([w.executor_background for w in works], dtype=np.float64)
     machine = machine_factors(works, base, new)
     co_running = np.array([w.co_running for w in works], dtype=np.float64)
@@ -232,6 +240,8 @@ def all_stage_times(
     factors[:, CPU] = cpu_f
     factors[:, CPU_OTHER] = cpu_f
     factors[:, GC] = gc_f
+    # The baseline's wait for the lock is off CPU (`OTHER`): it scales as the CPU work does.
+    factors[locked, OTHER] = cpu_f[locked]
     factors[:, NETWORK] = net_f
     factors[:, DISK] = disk_f
     # Launching, deserialising and returning a task is CPU work too, on a shared machine.

@@ -113,6 +113,10 @@ class StageWork:
     """γ of `laws.co_running_factor` where the tasks' demand was measured per thread, which
     sees waits for cores but not CPU time that grows beside other tasks; 0 elsewhere (a bare
     log's contention fit reads the slowdown off run times, which include it)."""
+    lock_share: float = 0.0
+    """g of `laws.lock_factor`: the share of a task's CPU work that holds its process's
+    interpreter lock, where an executor's task threads share one (`interpreter_lock`); 0
+    elsewhere (a JVM's task threads, or nothing measured it)."""
     setup: FloatArray | None = None
     """Per task, the part of its scheduling time that was the stage's set-up on its executor
     (`stage_setup`): the first task of a stage on each executor deserialises the stage's

@@ -28,6 +28,7 @@ from perfmodel.simulate import (
     allocation_costs,
     cpu_floor,
     executor_background,
+    interpreter_lock,
     jit_load,
     shared_machine,
     spill_fallback,
@@ -186,6 +187,12 @@ def compile_workload(
         estimated = demands.get(stage.key) if demands else None
         if estimated is not None and stage.key not in measured and not work.vector:
             work.cpu_demand = estimated
+    if profile.extra.get(interpreter_lock.SHARED_LOCK):
+        lock_note = interpreter_lock.measure(works, baseline) or interpreter_lock.unmeasured_note(
+            works
+        )
+        if lock_note:
+            notes.append(lock_note)
 
     for job in jobs:
         assert job.submit_ms is not None  # only submitted jobs are in `jobs`

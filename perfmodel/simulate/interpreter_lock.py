@@ -1,0 +1,77 @@
+"""How much of a stage's CPU work holds an interpreter lock its executor's task threads share.
+
+Why: where a front end's executor runs its tasks as threads of one Python process (a Dask
+worker), those threads share CPython's global interpreter lock. Pure-Python tasks then run
+one at a time in a process however many threads it has, while a second process runs them
+side by side; numpy and pandas code that releases the lock scales with threads. The host's
+cores (`laws.contention_factor`) do not say this, and the time a thread spends waiting for
+the lock is off CPU and not runnable: the per-thread measurement files it as ``other``
+time, which the replay otherwise keeps as it is.
+
+Measured, not assumed: where the baseline ran ``k`` > 1 tasks at once in one process, a
+stage's CPU work took ``s`` = (its on-CPU time, CPU beside it and off-CPU ``other`` time) ÷
+its thread CPU time to run; with a lock held ``g`` of the time, ``k`` tasks stretch by
+``max(1, k·g)`` (`laws.lock_factor`), so ``g`` = min(1, s/k). A baseline that ran one task
+per process never waited for the lock and says nothing of ``g``: it is left at 0 there (no
+lock modelled), and the docs say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from perfmodel.simulate.config import ClusterConfig
+from perfmodel.simulate.stage_work import CPU, CPU_OTHER, OTHER, StageWork
+
+SHARED_LOCK = "executor_threads_share_lock"
+"""`ApplicationProfile.extra` key a front end sets (True) when an executor's task threads
+are threads of one Python process."""
+MIN_PER_PROCESS = 1.5
+"""Mean tasks running at once in one process above which a stage's stretch is read as the
+lock's: below it most of its tasks ran alone in their process."""
+
+
+def tasks_per_process(concurrency: np.ndarray | float, config: ClusterConfig) -> np.ndarray:
+    """Tasks running at once in one executor process, from those running at once on its
+    host: shared among the host's executors, never more than an executor's threads."""
+    k = np.asarray(concurrency, dtype=np.float64)
+    per = k / max(config.executors_per_host, 1)
+    return np.clip(per, 1.0, float(max(config.executor_cores, 1)))
+
+
+def measure(works: Sequence[StageWork], baseline: ClusterConfig) -> str | None:
+    """Set each stage's `StageWork.lock_share` where the baseline measured it; a note for
+    the prediction, or None where no stage ran several tasks in one process."""
+    measured: list[float] = []
+    for work in works:
+        per_process = float(tasks_per_process(work.concurrency, baseline))
+        cpu = float(work.components[CPU].sum())
+        if per_process < MIN_PER_PROCESS or cpu <= 0:
+            continue
+        c = work.components
+        stretch = float((c[CPU] + c[CPU_OTHER] + c[OTHER]).sum()) / cpu
+        work.lock_share = min(1.0, max(stretch, 1.0) / per_process)
+        measured.append(work.lock_share)
+    if not measured:
+        return None
+    return (
+        f"interpreter lock: an executor's task threads share one (Python threads); measured "
+        f"for {len(measured)} stage(s) that ran several tasks at once in one process, "
+        f"{np.median(measured):.0%} of a task's CPU work holds it (median; "
+        f"{min(measured):.0%}–{max(measured):.0%}): its time off CPU scales with tasks per "
+        "process"
+    )
+
+
+def unmeasured_note(works: Sequence[StageWork]) -> str | None:
+    """A note where the executors' threads share a lock but no stage measured it."""
+    if any(w.lock_share > 0 for w in works):
+        return None
+    return (
+        "interpreter lock: an executor's task threads share one (Python threads), but the "
+        "baseline ran one task at a time per process and cannot say how much of the work "
+        "holds it; not modelled (a target with more threads per process may be slower "
+        "than predicted)"
+    )
