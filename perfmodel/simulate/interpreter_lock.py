@@ -11,9 +11,11 @@ time, which the replay otherwise keeps as it is.
 Measured, not assumed: where the baseline ran ``k`` > 1 tasks at once in one process, a
 stage's CPU work took ``s`` = (its on-CPU time, CPU beside it and off-CPU ``other`` time) ÷
 its thread CPU time to run; with a lock held ``g`` of the time, ``k`` tasks stretch by
-``max(1, k·g)`` (`laws.lock_factor`), so ``g`` = min(1, s/k). A baseline that ran one task
-per process never waited for the lock and says nothing of ``g``: it is left at 0 there (no
-lock modelled), and the docs say so.
+``max(1, k·g)`` (`laws.lock_factor`), so ``g`` = min(1, s/k). The baseline's stretch is
+then ``s`` as measured (it may exceed ``k·g`` where the host's cores were short too), and a
+target's is the larger of its lock's and its cores' (`laws.contention_factor`). A baseline
+that ran one task per process never waited for the lock and says nothing of ``g``: it is
+left at 0 there (no lock modelled), and the docs say so.
 """
 
 from __future__ import annotations
@@ -51,8 +53,9 @@ def measure(works: Sequence[StageWork], baseline: ClusterConfig) -> str | None:
         if per_process < MIN_PER_PROCESS or cpu <= 0:
             continue
         c = work.components
-        stretch = float((c[CPU] + c[CPU_OTHER] + c[OTHER]).sum()) / cpu
-        work.lock_share = min(1.0, max(stretch, 1.0) / per_process)
+        stretch = max(float((c[CPU] + c[CPU_OTHER] + c[OTHER]).sum()) / cpu, 1.0)
+        work.lock_share = min(1.0, stretch / per_process)
+        work.lock_stretch = stretch
         measured.append(work.lock_share)
     if not measured:
         return None

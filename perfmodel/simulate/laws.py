@@ -78,9 +78,7 @@ def other_load_on_target(
     return other - jvm + jvm * np.minimum(ratio, 1.0)
 
 
-def lock_factor(
-    per_process: FloatArray | float, lock_share: FloatArray | float
-) -> FloatArray:
+def lock_factor(per_process: FloatArray | float, lock_share: FloatArray | float) -> FloatArray:
     """Slowdown of a task's CPU work when the threads of one process that run tasks share one
     interpreter lock (CPython's GIL): ``g`` of every task's CPU work holds the lock, so ``k``
     tasks running at once in one process ask the lock for ``k·g`` of its time, and beyond

@@ -206,9 +206,11 @@ def all_stage_times(
     locked = lock > 0
     if locked.any():
         # Threads of one process sharing an interpreter lock: the larger of the two waits.
-        lf0 = laws.lock_factor(interpreter_lock.tasks_per_process(k0, base), lock)
+        # The baseline's stretch is the one measured (`interpreter_lock.measure`).
+        stretch0 = np.array([w.lock_stretch for w in works], dtype=np.float64)
         lf1 = laws.lock_factor(interpreter_lock.tasks_per_process(k1, new), lock)
-        cf0, cf1 = np.maximum(cf0, lf0), np.maximum(cf1, lf1)
+        cf0 = np.where(locked, np.maximum(cf0, stretch0), cf0)
+        cf1 = np.where(locked, np.maximum(cf1, lf1), cf1)
     background = np.array([w.executor_background for w in works], dtype=np.float64)
     machine = machine_factors(works, base, new)
     co_running = np.array([w.co_running for w in works], dtype=np.float64)

@@ -117,6 +117,9 @@ class StageWork:
     """g of `laws.lock_factor`: the share of a task's CPU work that holds its process's
     interpreter lock, where an executor's task threads share one (`interpreter_lock`); 0
     elsewhere (a JVM's task threads, or nothing measured it)."""
+    lock_stretch: float = 1.0
+    """Where ``lock_share`` was measured: what the baseline's CPU work took, with its waits
+    for the lock and for cores, per unit of its thread CPU (≥ 1)."""
     setup: FloatArray | None = None
     """Per task, the part of its scheduling time that was the stage's set-up on its executor
     (`stage_setup`): the first task of a stage on each executor deserialises the stage's

@@ -221,3 +221,28 @@ def test_the_facade_dispatches_dask_bundles_only(tmp_path: Path) -> None:
     assert loaded.task_end_events == 3 and loaded.profile.framework == "dask"
     assert loaded.profile.app_name == "app.py" and loaded.samples is not None
     assert read_dask_bundle(bundle).profile.app_id == loaded.profile.app_id
+
+
+def test_threads_of_one_worker_share_its_interpreter_lock(tmp_path: Path) -> None:
+    """Pure-Python tasks on two threads of one worker: each pair ran 0.1–0.5 s together with
+    0.2 s of CPU each (the GIL let one run at a time). The lock's share is measured (0.4 s
+    of run per 0.2 s of CPU, two at a time: g = 1); one thread runs them one after the other
+    at their CPU time, 0.2 s each (not 0.4 s each, as the off-CPU time kept would say); two
+    one-thread workers on two cores run them side by side."""
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=2)
+    names = [key(A, i) for i in range(4)]
+    s.submit(0.0, names, names)
+    for i, name in enumerate(names):
+        start = 0.1 + 0.4 * (i // 2)
+        s.task(name, WORKER_A, 1 + i % 2, (start, start + 0.4), cpu=0.2)
+    s.gathered(0.9, names)
+    s.close(1.0)
+    analysis = perfmodel.load(s.bundle(tmp_path / "b"))
+    base = analysis.predict()
+    assert base.baseline_replay_s == pytest.approx(0.9, rel=0.02)
+    assert any("interpreter lock" in n for n in base.notes)
+    one = analysis.predict(WhatIf(executor_cores=1))
+    assert one.predicted_s == pytest.approx(0.1 + 4 * 0.2, rel=0.03)
+    two = analysis.predict(WhatIf(executors=2, executor_cores=1))
+    assert two.predicted_s == pytest.approx(0.1 + 2 * 0.2, rel=0.03)

@@ -96,3 +96,13 @@ def test_co_running_tasks_each_take_more_cpu() -> None:
         laws.co_running_factor(np.array([0.1, 0.2]), 1.0, np.array([2.0, 3.0]), 4, 4),
         [1.1, 1.4],
     )
+
+
+def test_a_shared_interpreter_lock_serialises_what_holds_it() -> None:
+    # Pure Python (g = 1): two threads of one process run one at a time.
+    assert laws.lock_factor(2, 1.0) == 2.0
+    # One thread per process never waits for its lock.
+    assert laws.lock_factor(1, 1.0) == 1.0
+    # Code that holds the lock 30% of its CPU time: two threads fit, four do not.
+    assert laws.lock_factor(2, 0.3) == 1.0
+    assert laws.lock_factor(4, 0.3) == pytest.approx(1.2)
