@@ -47,24 +47,38 @@ def measure(works: Sequence[StageWork], baseline: ClusterConfig) -> str | None:
     """Set each stage's `StageWork.lock_share` where the baseline measured it; a note for
     the prediction, or None where no stage ran several tasks in one process."""
     measured: list[float] = []
+    stretches: list[float] = []
+    unmetered: list[StageWork] = []
     for work in works:
         per_process = float(tasks_per_process(work.concurrency, baseline))
-        cpu = float(work.components[CPU].sum())
-        if per_process < MIN_PER_PROCESS or cpu <= 0:
+        if per_process < MIN_PER_PROCESS:
             continue
         c = work.components
+        cpu = float(c[CPU].sum())
+        if cpu <= 0:
+            if float((c[CPU_OTHER] + c[OTHER]).sum()) > 0:
+                unmetered.append(work)
+            continue
         stretch = max(float((c[CPU] + c[CPU_OTHER] + c[OTHER]).sum()) / cpu, 1.0)
         work.lock_share = min(1.0, stretch / per_process)
         work.lock_stretch = stretch
         measured.append(work.lock_share)
+        stretches.append(stretch)
+    if measured:
+        # A stage whose tasks' work ran off their own thread (no thread CPU to measure: a
+        # shuffle's transfers on the event loop) shared the same processes at the same
+        # time as the measured ones: it takes their median.
+        share, stretch = float(np.median(measured)), float(np.median(stretches))
+        for work in unmetered:
+            work.lock_share, work.lock_stretch = share, stretch
     if not measured:
         return None
     return (
         f"interpreter lock: an executor's task threads share one (Python threads); measured "
         f"for {len(measured)} stage(s) that ran several tasks at once in one process, "
         f"{np.median(measured):.0%} of a task's CPU work holds it (median; "
-        f"{min(measured):.0%}–{max(measured):.0%}): its time off CPU scales with tasks per "
-        "process"
+        f"{min(measured):.0%}–{max(measured):.0%}; {len(unmetered)} stage(s) without thread "
+        "CPU take the median): its time off CPU scales with tasks per process"
     )
 
 
