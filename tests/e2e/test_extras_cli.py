@@ -96,7 +96,7 @@ def test_a_bundle_without_pyarrow_names_the_bundles_extra(
     "args",
     [
         ["diagnose", str(EXAMPLE_LOG)],
-        ["predict", str(EXAMPLE_LOG), "executor.cores=4"],
+        ["predict", str(EXAMPLE_LOG), "--cores", "4"],
         ["report", str(EXAMPLE_LOG), "-o", "report.html"],
     ],
 )
