@@ -190,9 +190,7 @@ def build(
         profile.properties["dask.scheduler.address"] = sessions[0].address
     if isinstance(host_cores, int) and host_cores > 0:
         profile.extra["host_cores"] = host_cores
-    # A worker's tasks run as threads of one Python process: they share its GIL, which the
-    # replay models where the run measured it (`perfmodel.simulate.interpreter_lock`).
-    profile.extra["executor_threads_share_lock"] = True
+    profile.extra["executor_threads_share_lock"] = True  # one GIL per worker (docs/dask.md)
     profile.resources = _resources(profile, sessions, host_cores, local_pids)
     profile.event_count = stream.records
     profile.event_counts = {
