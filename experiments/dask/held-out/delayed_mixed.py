@@ -60,7 +60,7 @@ def main() -> None:
     ap.add_argument("--memory", default="2GiB")
     ap.add_argument("--scale", type=float, default=1.0)
     a = ap.parse_args()
-    n = max(2, int(round(24 * a.scale)))
+    n = max(2, int(round(64 * a.scale)))
     with (
         LocalCluster(
             n_workers=a.workers,

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from dask.distributed import Client, LocalCluster
 
-ROWS_PER_PART = 200_000
+ROWS_PER_PART = 300_000
 
 
 def part(i: int) -> pd.DataFrame:
@@ -32,7 +32,7 @@ def main() -> None:
     ap.add_argument("--memory", default="2GiB")
     ap.add_argument("--scale", type=float, default=1.0)
     a = ap.parse_args()
-    parts = max(2, int(round(20 * a.scale)))
+    parts = max(2, int(round(30 * a.scale)))
     with (
         LocalCluster(
             n_workers=a.workers,
@@ -44,7 +44,7 @@ def main() -> None:
     ):
         began = time.time()
         df = dd.from_map(part, range(parts))
-        by_key = df.set_index("key", shuffle_method="tasks").persist()
+        by_key = df.set_index("key", shuffle_method="tasks")
         rolled = by_key["value"].rolling(50).mean()
         stats = (
             by_key.assign(smooth=rolled)
