@@ -102,6 +102,10 @@ class WorkloadBounds:
     """Per stage, `StageWork.executor_background`."""
     co_running: np.ndarray
     """Per stage, `StageWork.co_running`."""
+    lock_share: np.ndarray
+    """Per stage, `StageWork.lock_share` (its `OTHER` time is then in the CPU group)."""
+    lock_stretch: np.ndarray
+    """Per stage, `StageWork.lock_stretch`."""
     disk_share: np.ndarray
     net_share: np.ndarray
     total_ms: np.ndarray
@@ -136,14 +140,16 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
     total_ms, longest_ms = np.zeros(n), np.zeros(n)
     for index, work in enumerate(workload.stages):
         c = work.components
+        # Where threads share a lock, the wait for it scales as the CPU work does.
+        locked = work.lock_share > 0
         # Less the CPU spent spilling: the replay takes it away where memory grows.
         groups = np.stack(
             [
-                c[CPU] + c[CPU_OTHER] - spill_cpu_ms(work),
+                c[CPU] + c[CPU_OTHER] - spill_cpu_ms(work) + (c[OTHER] if locked else 0.0),
                 c[GC],
                 c[DISK],
                 c[NETWORK],
-                c[SCHEDULING] + c[OTHER],
+                c[SCHEDULING] + (0.0 if locked else c[OTHER]),
             ]
         )
         stage_totals[index] = groups.sum(axis=1)
@@ -188,6 +194,8 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
         taken=np.array([s.taken_cores for s in stages], dtype=np.float64),
         background=np.array([s.executor_background for s in stages], dtype=np.float64),
         co_running=np.array([s.co_running for s in stages], dtype=np.float64),
+        lock_share=np.array([s.lock_share for s in stages], dtype=np.float64),
+        lock_stretch=np.array([s.lock_stretch for s in stages], dtype=np.float64),
         disk_share=np.array([s.disk_share for s in stages], dtype=np.float64),
         net_share=np.array([s.network_share for s in stages], dtype=np.float64),
         total_ms=total_ms,
@@ -305,6 +313,13 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
     cf0, cf1 = contention_factors(
         k0, k1, d, base.host_cores, cores, b.taken[s], b.other[s], b.jvm_other[s]
     )
+    if b.lock_share[s] > 0:
+        # As `rescale.all_stage_times`: tasks per executor process, per target column.
+        executors_here = np.maximum(np.ceil(executors / np.maximum(hosts, 1.0)), 1.0)
+        threads = np.maximum(slots / np.maximum(executors, 1.0), 1.0)
+        per_process = np.clip(k1 / executors_here, 1.0, threads)
+        cf0 = np.maximum(cf0, b.lock_stretch[s])
+        cf1 = np.maximum(cf1, laws.lock_factor(per_process, b.lock_share[s]))
     cpu_f = (
         cpu
         * cf1

@@ -246,3 +246,8 @@ def test_threads_of_one_worker_share_its_interpreter_lock(tmp_path: Path) -> Non
     assert one.predicted_s == pytest.approx(0.1 + 4 * 0.2, rel=0.03)
     two = analysis.predict(WhatIf(executors=2, executor_cores=1))
     assert two.predicted_s == pytest.approx(0.1 + 2 * 0.2, rel=0.03)
+    # The search's lower bounds see the lock too: never above what the replay predicts.
+    targets = [analysis.target(WhatIf(executors=e, executor_cores=1)) for e in (1, 2)]
+    bounds = analysis.lower_bounds_s(targets)
+    assert bounds[0] <= one.predicted_s * 1.0001 and bounds[1] <= two.predicted_s * 1.0001
+    assert bounds[0] > 0.1 + 3 * 0.2  # still a bound that says something
