@@ -28,8 +28,11 @@ OUT = SOURCE / "settings"
 
 RDD = {"wordcount", "pagerank", "inverted_index"}
 """Workloads whose shuffles are RDD shuffles (their count is spark.default.parallelism)."""
-PARAMS = {"tpch": {"sf": "0.5"}}
-"""Smaller inputs where thirteen runs at the workload's usual size would take too long."""
+PARAMS = {"tpch": {"sf": "0.5", "queries": "1,3,5,10,12,18"}}
+"""Smaller inputs where thirteen runs at the workload's usual size would take too long: TPC-H
+at scale factor 0.5, six of its queries (an aggregation, and joins of three to six tables, where
+broadcast and shuffle partitions matter), as 2,000 partitions without AQE make each of its
+shuffles 2,000 tasks."""
 PARTITIONS = (1, 8, 64, 400, 2000)
 PARALLELISM = (2, 8, 32, 200, 1000)
 BASE_CONF = {"spark.default.parallelism": "4", "spark.sql.files.maxPartitionBytes": "16m"}

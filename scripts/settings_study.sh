@@ -6,8 +6,12 @@
 # and write the table: mean error, the error of "no change" (the source run's own runtime),
 # and both on the pairs whose measured effect is at least 15%.
 #
-#   scripts/settings_study.sh [--held-out | --fit] [--smoke] [extra options for `perfmodel experiment run`...]
+#   scripts/settings_study.sh [--held-out | --fit] [--smoke] [--configs 'A;B;...'] [--param K=V]
+#                             [extra options for `perfmodel experiment run`...]
 #   e.g. scripts/settings_study.sh --held-out          # the study: held-out workloads + TPC-H
+#        scripts/settings_study.sh --held-out --configs 'partitions=1 aqe=off;partitions=64 aqe=on'
+#                                                      # only these configs of each spec that has
+#                                                      # them (a spec with none runs all of its own)
 #        scripts/settings_study.sh --fit --smoke       # the fit workloads at tiny sizes and a
 #                                                      # few configs: checks the pipeline only
 #
@@ -23,11 +27,13 @@ OUT=${OUT:-build/experiments}
 SPLIT=${SPLIT:-experiments/splits/default.toml}
 ROLE=""
 SMOKE=0
+CONFIGS=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --held-out) ROLE=held-out; shift ;;
         --fit) ROLE=fit; shift ;;
         --smoke) SMOKE=1; shift ;;
+        --configs) CONFIGS=$2; shift 2 ;;
         *) break ;;
     esac
 done
@@ -49,6 +55,17 @@ fi
 export PYSPARK_PYTHON="${PYSPARK_PYTHON:-$(pwd)/.venv/bin/python}"
 export SPARK_LOCAL_IP=127.0.0.1
 
+# `--only` for each config of SPEC named in the ';'-separated list NAMES; nothing when the spec
+# has none of them (it then runs all of its configs).
+only_options() {
+    $PYTHON -c 'import sys
+from perfmodel.experiment.spec import load_spec
+keep = set(sys.argv[2].split(";"))
+for config in load_spec(sys.argv[1]).configs:
+    if config.name in keep:
+        print("--only", config.name, sep="\n")' "$1" "$2"
+}
+
 # --smoke: the smallest inputs that still run every stage, and a few configs spanning the
 # settings (too few and too many partitions, AQE on and off, broadcast off, small splits).
 smoke_options() {
@@ -62,14 +79,7 @@ smoke_options() {
         sort | sql_join) params="size_mb=8" ;;
     esac
     for p in $params; do printf -- '--param\n%s\n' "$p"; done
-    $PYTHON -c 'import sys
-from perfmodel.experiment.spec import load_spec
-keep = {"partitions=1 aqe=off", "partitions=64 aqe=on", "partitions=400 aqe=off",
-        "partitions=64 no-broadcast", "partitions=64 splits=4m",
-        "parallelism=2", "parallelism=32", "parallelism=200"}
-for config in load_spec(sys.argv[1]).configs:
-    if config.name in keep:
-        print("--only", config.name, sep="\n")' "$spec"
+    only_options "$spec" "partitions=1 aqe=off;partitions=64 aqe=on;partitions=400 aqe=off;partitions=64 no-broadcast;partitions=64 splits=4m;parallelism=2;parallelism=32;parallelism=200"
 }
 
 echo "settings study store: $STORE (load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime))"
@@ -79,6 +89,8 @@ for spec in $SPECS; do
     extra=()
     if [[ $SMOKE == 1 ]]; then
         mapfile -t extra < <(smoke_options "$spec")
+    elif [[ -n $CONFIGS ]]; then
+        mapfile -t extra < <(only_options "$spec" "$CONFIGS")
     fi
     # A failed run is stored as failed and left out of the table; the study goes on.
     $PERFMODEL experiment run "$spec" --store "$STORE" --bundles "$BUNDLES" "${extra[@]}" "$@" \
