@@ -1,10 +1,12 @@
 """Optional parts of perfmodel and the pip extra that installs each.
 
-``pip install perfmodel`` reads and analyses event logs and bundles; the heavy libraries
-(torch, pyspark, flair, py-spy) come with extras named by what they enable. Every feature
-that needs one calls :func:`require_extra` before its first heavy import, so a missing extra
-is one `MissingExtraError` naming the ``pip install`` that fixes it (the CLI prints it as one
-``error:`` line) instead of an ImportError's traceback halfway through the work.
+``pip install perfmodel`` reads and analyses bare event logs (local files and the History
+Server); everything heavier comes with an extra named by what it enables: pyarrow for
+recorded bundles (Parquet sample tables), object-store sources and the fleet's Parquet
+tables; torch, pyspark, flair and py-spy for models, Spark runs, training and recording.
+Every feature that needs one calls :func:`require_extra` before its first heavy import, so a
+missing extra is one `MissingExtraError` naming the ``pip install`` that fixes it (the CLI
+prints it as one ``error:`` line) instead of an ImportError's traceback halfway through the work.
 """
 
 from __future__ import annotations
@@ -26,7 +28,11 @@ class Extra:
     executables: tuple[str, ...] = ()
 
 
+_ARROW = ("pyarrow",)
+
 _MODELS = (
+    # pyarrow reads the GloVe package's word index (Parquet) and the bundles models run on.
+    *_ARROW,
     "torch",
     "safetensors",
     "tree_sitter",
@@ -39,14 +45,21 @@ _MODELS = (
 )
 
 EXTRAS: dict[str, Extra] = {
-    # Recording Python stacks: py-spy is an executable, not a module.
-    "record": Extra(modules=(), executables=("py-spy",)),
+    # Recorded bundles: their sample tables are Parquet, read and written with pyarrow.
+    "bundles": Extra(modules=_ARROW),
+    # S3, GCS, ABFS and HDFS sources, through pyarrow.fs.
+    "remote": Extra(modules=_ARROW),
+    # perfmodel fleet: its tables (apps, stages, errors, regressions) are Parquet.
+    "fleet": Extra(modules=_ARROW),
+    # Recording: py-spy samples Python stacks (an executable, not a module); the recording
+    # is written as a bundle.
+    "record": Extra(modules=_ARROW, executables=("py-spy",)),
     # The code models: torch, the tree-sitter parsers, the weights' format, and the doc
     # model's character LMs and word vectors, which run through flair at inference too.
     "models": Extra(modules=_MODELS),
-    # Spark itself: fleet --engine spark, experiment, cluster; matplotlib draws the study's
-    # figures.
-    "spark": Extra(modules=("pyspark", "matplotlib")),
+    # Spark itself: fleet --engine spark (so the fleet's tables too), experiment, cluster;
+    # matplotlib draws the study's figures.
+    "spark": Extra(modules=("pyspark", "matplotlib", *_ARROW)),
     # Training the models and building their corpora: the models' libraries and flair's
     # training side.
     "train": Extra(modules=(*_MODELS, "transformers")),

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from perfmodel.cli import options
+from perfmodel.extras import require_extra
 
 HELP = (
     "Analyse many event logs: Parquet tables (apps, stages, findings, predictions, errors), "
@@ -119,6 +120,11 @@ def fleet(
     """`HELP` (one string, so the help text wraps to the terminal)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    # Before the fleet's modules are imported: they build Parquet tables with pyarrow.
+    if engine == "spark":
+        require_extra("spark", "fleet --engine spark")
+    require_extra("fleet", "perfmodel fleet (its tables are Parquet)")
 
     from perfmodel.analysis import CONF
     from perfmodel.fleet.run import FleetOptions, run_fleet

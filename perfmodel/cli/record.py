@@ -132,6 +132,8 @@ def register(app: typer.Typer) -> None:
         """
         if pyspy_on:
             require_extra("record", "recording Python stacks (--no-pyspy records without them)")
+        else:
+            require_extra("bundles", "perfmodel record (it writes a bundle)")
         # Imported here: the recorder pulls in the JFR reader and pyarrow (~0.25 s), which
         # every other command would otherwise wait for at start-up.
         from perfmodel.profile.record.run import record
@@ -176,6 +178,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Build a bundle from recordings collected elsewhere (e.g. on a cluster)."""
+        require_extra("bundles", "perfmodel profile (it writes a bundle)")
         from perfmodel.analysis import read
         from perfmodel.profile import bundle
         from perfmodel.profile.record import bundle_write

@@ -18,8 +18,6 @@ import numpy as np
 from perfmodel.dag.tasks import TaskRun, TaskTable, concat_tables
 
 if TYPE_CHECKING:
-    import networkx as nx
-
     from perfmodel.profile.jvm_cpu import JvmCpu
     from perfmodel.profile.thread_cpu import ThreadCpu
 
@@ -60,10 +58,11 @@ class StageNode:
     failure_reason: str | None = None
     details: str = ""
     op_nodes: list[OperationNode] = field(default_factory=list)
-    """Its operations (RDDs), in the order the log lists them; `operations` is their graph."""
-    graph_cache: nx.DiGraph | None = field(default=None, repr=False, compare=False)
-    """`operations`, once asked for: a networkx graph costs ~4 KB a stage, which a log
-    of 100,000 stages should not pay unless something walks its operations."""
+    """Its operations (RDDs), in the order the log lists them; each names its parents, so
+    the list is the stage's operation graph (edges parent → child via `parent_ids`)."""
+    ops_cache: dict[int, OperationNode] | None = field(default=None, repr=False, compare=False)
+    """`operations`, once asked for: a log of 100,000 stages should not pay for an index a
+    stage at load unless something looks its operations up by id."""
     table: TaskTable = field(default_factory=TaskTable.empty)
     """Its task attempts as columns, in launch order (see `perfmodel.dag.tasks`)."""
     accumulable_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -97,25 +96,16 @@ class StageNode:
         return max(0.0, float(np.nanmax(finish)) - float(table.launch_ms.min()))
 
     @property
-    def operations(self) -> nx.DiGraph:
-        """Operation graph: nodes are op ids with attribute ``op`` (OperationNode), edges
-        parent → child within the stage. Made on first access from `op_nodes`."""
-        if self.graph_cache is None:
-            import networkx as nx  # here: ~0.2 s of start-up that a diagnosis never needs
-
-            g = nx.DiGraph()
-            ids = {op.op_id for op in self.op_nodes}
-            for op in self.op_nodes:
-                g.add_node(op.op_id, op=op)
-            for op in self.op_nodes:
-                for parent in op.parent_ids:
-                    if parent in ids:
-                        g.add_edge(parent, op.op_id)
-            self.graph_cache = g
-        return self.graph_cache
+    def operations(self) -> dict[int, OperationNode]:
+        """Its operations by op id, in log order (a repeated id keeps its first place and its
+        last entry, as the log's later mention is the fuller one). Made on first access from
+        `op_nodes`."""
+        if self.ops_cache is None:
+            self.ops_cache = {op.op_id: op for op in self.op_nodes}
+        return self.ops_cache
 
     def operation(self, op_id: int) -> OperationNode:
-        return self.operations.nodes[op_id]["op"]
+        return self.operations[op_id]
 
 
 @dataclass(slots=True)

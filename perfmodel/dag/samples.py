@@ -292,8 +292,8 @@ class _OperationFinder:
         self.by_stage: dict[StageKey, list[tuple[str, int, int]]] = {}
         for key, node in profile.stages.items():
             sites = []
-            for op_id in node.operations.nodes:
-                match = _CALL_SITE.match(node.operation(op_id).call_site or "")
+            for op_id, op in node.operations.items():
+                match = _CALL_SITE.match(op.call_site or "")
                 if match:
                     sites.append(
                         (os.path.basename(match.group("file")), int(match.group("line")), op_id)

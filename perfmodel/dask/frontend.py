@@ -12,6 +12,7 @@ from pathlib import Path
 from perfmodel.dag.loaded import LoadedProfile
 from perfmodel.dag.model import HostUsage
 from perfmodel.dask.stream import stream_files
+from perfmodel.extras import require_extra
 from perfmodel.profile.bundle import (
     DASK_DIR,
     is_bundle,
@@ -30,6 +31,7 @@ def is_dask_bundle(path: str | Path) -> bool:
 
 def read_dask_bundle(path: str | Path) -> LoadedProfile:
     """The Dask recording at ``path`` (`is_dask_bundle`), its stack samples tied to tasks."""
+    require_extra("bundles", f"reading the recorded bundle {path}")
     # Here, not at the top: every analysis imports this module, and reading a Spark log
     # never needs the Dask reader, builder and sample tables (~40 ms of start-up).
     from perfmodel.dask.build import build

@@ -22,6 +22,7 @@ import msgspec
 from perfmodel.dag.loaded import LoadedProfile
 from perfmodel.dag.model import HostUsage
 from perfmodel.errors import NotAnEventLogError
+from perfmodel.extras import require_extra
 from perfmodel.profile import jvm_cpu, thread_cpu
 from perfmodel.profile.bundle import find_event_log, is_bundle, load_resources, read_manifest
 from perfmodel.profile.eventlog import (
@@ -56,6 +57,9 @@ def build_profile(
     if isinstance(path, str) and is_local(path):
         local = Path(local_part(path))
     bundle = local if local is not None and is_bundle(local) else None
+    if bundle is not None:
+        # Before any reading: a bundle's sample tables are Parquet.
+        require_extra("bundles", f"reading the recorded bundle {bundle}")
     source = resolve_event_log(find_event_log(bundle) if bundle else path, attempt)
     loaded = fold_source(source, max_decompressed_bytes=max_decompressed_bytes)
     if bundle is not None:

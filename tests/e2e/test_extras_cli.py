@@ -45,6 +45,10 @@ def _cli_without(hidden: list[str], *args: str, cwd: Path) -> subprocess.Complet
             ["experiment", "report", str(SPEC), "--out", "study", "--store", "r.db"],
             "spark",
         ),
+        (["pyarrow"], ["diagnose", "s3://perfmodel-test/eventlogs/app-1"], "remote"),
+        (["pyarrow"], ["fleet", str(EXAMPLE_LOG), "--out", "fleet"], "fleet"),
+        (["pyarrow"], ["profile", str(EXAMPLE_LOG), "--out", "bundle"], "bundles"),
+        (["pyarrow"], ["record", "--no-pyspy", "--out", "bundle", "--", "true"], "bundles"),
     ],
 )
 def test_a_command_without_its_extra_says_which_and_does_nothing(
@@ -57,3 +61,48 @@ def test_a_command_without_its_extra_says_which_and_does_nothing(
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("error: ") and f"pip install 'perfmodel[{extra}]'" in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == [], "a half-run left files behind"
+
+
+@pytest.fixture(scope="module")
+def example_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real bundle of the example log, written by `perfmodel profile` (pyarrow present)."""
+    out = tmp_path_factory.mktemp("bundle") / "bundle"
+    subprocess.run(
+        [sys.executable, "-m", "perfmodel", "profile", str(EXAMPLE_LOG), "--out", str(out)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return out
+
+
+@pytest.mark.parametrize("command", ["diagnose", "predict", "flame"])
+def test_a_bundle_without_pyarrow_names_the_bundles_extra(
+    command: str, example_bundle: Path, tmp_path: Path
+) -> None:
+    before = sorted(p.name for p in example_bundle.iterdir())
+    done = _cli_without(["pyarrow"], command, str(example_bundle), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: reading the recorded bundle ")
+    assert lines[0].endswith("pip install 'perfmodel[bundles]'")
+    assert sorted(p.name for p in example_bundle.iterdir()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["diagnose", str(EXAMPLE_LOG)],
+        ["predict", str(EXAMPLE_LOG), "--cores", "4"],
+        ["report", str(EXAMPLE_LOG), "-o", "report.html"],
+    ],
+)
+def test_a_bare_event_log_needs_neither_pyarrow_nor_networkx(
+    args: list[str], tmp_path: Path
+) -> None:
+    done = _cli_without(["pyarrow", "networkx"], *args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr

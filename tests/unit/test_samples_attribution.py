@@ -21,7 +21,7 @@ WORKER = "Executor task launch worker-0"
 def _profile() -> ApplicationProfile:
     p = ApplicationProfile(app_id="app", end_ms=10_000)
     s0 = StageNode(stage_id=0, attempt=0, name="map at app.py:10", num_tasks=2)
-    s0.operations.add_node(1, op=OperationNode(1, "PythonRDD", call_site="map at /x/app.py:10"))
+    s0.op_nodes.append(OperationNode(1, "PythonRDD", call_site="map at /x/app.py:10"))
     s1 = StageNode(stage_id=1, attempt=0, name="count at app.py:20", num_tasks=1)
     s0.tasks = [
         TaskRun(1, 0, 0, 0, 0, "1", "h", launch_ms=1000, finish_ms=3000),

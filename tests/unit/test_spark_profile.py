@@ -102,13 +102,13 @@ def test_stage_graph_and_operations() -> None:
     ran = [s for s in p.stages.values() if s.status == "COMPLETE"]
     assert any(s.parent_stage_ids for s in ran), "no shuffle dependency found"
     for s in ran:
-        assert s.operations.number_of_nodes() > 0
+        assert len(s.operations) > 0
         for parent in s.parent_stage_ids:
             assert p.stage_graph.has_edge(parent, s.stage_id)
     assert any(
         "reduceByKey" in s.operation(o).scope_name or "reduceByKey" in s.name
         for s in ran
-        for o in s.operations.nodes
+        for o in s.operations
     )
 
 

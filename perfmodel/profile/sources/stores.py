@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from perfmodel.atomic import describe_kind
 from perfmodel.errors import EventLogNotFoundError, PerfmodelError
+from perfmodel.extras import require_extra
 from perfmodel.profile.sources.uri import (
     Location,
     SourceError,
@@ -274,7 +275,9 @@ def is_remote(path: object) -> bool:
 
 
 def store_for(loc: Location, options: SourceOptions) -> Store:
-    """The store that serves ``loc``'s bucket, container or cluster."""
+    """The store that serves ``loc``'s bucket, container or cluster (pyarrow.fs: checked
+    here, before any reading, so a missing extra is one error naming it)."""
+    require_extra("remote", f"reading {loc.scheme}:// locations")
     return ArrowStore(loc, options)
 
 
