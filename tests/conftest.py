@@ -71,6 +71,42 @@ def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     yield
 
 
+LONGEST_FIRST = (
+    "e2e/test_dask_e2e.py",
+    "e2e/test_record_spark.py",
+    "e2e/test_tpch.py",
+    "e2e/test_validation_workloads.py",
+    "e2e/test_experiment_e2e.py",
+    "e2e/test_recommend_e2e.py",
+    "e2e/test_watch.py",
+    "e2e/test_fleet_spark.py",
+    "e2e/test_report_html.py",
+    "e2e/test_hostile_sizes.py",
+    "e2e/test_cluster.py",
+    "e2e/test_record_dataframe_job.py",
+    "e2e/test_cli_diagnose.py",
+)
+"""The files whose tests take longest (`--durations`), longest first. `--dist loadfile` hands
+files to the workers in collection order, each to the first free worker; a long file handed
+out last keeps one worker busy while the other has nothing left (a minute and more of a
+run's end on two workers), so these go first and the many short files fill in after them."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the files of `LONGEST_FIRST` first, in its order; the rest keep theirs."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    tests = Path(__file__).parent
+
+    def key(item: pytest.Item) -> int:
+        try:
+            name = item.path.relative_to(tests).as_posix()
+        except ValueError:
+            return len(rank)
+        return rank.get(name, len(rank))
+
+    items.sort(key=key)  # stable: a file's tests, and the unlisted files, keep their order
+
+
 def shared_eventlogs() -> Path:
     """The shared real event logs, or a clean skip when ../shared is not checked out."""
     if not SHARED_EVENTLOGS.is_dir():

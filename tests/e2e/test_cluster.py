@@ -132,11 +132,30 @@ def test_failed_up_leaves_nothing(clean_name: str, monkeypatch: pytest.MonkeyPat
     assert cluster.ClusterState.load(clean_name) is None
 
 
+def _executors_recorded(manifest, suffix: str, workers: set[str], out: Path) -> list:
+    """One executor JVM per worker host, each recorded (``suffix``: the sampler's file) with
+    the plugin's task events; the samples tied to tasks came from the workers' hosts."""
+    from perfmodel.profile import bundle
+
+    executors = [r for r in manifest.recordings if r.process.startswith("jvm executor")]
+    assert len(executors) == 2, manifest.recordings
+    assert all(r.task_events and r.samples > 0 and r.error is None for r in executors)
+    assert all(r.path.endswith(suffix) for r in executors), executors
+    samples = bundle.load_samples(out)
+    tied = samples.filter(pc.is_valid(samples.column("task_id")))
+    hosts = set(tied.column("host").to_pylist())
+    assert hosts == workers, hosts
+    return executors
+
+
 @pytest.mark.slow
 @needs_cluster
-@pytest.mark.parametrize("jvm_sampler", ["jfr", "plugin"])
-def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path, jvm_sampler: str) -> None:
+def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path) -> None:
+    """Both JVM samplers on one run (``jvm_sampler="both"``): the bundle is read from JFR's
+    recordings, as with "jfr", and the plugin's samples of the same run, written by the
+    executors on the workers' hosts, make a plugin-only view of it, as "plugin" records."""
     from perfmodel.profile import bundle
+    from perfmodel.profile.record.bundle_write import with_plugin_samples
     from perfmodel.profile.record.run import record
     from perfmodel.profile.record.setup import RecordOptions
     from perfmodel.spark.load import build_profile
@@ -156,20 +175,21 @@ def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path, jvm_sam
 
     out = tmp_path / "bundle"
     options = RecordOptions(
-        out=out, daemon_pids=tuple(state.daemon_pids()), pyspy=False, jvm_sampler=jvm_sampler
+        out=out, daemon_pids=tuple(state.daemon_pids()), pyspy=False, jvm_sampler="both"
     )
     result = record(
         state.driver_command([sys.executable, str(JOB), "300000"]), options, state.driver_env()
     )
     assert result.exit_code == 0, result.warnings
 
-    # One executor JVM per worker host, each recorded with the plugin's task events.
-    executors = [r for r in result.manifest.recordings if r.process.startswith("jvm executor")]
-    assert len(executors) == 2, result.manifest.recordings
-    assert all(r.task_events and r.samples > 0 and r.error is None for r in executors)
-    suffix = ".jfr" if jvm_sampler == "jfr" else ".jvmsamples"
-    assert all(r.path.endswith(suffix) for r in executors), executors
+    executors = _executors_recorded(result.manifest, ".jfr", set(workers.values()), out)
     assert not any("no perfmodel plugin events" in w for w in result.warnings), result.warnings
+    view = tmp_path / "plugin-view"
+    seen = with_plugin_samples(out, view)
+    assert seen.sampling["jvm_sampler"] == "plugin"
+    assert not list((view / bundle.JFR_DIR).glob("*.jfr"))
+    by_plugin = _executors_recorded(seen, ".jvmsamples", set(workers.values()), view)
+    assert {r.executor_id for r in by_plugin} == {r.executor_id for r in executors}
     # The executors ran on the workers' hosts: this machine's cores are not theirs. But
     # they ran on this machine, each under its worker's CPU quota, which the bundle keeps.
     assert result.manifest.host_cores is None
@@ -177,11 +197,6 @@ def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path, jvm_sam
         "machine_cores": usable_cores(),
         "executors": {r.executor_id: {"cpu_limit_cores": WORKER_CPU} for r in executors},
     }
-
-    samples = bundle.load_samples(out)
-    tied = samples.filter(pc.is_valid(samples.column("task_id")))
-    hosts = set(tied.column("host").to_pylist())
-    assert hosts == set(workers.values()), hosts
 
     # Each JVM's whole CPU (JFR's jdk.CPULoad), scaled by the host's CPU count it recorded:
     # what the replay charges each executor beside its tasks.

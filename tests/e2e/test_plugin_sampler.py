@@ -1,8 +1,10 @@
 """The plugin's own JVM sampler (TaskSampler.java, `perfmodel record --jvm-sampler plugin`).
 
 Unit tests read hand-written files in the sampler's line format (what the plugin writes, ids
-local to the file); the slow test records tests/data/record/job.py with the sampler on and
-checks that no JVM started JFR and that the samples cover the tasks as JFR's do.
+local to the file); the slow test reads tests/data/record/job.py recorded with the sampler on
+(the suite's shared default recording) and checks that no JVM started JFR and that the
+samples cover the tasks as JFR's do. Both samplers on one run (`--jvm-sampler both`):
+tests/e2e/test_record_spark.py.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from perfmodel.profile import bundle, jfr
 from perfmodel.profile.bundle import BundleError
 from perfmodel.profile.record.bundle_write import with_plugin_samples
 from perfmodel.profile.record.setup import PLUGIN_SAMPLES_DIR, RecordOptions, recording_settings
-from tests.conftest import assert_long_tasks_have_jvm_samples, attribute_bundle, record_job
+from tests.conftest import assert_long_tasks_have_jvm_samples, attribute_bundle
 
 T0 = 1_700_000_000_000_000_000  # epoch ns
 MS = 1_000_000
@@ -149,34 +151,10 @@ def test_plugin_view_needs_kept_samples(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_record_with_both_samplers_reads_either(tmp_path: Path) -> None:
-    proc, out = record_job(tmp_path, "job.py", "0.5", record_args=["--jvm-sampler", "both"])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    manifest = bundle.read_manifest(out)
-    assert manifest.sampling["jfr"]["enabled"]
-    assert manifest.sampling["plugin_samples"]["files"] >= 1
-    # JFR's recording makes the bundle, with the plugin's task events in it as without "both".
-    (rec,) = [r for r in manifest.recordings if r.source == "jfr"]
-    assert rec.path.endswith(".jfr") and rec.task_events and rec.error is None
-    profile, samples, _ = attribute_bundle(out)
-    assert_long_tasks_have_jvm_samples(profile, samples)
-
-    view = tmp_path / "view"
-    seen = with_plugin_samples(out, view)
-    assert seen.sampling["jvm_sampler"] == "plugin" and "plugin_samples" not in seen.sampling
-    (rec,) = [r for r in seen.recordings if r.source == "jfr"]
-    assert rec.path.endswith(".jvmsamples") and rec.task_events and rec.error is None
-    assert not list((view / bundle.JFR_DIR).glob("*.jfr"))
-    assert (view / "thread_cpu.parquet").is_file()  # the same run's other measurements
-    assert bundle.find_event_log(view).name == bundle.find_event_log(out).name
-    profile, samples, _ = attribute_bundle(view)
-    assert_long_tasks_have_jvm_samples(profile, samples)
-
-
-@pytest.mark.slow
-def test_record_with_the_plugin_sampler(tmp_path: Path) -> None:
-    proc, out = record_job(tmp_path, "job.py", "0.5", record_args=["--jvm-sampler", "plugin"])
-    assert proc.returncode == 0, proc.stderr[-3000:]
+def test_record_with_the_plugin_sampler(job_bundle: Path) -> None:
+    """`perfmodel record`'s default sampler is the plugin's (test_record_default.py), so the
+    suite's shared default recording is this one."""
+    out = job_bundle
     manifest = bundle.read_manifest(out)
     assert manifest.sampling["jvm_sampler"] == "plugin"
     assert not manifest.sampling["jfr"]["enabled"]

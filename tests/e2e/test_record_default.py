@@ -5,13 +5,14 @@ The cheaper default must still record what the code models need: stack samples o
 task threads tied to their tasks by id, Python workers' samples placed in their stages, and
 per-thread CPU; and a prediction from the bundle must use both. (JFR as the sampler:
 tests/e2e/test_record_spark.py; the plugin's sampler at 20 ms and beside JFR:
-tests/e2e/test_plugin_sampler.py.)
+tests/e2e/test_plugin_sampler.py.) The recording is the suite's shared one (`job_bundle` in
+tests/conftest.py: job.py at scale 0.5 under `perfmodel record` with no options), which other
+files read as "some recorded bundle".
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -20,25 +21,18 @@ from typer.testing import CliRunner
 
 from perfmodel.cli import build_app
 from perfmodel.profile import bundle, thread_cpu
-from tests.conftest import assert_long_tasks_have_jvm_samples, attribute_bundle, record_job
+from tests.conftest import assert_long_tasks_have_jvm_samples, attribute_bundle
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
-    proc, out = record_job(tmp_path_factory.mktemp("record-default"), "job.py", "0.5")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc, out
+def attributed(job_bundle: Path):
+    return attribute_bundle(job_bundle)
 
 
-@pytest.fixture(scope="module")
-def attributed(recorded):
-    return attribute_bundle(recorded[1])
-
-
-def test_the_default_samples_the_task_threads_with_the_plugin_every_50ms(recorded) -> None:
-    _, out = recorded
+def test_the_default_samples_the_task_threads_with_the_plugin_every_50ms(job_bundle: Path) -> None:
+    out = job_bundle
     manifest = bundle.read_manifest(out)
     assert manifest.sampling["jvm_sampler"] == "plugin"
     assert manifest.sampling["interval_ms"] == 50
@@ -70,8 +64,8 @@ def test_python_samples_reach_workers_and_stages(attributed) -> None:
     assert sp.attribution["plugin"] > 0
 
 
-def test_predict_uses_code_vectors_and_per_thread_cpu(recorded, tmp_path: Path) -> None:
-    _, out = recorded
+def test_predict_uses_code_vectors_and_per_thread_cpu(job_bundle: Path, tmp_path: Path) -> None:
+    out = job_bundle
     manifest = bundle.read_manifest(out)
     used = manifest.thread_cpu["cpu_s_by_kind"]
     assert used[thread_cpu.PY_WORKER] > 0 and used[thread_cpu.TASK] > 0, used

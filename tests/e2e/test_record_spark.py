@@ -1,9 +1,11 @@
 """`perfmodel record` on a real PySpark application (tests/data/record/job.py), end to end.
 
-With JFR as the JVM sampler (`--jvm-sampler jfr`, every 20 ms), which records every JVM
-thread; `perfmodel record`'s default, the plugin's sampler every 50 ms, is
-tests/e2e/test_record_default.py. One recording serves all assertions (the job takes tens of
-seconds on two cores). It runs
+With both JVM samplers (`--jvm-sampler both`, every 20 ms): the bundle is read from JFR's
+recording, which covers every JVM thread, exactly as with `--jvm-sampler jfr`
+(tests/e2e/test_record_dataframe_job.py records with that alone), and the plugin's samples of
+the same run are kept beside it and read as a bundle of their own. `perfmodel record`'s
+default, the plugin's sampler every 50 ms, is tests/e2e/test_record_default.py. One
+recording serves all assertions (the job takes tens of seconds on two cores). It runs
 through the real CLI in a subprocess, so the pass-through of the job's output and exit code is
 checked as a user would see it; JOB_FAIL makes the job exit 3 after its work, which also checks
 that a failing command still yields a complete bundle.
@@ -22,6 +24,7 @@ from typer.testing import CliRunner
 
 from perfmodel.cli.record import register
 from perfmodel.profile import bundle, jvm_cpu, thread_cpu
+from perfmodel.profile.record.bundle_write import with_plugin_samples
 from tests.conftest import assert_long_tasks_have_jvm_samples, attribute_bundle, record_job
 
 pytestmark = pytest.mark.slow
@@ -33,7 +36,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
         tmp_path_factory.mktemp("record"),
         "job.py",
         "0.5",
-        record_args=["--jvm-sampler", "jfr"],
+        record_args=["--jvm-sampler", "both"],
         JOB_FAIL="1",
     )
 
@@ -105,6 +108,30 @@ def test_every_task_of_100ms_has_jvm_samples_by_task_id(recorded, attributed) ->
     period, not certainty.
     """
     profile, samples, _ = attributed
+    assert_long_tasks_have_jvm_samples(profile, samples)
+
+
+def test_both_samplers_read_either(recorded, tmp_path: Path) -> None:
+    """JFR's recording makes the bundle, with the plugin's task events in it as without
+    "both"; the plugin's samples of the same run, kept apart, make a plugin-only view of it
+    whose samples cover the tasks as well."""
+    _, out = recorded
+    manifest = bundle.read_manifest(out)
+    assert manifest.sampling["jvm_sampler"] == "both"
+    assert manifest.sampling["jfr"]["enabled"]
+    assert manifest.sampling["plugin_samples"]["files"] >= 1
+    (rec,) = [r for r in manifest.recordings if r.source == "jfr"]
+    assert rec.path.endswith(".jfr") and rec.task_events and rec.error is None
+
+    view = tmp_path / "view"
+    seen = with_plugin_samples(out, view)
+    assert seen.sampling["jvm_sampler"] == "plugin" and "plugin_samples" not in seen.sampling
+    (rec,) = [r for r in seen.recordings if r.source == "jfr"]
+    assert rec.path.endswith(".jvmsamples") and rec.task_events and rec.error is None
+    assert not list((view / bundle.JFR_DIR).glob("*.jfr"))
+    assert (view / "thread_cpu.parquet").is_file()  # the same run's other measurements
+    assert bundle.find_event_log(view).name == bundle.find_event_log(out).name
+    profile, samples, _ = attribute_bundle(view)
     assert_long_tasks_have_jvm_samples(profile, samples)
 
 
