@@ -26,7 +26,8 @@ class ShuffleCost:
     """Blocking shuffle-write time per byte written (map side)."""
     read_ms_per_byte: float
     """Task time per shuffle byte read in stages that read only shuffles (fetch,
-    deserialisation, sort and the operator over it; fixed costs off), median over stages."""
+    deserialisation, sort and the operator over it; fixed costs off), over all such stages'
+    bytes."""
 
     @property
     def ms_per_byte(self) -> float:
@@ -37,7 +38,8 @@ def shuffle_cost(profile: ApplicationProfile, workload: Workload) -> ShuffleCost
     """The run's shuffle costs per byte (None where it has no shuffle to measure them)."""
     written = 0.0
     write_ms = 0.0
-    read_rates: list[float] = []
+    read_busy = 0.0
+    read_bytes = 0.0
     for work in workload.stages:
         stage = profile.stages.get(work.key)
         if stage is None or not len(stage.table):
@@ -52,11 +54,14 @@ def shuffle_cost(profile: ApplicationProfile, workload: Workload) -> ShuffleCost
             write_ms += float(t.col("shuffle_write_ms")[ended].sum())
         if shuffle_read > 0 and shuffle_read >= 0.99 * read:
             c = work.components
-            busy = float(c.sum()) - float(c[SCHEDULING].sum())
-            read_rates.append(busy / shuffle_read)
-    if written <= 0 or not read_rates:
+            read_busy += float(c.sum()) - float(c[SCHEDULING].sum())
+            read_bytes += shuffle_read
+    if written <= 0 or read_bytes <= 0:
         return None
-    return ShuffleCost(write_ms / written, float(np.median(read_rates)))
+    # Weighted by the bytes each stage read: a final aggregation that reads a few kilobytes
+    # spends its time on fixed work, and its time per byte (a median of per-stage rates would
+    # let it decide) priced a TPC-H join's gigabyte at hours.
+    return ShuffleCost(write_ms / written, read_busy / read_bytes)
 
 
 def apply_join_change(work: StageWork, change: JoinChange, cost: ShuffleCost) -> StageWork:

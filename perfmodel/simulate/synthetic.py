@@ -29,6 +29,8 @@ class TaskSpec:
     remote_read: int = 0
     """Shuffle bytes fetched from other hosts."""
     input_bytes: int = 0
+    shuffle_write: int = 0
+    """Shuffle bytes written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +118,7 @@ def build_synthetic(
                             shuffle_remote_read_bytes=t.remote_read,
                             shuffle_read_bytes=t.remote_read,
                             input_bytes=t.input_bytes,
+                            shuffle_write_bytes=t.shuffle_write,
                         ),
                     )
                 )
