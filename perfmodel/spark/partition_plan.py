@@ -395,6 +395,15 @@ def file_change(
             f"{n} file splits (from {part.partitions}; Spark's rule on files of the mean size "
             f"gives {len(before)} for the profiled run, so its {len(after)} are scaled)"
         )
+    # New splits cut the same files, and the tasks read of them what the profiled run's tasks
+    # read: a Parquet scan reads its columns, not the files' size (TPC-H's lineitem: a tenth).
+    # The splits' sizes say how the stage's data is shared out, its read bytes how much it is.
+    stage = profile.stages.get(part.key)
+    if stage is not None and len(stage.table):
+        t = stage.table
+        read = float(t.col("input_bytes")[t.ended].sum())
+        if read > 0 and float(data.sum()) > 0:
+            data = data * (read / float(data.sum()))
     return StageChange(part.key, part.control, _knob(part), part.partitions, n, data, why)
 
 
