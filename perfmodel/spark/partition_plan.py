@@ -252,6 +252,11 @@ def shuffle_change(
     n1 = planned_shuffle_partitions(target)
     if not any(s.coalescible for s in part.shuffles):
         return None
+    read = [s.adaptive_partitions or s.partitions for s in part.shuffles if s.coalescible]
+    if part.partitions * 2 < min(read):
+        # Far fewer tasks than the shuffle had partitions (after AQE): the stage read part of
+        # it (a `limit` or `first()` takes a partition or a few), which the count does not set.
+        return None
     aqe0 = part.adaptive or (_coalesces(base) and n0 != part.partitions)
     aqe1 = _coalesces(target)
     if (
