@@ -78,9 +78,9 @@ def _run(args: list[str]) -> str:
 
 @pytest.mark.slow
 def test_recommendation_checked_against_measured_runs(tmp_path: Path) -> None:
-    from perfmodel.recommend.api import recommend
+    from perfmodel.recommend.api import Recommendation, recommend
     from perfmodel.recommend.check import check_decision
-    from perfmodel.recommend.search import Request
+    from perfmodel.recommend.search import RecommendError, Request
     from perfmodel.runs.store import RunStore
 
     store = tmp_path / "runs.sqlite"
@@ -138,19 +138,29 @@ def test_recommendation_checked_against_measured_runs(tmp_path: Path) -> None:
     # History: the four stored runs calibrate the same application's predictions.
     with RunStore(store) as db:
         assert len(db.runs(experiment="rec-machines")) == 4
-    calibrated = recommend(
-        profiled["bundle"],
-        catalog,
-        Request(deadline_s=deadline, local=True, exhaustive=True),
-        baseline_machine="loc-1c-1g",
-        history="rec-machines",
-        store=store,
-    )
+
+    def calibrated_by_history(deadline_s: float | None) -> Recommendation:
+        return recommend(
+            profiled["bundle"],
+            catalog,
+            Request(deadline_s=deadline_s, local=True, exhaustive=True),
+            baseline_machine="loc-1c-1g",
+            history="rec-machines",
+            store=store,
+        )
+
+    try:
+        calibrated = calibrated_by_history(deadline)
+        after = calibrated.result.recommended
+    except RecommendError as exc:
+        # Calibrated by runs measured on a busy machine, the band (their leave-one-out error)
+        # may be so wide that no machine meets the deadline any more: that is an answer
+        # (none, which the CLI prints as its error line), not a failure. The calibration is
+        # then read from the same search without the deadline.
+        assert "no configuration meets the deadline" in str(exc)
+        calibrated, after = calibrated_by_history(None), None
     cal = calibrated.calibration
     assert cal is not None and len(cal.runs) == 4
-    # Calibrated by runs measured on a busy machine, no machine may meet the deadline any more:
-    # that is an answer (none), reported, not a failure.
-    after = calibrated.result.recommended
 
     report = {
         "profiled_s": profiled["app_s"],
