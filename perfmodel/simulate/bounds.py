@@ -48,6 +48,7 @@ import numpy as np
 
 from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
+from perfmodel.simulate.interpreter_lock import tasks_per_process
 from perfmodel.simulate.rescale import contention_factors, scaled_concurrency, spill_cpu_ms
 from perfmodel.simulate.stage_work import (
     CPU,
@@ -315,9 +316,8 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
     )
     if b.lock_share[s] > 0:
         # As `rescale.all_stage_times`: tasks per executor process, per target column.
-        executors_here = np.maximum(np.ceil(executors / np.maximum(hosts, 1.0)), 1.0)
-        threads = np.maximum(slots / np.maximum(executors, 1.0), 1.0)
-        per_process = np.clip(k1 / executors_here, 1.0, threads)
+        executors_here = np.ceil(executors / np.maximum(hosts, 1.0))
+        per_process = tasks_per_process(k1, executors_here, slots / np.maximum(executors, 1.0))
         cf0 = np.maximum(cf0, b.lock_stretch[s])
         cf1 = np.maximum(cf1, laws.lock_factor(per_process, b.lock_share[s]))
     cpu_f = (

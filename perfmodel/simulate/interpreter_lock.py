@@ -35,12 +35,22 @@ MIN_PER_PROCESS = 1.5
 lock's: below it most of its tasks ran alone in their process."""
 
 
-def tasks_per_process(concurrency: np.ndarray | float, config: ClusterConfig) -> np.ndarray:
+def tasks_per_process(
+    concurrency: np.ndarray | float,
+    executors_per_host: np.ndarray | float,
+    threads: np.ndarray | float,
+) -> np.ndarray:
     """Tasks running at once in one executor process, from those running at once on its
-    host: shared among the host's executors, never more than an executor's threads."""
+    host: shared among the host's executors, never more than an executor's ``threads``.
+    Arrays for a search's many targets at once (`perfmodel.simulate.bounds`)."""
     k = np.asarray(concurrency, dtype=np.float64)
-    per = k / max(config.executors_per_host, 1)
-    return np.clip(per, 1.0, float(max(config.executor_cores, 1)))
+    per = k / np.maximum(executors_per_host, 1.0)
+    return np.clip(per, 1.0, np.maximum(threads, 1.0))
+
+
+def config_tasks_per_process(concurrency: np.ndarray | float, config: ClusterConfig) -> np.ndarray:
+    """`tasks_per_process` on one configuration's layout."""
+    return tasks_per_process(concurrency, config.executors_per_host, config.executor_cores)
 
 
 def measure(works: Sequence[StageWork], baseline: ClusterConfig) -> str | None:
@@ -50,7 +60,7 @@ def measure(works: Sequence[StageWork], baseline: ClusterConfig) -> str | None:
     stretches: list[float] = []
     unmetered: list[StageWork] = []
     for work in works:
-        per_process = float(tasks_per_process(work.concurrency, baseline))
+        per_process = float(config_tasks_per_process(work.concurrency, baseline))
         if per_process < MIN_PER_PROCESS:
             continue
         c = work.components

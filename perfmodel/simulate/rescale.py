@@ -208,7 +208,7 @@ def all_stage_times(
         # Threads of one process sharing an interpreter lock: the larger of the two waits.
         # The baseline's stretch is the one measured (`interpreter_lock.measure`).
         stretch0 = np.array([w.lock_stretch for w in works], dtype=np.float64)
-        lf1 = laws.lock_factor(interpreter_lock.tasks_per_process(k1, new), lock)
+        lf1 = laws.lock_factor(interpreter_lock.config_tasks_per_process(k1, new), lock)
         cf0 = np.where(locked, np.maximum(cf0, stretch0), cf0)
         cf1 = np.where(locked, np.maximum(cf1, lf1), cf1)
     background = np.array([w.executor_background for w in works], dtype=np.float64)
