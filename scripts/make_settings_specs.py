@@ -12,12 +12,15 @@ every run from every other run's bare event log:
   spark.default.parallelism 2, 8, 32, 200 and 1000 (a PySpark task costs a Python worker
   round trip: 2,000 of them per stage ran past the 30-minute timeout in a smoke run).
 
-Run from the repository root: ``.venv/bin/python scripts/make_settings_specs.py``. The specs
-are written, not edited by hand, so the study's design is this file.
+The workloads are those of experiments/*.toml, and those of `EXTRA` (specs of other studies
+whose workloads run on one machine as well). Run from the repository root:
+``.venv/bin/python scripts/make_settings_specs.py``. The specs are written, not edited by hand,
+so the study's design is this file.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import tomllib
 from pathlib import Path
@@ -28,11 +31,26 @@ OUT = SOURCE / "settings"
 
 RDD = {"wordcount", "pagerank", "inverted_index"}
 """Workloads whose shuffles are RDD shuffles (their count is spark.default.parallelism)."""
-PARAMS = {"tpch": {"sf": "0.5", "queries": "1,3,5,10,12,18"}}
+EXTRA = {"wide_shuffle": SOURCE / "cluster" / "scaleout" / "wide_shuffle.toml"}
+"""Workloads of other studies, by the name of their settings spec: the scale-out study's wide
+shuffle (a DataFrame repartition by bucket then an aggregation: a SQL workload) runs on one
+machine as well as on the cluster; only its configs are the cluster's."""
+DESCRIPTIONS = {
+    "wide_shuffle": "Many-to-many hash shuffle (DataFrame repartition by bucket, aggregated)"
+}
+"""Descriptions that would mislead here (the scale-out spec's names its cluster)."""
+PARAMS = {
+    "tpch": {"sf": "0.5", "queries": "1,3,5,10,12,18"},
+    "tpcds": {"sf": "1", "queries": "7,18,27,40,46,78"},
+    "wide_shuffle": {"partitions": "conf"},
+}
 """Smaller inputs where thirteen runs at the workload's usual size would take too long: TPC-H
 at scale factor 0.5, six of its queries (an aggregation, and joins of three to six tables, where
 broadcast and shuffle partitions matter), as 2,000 partitions without AQE make each of its
-shuffles 2,000 tasks."""
+shuffles 2,000 tasks. TPC-DS at scale factor 1, its workload's six default queries (star joins
+with rollups, sales outer-joined with their returns; 41 s in one run at 64 partitions with AQE
+on). The wide shuffle's repartition takes its count from spark.sql.shuffle.partitions
+(`conf`) instead of the scale-out study's fixed 64, so the setting reaches it."""
 PARTITIONS = (1, 8, 64, 400, 2000)
 PARALLELISM = (2, 8, 32, 200, 1000)
 BASE_CONF = {"spark.default.parallelism": "4", "spark.sql.files.maxPartitionBytes": "16m"}
@@ -88,19 +106,32 @@ def configs(stem: str) -> list[str]:
     return out
 
 
-def spec(path: Path) -> str:
+def _moved(path: Path, relative: str) -> str:
+    """``relative`` (a path relative to the spec file ``path``) made relative to `OUT`."""
+    return Path(os.path.relpath((path.parent / relative).resolve(), OUT)).as_posix()
+
+
+def spec(path: Path, stem: str) -> str:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
-    stem = path.stem
+    workload = data.get("workload", data["name"])
     params = dict(data.get("params", {})) | PARAMS.get(stem, {})
-    prepare = [w.replace("{spec_dir}/", "{spec_dir}/../") for w in data.get("prepare", [])]
+    prepare = [
+        "{spec_dir}/" + _moved(path, w.removeprefix("{spec_dir}/"))
+        if w.startswith("{spec_dir}/")
+        else w
+        for w in data.get("prepare", [])
+    ]
+    description = DESCRIPTIONS.get(stem, data.get("description", ""))
     lines = [
-        f"# Settings study (scripts/settings_study.sh): {data['name']} under Spark settings.",
-        "# Written by scripts/make_settings_specs.py from experiments/" + path.name + ";",
+        f"# Settings study (scripts/settings_study.sh): {workload} under Spark settings.",
+        "# Written by scripts/make_settings_specs.py from "
+        + path.relative_to(REPO).as_posix()
+        + ";",
         "# edit that script, not this file.",
-        f"name = {_toml_value('settings-' + data['name'])}",
-        f"workload = {_toml_value(data.get('workload', data['name']))}",
-        f"description = {_toml_value(data.get('description', '') + ' (settings study)')}",
-        f"script = {_toml_value('../' + data['script'])}",
+        f"name = {_toml_value('settings-' + workload)}",
+        f"workload = {_toml_value(workload)}",
+        f"description = {_toml_value(description + ' (settings study)')}",
+        f"script = {_toml_value(_moved(path, data['script']))}",
         f"args = {_toml_value(data.get('args', []))}",
         f"prepare = {_toml_value(prepare)}",
         'data_dir = "../../build/experiments/data"',
@@ -121,9 +152,10 @@ def spec(path: Path) -> str:
 
 def main() -> int:
     OUT.mkdir(exist_ok=True)
-    for path in sorted(SOURCE.glob("*.toml")):
-        (OUT / path.name).write_text(spec(path), encoding="utf-8")
-        print(OUT / path.name)
+    sources = {path.stem: path for path in SOURCE.glob("*.toml")} | EXTRA
+    for stem, path in sorted(sources.items()):
+        (OUT / f"{stem}.toml").write_text(spec(path, stem), encoding="utf-8")
+        print(OUT / f"{stem}.toml")
     return 0
 
 

@@ -7,6 +7,10 @@ many partitions the shuffle is many small blocks fetched from every executor by 
 executor. The aggregation reuses the repartition's hash partitioning: one exchange only.
 
 spark-submit wide_shuffle.py INPUT_DIR PARTITIONS BUCKETS OUTPUT_DIR
+
+PARTITIONS is the repartition's count, fixed whatever the settings (the scale-out study's
+64), or ``conf``: repartition by the bucket alone, so the count is
+spark.sql.shuffle.partitions and adaptive execution may coalesce it (the settings study).
 """
 
 import sys
@@ -16,18 +20,16 @@ from pyspark.sql import functions as F
 
 
 def main() -> None:
-    source, partitions, buckets, target = (
-        sys.argv[1],
-        int(sys.argv[2]),
-        int(sys.argv[3]),
-        sys.argv[4],
-    )
+    source, partitions, buckets, target = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     spark = SparkSession.builder.appName("wide-shuffle").getOrCreate()
     records = spark.read.csv(source, schema="key STRING, payload STRING")
     bucketed = records.withColumn("bucket", F.pmod(F.xxhash64("key"), F.lit(buckets)))
+    if partitions == "conf":
+        moved = bucketed.repartition("bucket")
+    else:
+        moved = bucketed.repartition(int(partitions), "bucket")
     per_bucket = (
-        bucketed.repartition(partitions, "bucket")
-        .groupBy("bucket")
+        moved.groupBy("bucket")
         .agg(
             F.count("*").alias("records"),
             F.sum(F.length("payload")).alias("payload_bytes"),
