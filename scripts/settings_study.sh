@@ -72,6 +72,8 @@ smoke_options() {
     local spec=$1 params=""
     case "$(basename "$spec" .toml)" in
         tpch) params="sf=0.01 queries=1,3,6" ;;
+        tpcds) params="sf=0.01 queries=7,40,78" ;;
+        wide_shuffle) params="size_mb=4 buckets=1000" ;;
         ml_pipeline) params="size_mb=4 iterations=3" ;;
         als) params="size_mb=2 iterations=2" ;;
         pagerank) params="size_mb=2 iterations=2" ;;

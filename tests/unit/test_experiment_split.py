@@ -35,14 +35,14 @@ def _write(tmp_path: Path, text: str) -> Path:
 def test_the_repositorys_split_holds_out_the_new_workloads() -> None:
     split = load_split(DEFAULT_SPLIT)
     assert split.held_out == {
-        *("tpch", "ml-pipeline", "window", "pandas-groups"),
+        *("tpch", "tpcds", "ml-pipeline", "window", "pandas-groups"),
         *("als", "ngrams", "inverted-index"),
         "wide-shuffle",  # the scale-out study's (experiments/cluster/scaleout/)
     }
     assert split.fit == {"wordcount", "pagerank", "sort", "sql-join", "udf-etl"}
     assert "No figure" in split.rule
     assert split.role("tpch") == HELD_OUT and split.role("sort") == FIT
-    assert split.role("tpcds") == UNLISTED
+    assert split.role("tpcds") == HELD_OUT
 
 
 def test_every_spec_in_experiments_is_on_one_side() -> None:
@@ -50,7 +50,7 @@ def test_every_spec_in_experiments_is_on_one_side() -> None:
     specs = sorted((REPO / "experiments").glob("*.toml"))
     held, fit = specs_for(split, HELD_OUT, specs), specs_for(split, FIT, specs)
     assert {p.stem for p in held} == {
-        *("tpch", "ml_pipeline", "window", "pandas_groups"),
+        *("tpch", "tpcds", "ml_pipeline", "window", "pandas_groups"),
         *("als", "ngrams", "inverted_index"),
     }
     assert len(held) + len(fit) == len(specs)

@@ -28,14 +28,11 @@ def main() -> None:
         moved = bucketed.repartition("bucket")
     else:
         moved = bucketed.repartition(int(partitions), "bucket")
-    per_bucket = (
-        moved.groupBy("bucket")
-        .agg(
-            F.count("*").alias("records"),
-            F.sum(F.length("payload")).alias("payload_bytes"),
-            F.min("key").alias("first_key"),
-            F.max("payload").alias("last_payload"),
-        )
+    per_bucket = moved.groupBy("bucket").agg(
+        F.count("*").alias("records"),
+        F.sum(F.length("payload")).alias("payload_bytes"),
+        F.min("key").alias("first_key"),
+        F.max("payload").alias("last_payload"),
     )
     per_bucket.write.mode("overwrite").parquet(target)
     print("buckets written:", spark.read.parquet(target).count())
