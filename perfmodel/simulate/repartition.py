@@ -7,12 +7,12 @@ re-split into its new partitions (`resplit`), a join's change is priced
 (`perfmodel.simulate.join_switch`), and the workload handed back to the replay as it is for
 any other what-if:
 
-* **Fixed cost per task.** A stage whose tasks read little (`TINY_PARTITION_BYTES`) spends
-  its time on being tasks: all of it is per-task cost. Otherwise a task's fixed cost is its
-  launch overhead (wall time outside run time: launch, deserialisation, result; the
-  stage's median). The stage's first tasks pay what its tasks paid; tasks beyond its old
-  count pay a warm JVM's cost (`warm_task_ms`). The rest of the stage's time, per
-  component, is shared out by the data each task reads.
+* **Fixed cost per task.** A stage whose tasks read little
+  (`stage_work.TINY_PARTITION_BYTES`) spends its time on being tasks: all of it is per-task
+  cost. Otherwise a task's fixed cost is its launch overhead (wall time outside run time:
+  launch, deserialisation, result; the stage's median). The stage's first tasks pay what
+  its tasks paid; tasks beyond its old count pay a warm JVM's cost (`warm_task_ms`). The
+  rest of the stage's time, per component, is shared out by the data each task reads.
 * **Map side.** A map task writing a shuffle pays per reduce partition it writes
   (`partition_overhead_ms`): more partitions make the map stage slower too.
 * **Memory.** A task's working set grows with its data (the stage's working set per byte
@@ -63,9 +63,6 @@ from perfmodel.simulate.stage_work import (
 )
 from perfmodel.simulate.workload import Workload
 
-TINY_PARTITION_BYTES = 256 << 10
-"""A stage whose tasks read less than this each (on average) spends its time on per-task
-overhead, not on data: its tasks' whole mean time is taken as their fixed cost."""
 WARM_TASK_MS = 12.0
 """Fixed cost of a task in a stage of many (a warm JVM: code compiled, classes loaded), where
 the run itself measured no task's launch at all: the mean task time of the two later
@@ -142,7 +139,7 @@ def warm_task_ms(workload: Workload, slots: int) -> float:
         launches.append(w.components[SCHEDULING])
         if w.n_tasks < max(MANY_TASKS, 4 * slots):
             continue
-        if float(w.read_bytes.mean()) >= TINY_PARTITION_BYTES:
+        if not w.tiny_tasks:
             continue
         wall = w.components.sum(axis=0)
         launch = float(np.median(w.components[SCHEDULING]))
@@ -210,7 +207,7 @@ def resplit(
     wall = float(totals.sum())
     # Each task's fixed cost, with the stage's mix of components: the first tasks pay what
     # the stage's tasks paid; tasks beyond its old count pay the warm cost (at most that).
-    if float(work.read_bytes.mean()) < TINY_PARTITION_BYTES:
+    if work.tiny_tasks:
         per_task = totals / n0  # tasks that read little are all fixed cost
     else:
         per_task = np.zeros_like(totals)
