@@ -87,13 +87,13 @@ def plan_join_switches(
 ) -> tuple[list[JoinChange], list[str]]:
     """Joins whose strategy the new broadcast thresholds change.
 
-    A broadcast join whose build side (the bytes its stages read: the planner's estimate is
-    not in the log) is over both thresholds becomes a sort-merge join: its stream side is
-    shuffled and sorted. A sort-merge join whose smaller side's input is within the static
-    threshold becomes a broadcast join: its larger side is no longer shuffled (its map
-    stage loses its shuffle write, the join stage the larger side's share of its reading).
-    A join AQE would turn into a broadcast at run time, after both shuffles ran, is said and
-    left as it ran.
+    A broadcast join under a static threshold lower than the run's, whose build side (the
+    bytes its stages read: the planner's estimate is not in the log) is over both thresholds,
+    becomes a sort-merge join: its stream side is shuffled and sorted. A sort-merge join
+    whose smaller side's input is within the static threshold becomes a broadcast join: its
+    larger side is no longer shuffled (its map stage loses its shuffle write, the join stage
+    the larger side's share of its reading). A join AQE would turn into a broadcast at run
+    time, after both shuffles ran, is said and left as it ran.
     """
     if not any(k in changes for k in (*JOIN_KEYS, "spark.sql.adaptive.enabled")):
         return [], []
