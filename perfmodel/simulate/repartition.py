@@ -7,12 +7,12 @@ re-split into its new partitions (`resplit`), a join's change is priced
 (`perfmodel.simulate.join_switch`), and the workload handed back to the replay as it is for
 any other what-if:
 
-* **Fixed cost per task.** A stage whose tasks read little (`TINY_PARTITION_BYTES`) spends
-  its time on being tasks: all of it is per-task cost. Otherwise a task's fixed cost is its
-  launch overhead (wall time outside run time: launch, deserialisation, result; the
-  stage's median). The stage's first tasks pay what its tasks paid; tasks beyond its old
-  count pay a warm JVM's cost (`warm_task_ms`). The rest of the stage's time, per
-  component, is shared out by the data each task reads.
+* **Fixed cost per task.** A stage whose tasks read little
+  (`stage_work.TINY_PARTITION_BYTES`) spends its time on being tasks: all of it is per-task
+  cost. Otherwise a task's fixed cost is its launch overhead (wall time outside run time:
+  launch, deserialisation, result; the stage's median). The stage's first tasks pay what
+  its tasks paid; tasks beyond its old count pay a warm JVM's cost (`warm_task_ms`). The
+  rest of the stage's time, per component, is shared out by the data each task reads.
 * **Map side.** A map task writing a shuffle pays per reduce partition it writes
   (`partition_overhead_ms`): more partitions make the map stage slower too.
 * **Memory.** A task's working set grows with its data (the stage's working set per byte
@@ -63,18 +63,18 @@ from perfmodel.simulate.stage_work import (
 )
 from perfmodel.simulate.workload import Workload
 
-TINY_PARTITION_BYTES = 256 << 10
-"""A stage whose tasks read less than this each (on average) spends its time on per-task
-overhead, not on data: its tasks' whole mean time is taken as their fixed cost."""
 WARM_TASK_MS = 12.0
 """Fixed cost of a task in a stage of many (a warm JVM: code compiled, classes loaded), where
-the run itself has no stage of many small tasks to measure it on: the mean task time of
-the two later 2,000-task stages of a scratch aggregation (11.0 and 13.3 ms; local[2], this
-project's study machine), whose tasks read ~60 bytes each."""
-LAUNCH_QUANTILE = 25.0
+the run itself measured no task's launch at all: the mean task time of the two later
+2,000-task stages of a scratch aggregation (11.0 and 13.3 ms; local[2], this project's study
+machine), whose tasks read ~60 bytes each."""
+LAUNCH_QUANTILE = 5.0
 """Where a run has no stage of many small tasks, a task it would add pays this percentile of
-its tasks' launch overheads: the lower quartile, as the first tasks of a JVM pay class
-loading and compilation that later ones do not."""
+its tasks' launch overheads: the fastest launches it saw, as the first tasks of a JVM pay
+class loading and compilation that a warm one does not (a run of a few dozen tasks is mostly
+cold: its lower quartile was 37 ms where its 2,000-task run measured 10 ms; TPC-H's
+2,000-task stages launched in 3–8 ms, under the 12 ms of `WARM_TASK_MS`). Chosen on the
+settings study of 2026-11-28, whose runs are training data for it (`docs/settings.md`)."""
 MANY_TASKS = 20
 """A stage of at least this many tasks (and four per slot) measures the warm fixed cost."""
 BYPASS_THRESHOLD = 200
@@ -128,9 +128,9 @@ def warm_task_ms(workload: Workload, slots: int) -> float:
     """The fixed cost of a task once the JVM is warm: the median, over the run's stages of
     many tasks that were mostly overhead (each read little and ran for less than three
     times its launch overhead), of their median task time. Where the run has no such
-    stage: the lower quartile of its tasks' launch overheads (launch, deserialisation,
-    result), at least `WARM_TASK_MS` (a busy machine stretches every task's launch, and a
-    task it adds pays that too)."""
+    stage: the `LAUNCH_QUANTILE` of its tasks' launch overheads (launch, deserialisation,
+    result), the warmest it saw; `WARM_TASK_MS` where it measured none. A busy machine
+    stretches every launch, so its warmest ones are slower too, and a task it adds pays that."""
     medians = []
     launches = []
     for w in workload.stages:
@@ -139,7 +139,7 @@ def warm_task_ms(workload: Workload, slots: int) -> float:
         launches.append(w.components[SCHEDULING])
         if w.n_tasks < max(MANY_TASKS, 4 * slots):
             continue
-        if float(w.read_bytes.mean()) >= TINY_PARTITION_BYTES:
+        if not w.tiny_tasks:
             continue
         wall = w.components.sum(axis=0)
         launch = float(np.median(w.components[SCHEDULING]))
@@ -149,7 +149,7 @@ def warm_task_ms(workload: Workload, slots: int) -> float:
         return float(np.median(medians))
     if not launches:
         return WARM_TASK_MS
-    return max(WARM_TASK_MS, float(np.percentile(np.concatenate(launches), LAUNCH_QUANTILE)))
+    return float(np.percentile(np.concatenate(launches), LAUNCH_QUANTILE))
 
 
 def partition_overhead_ms(partitions: int, bypass: bool) -> float:
@@ -207,7 +207,7 @@ def resplit(
     wall = float(totals.sum())
     # Each task's fixed cost, with the stage's mix of components: the first tasks pay what
     # the stage's tasks paid; tasks beyond its old count pay the warm cost (at most that).
-    if float(work.read_bytes.mean()) < TINY_PARTITION_BYTES:
+    if work.tiny_tasks:
         per_task = totals / n0  # tasks that read little are all fixed cost
     else:
         per_task = np.zeros_like(totals)

@@ -136,7 +136,16 @@ class StageWork:
     def n_tasks(self) -> int:
         return int(self.components.shape[1])
 
+    @property
+    def tiny_tasks(self) -> bool:
+        """Its tasks read less than `TINY_PARTITION_BYTES` each on average: its time is
+        being tasks (launch, set-up), not data."""
+        return bool(self.n_tasks) and float(self.read_bytes.mean()) < TINY_PARTITION_BYTES
 
+
+TINY_PARTITION_BYTES = 256 << 10
+"""A stage whose tasks read less than this each (on average) spends its time on per-task
+overhead, not on data."""
 SATURATED = 0.85
 """Host utilisation above which tasks are taken to have been CPU-starved: their measured
 cores per task is then a lower bound of what they would use alone."""

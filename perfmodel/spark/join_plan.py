@@ -32,17 +32,20 @@ class ShuffleEncoding:
     """How many bytes this run's shuffles wrote for what their map stages read."""
 
     bytes_per_byte_read: float
-    """Shuffle bytes written per byte a map stage read (its input's encoding as shuffled)."""
+    """Shuffle bytes written per byte of files a map stage read (the files' encoding, as
+    shuffled), over the map stages that read files only."""
     bytes_per_record: float
     """Shuffle bytes written per record written (sizes a side whose stage reads no bytes:
-    generated data)."""
+    generated data; and bounds one that reads files)."""
 
 
 def shuffle_encoding(profile: ApplicationProfile) -> ShuffleEncoding | None:
-    """This run's shuffle bytes per byte and per record its map stages read (None where it
-    wrote no shuffle to measure them on)."""
+    """This run's shuffle bytes per byte of files and per record its map stages read (None
+    where it wrote no shuffle to measure them on). The byte ratio comes from map stages that
+    read files only: a shuffle read is already in the shuffle's encoding."""
     written = 0.0
-    map_read = 0.0
+    file_written = 0.0
+    file_read = 0.0
     records = 0.0
     for stage in profile.stages.values():
         if not len(stage.table):
@@ -53,12 +56,15 @@ def shuffle_encoding(profile: ApplicationProfile) -> ShuffleEncoding | None:
         if shuffle_written <= 0:
             continue
         written += shuffle_written
-        map_read += float((t.col("input_bytes") + t.col("shuffle_read_bytes"))[ended].sum())
         records += float(t.col("shuffle_write_records")[ended].sum())
+        read = float(t.col("input_bytes")[ended].sum())
+        if read > 0 and float(t.col("shuffle_read_bytes")[ended].sum()) == 0:
+            file_written += shuffle_written
+            file_read += read
     if written <= 0:
         return None
     return ShuffleEncoding(
-        bytes_per_byte_read=written / map_read if map_read > 0 else 1.0,
+        bytes_per_byte_read=file_written / file_read if file_read > 0 else 1.0,
         bytes_per_record=written / records if records > 0 else 0.0,
     )
 
@@ -81,13 +87,13 @@ def plan_join_switches(
 ) -> tuple[list[JoinChange], list[str]]:
     """Joins whose strategy the new broadcast thresholds change.
 
-    A broadcast join whose build side (the bytes its stages read: the planner's estimate is
-    not in the log) is over both thresholds becomes a sort-merge join: its stream side is
-    shuffled and sorted. A sort-merge join whose smaller side's input is within the static
-    threshold becomes a broadcast join: its larger side is no longer shuffled (its map
-    stage loses its shuffle write, the join stage the larger side's share of its reading).
-    A join AQE would turn into a broadcast at run time, after both shuffles ran, is said and
-    left as it ran.
+    A broadcast join under a static threshold lower than the run's, whose build side (the
+    bytes its stages read: the planner's estimate is not in the log) is over both thresholds,
+    becomes a sort-merge join: its stream side is shuffled and sorted. A sort-merge join
+    whose smaller side's input is within the static threshold becomes a broadcast join: its
+    larger side is no longer shuffled (its map stage loses its shuffle write, the join stage
+    the larger side's share of its reading). A join AQE would turn into a broadcast at run
+    time, after both shuffles ran, is said and left as it ran.
     """
     if not any(k in changes for k in (*JOIN_KEYS, "spark.sql.adaptive.enabled")):
         return [], []
@@ -104,6 +110,12 @@ def plan_join_switches(
         adaptive_on = bool(target.get("spark.sql.adaptive.enabled"))
         runtime = int(target.get("spark.sql.adaptive.autoBroadcastJoinThreshold") or 0)
         if join.strategy == "broadcast-hash" and not join.adaptive:
+            # The planner broadcast it under the run's own threshold, on its own estimate of
+            # the build side (not in the log; the bytes its stages read can be larger): a
+            # threshold at least as high keeps it.
+            was = int(before.get("spark.sql.autoBroadcastJoinThreshold") or 0)
+            if was > 0 and static >= was:
+                continue
             build = _read_of(profile, join.build_stages) or float((join.broadcast_rows or 0) * 16)
             keeps = (static > 0 and build <= static) or (
                 adaptive_on and runtime > 0 and build <= runtime
@@ -162,15 +174,24 @@ def plan_join_switches(
 
 
 def _shuffled_bytes(profile: ApplicationProfile, key: StageKey, encoding: ShuffleEncoding) -> float:
-    """Bytes a stage's input would be as a shuffle: what it read, encoded as this run's
-    shuffles encode what they read; by its records where it read no bytes (generated)."""
+    """Bytes a stage's input would be as a shuffle: a shuffle it read, as it was (already in
+    the shuffle's encoding); files it read, encoded as this run's shuffles encode files, but
+    at most its records at the run's bytes per shuffled record; generated rows (no bytes
+    read), by their records.
+
+    Why the bound: files compress by very different ratios (a window workload's map stage
+    read 11 KB of files for 107 MB of shuffle), and a stream side priced at such a ratio,
+    or a shuffle read priced at it (before this rule: 1.2 MB as 95 MB), outweighs the
+    whole run."""
     stage = profile.stages.get(key)
     if stage is None or not len(stage.table):
         return 0.0
     t = stage.table
     ended = t.ended
-    read = float((t.col("input_bytes") + t.col("shuffle_read_bytes"))[ended].sum())
-    if read > 0:
-        return read * encoding.bytes_per_byte_read
-    records = float((t.col("input_records") + t.col("shuffle_read_records"))[ended].sum())
-    return records * encoding.bytes_per_record
+    shuffled = float(t.col("shuffle_read_bytes")[ended].sum())
+    read = float(t.col("input_bytes")[ended].sum())
+    by_records = float(t.col("input_records")[ended].sum()) * encoding.bytes_per_record
+    if read <= 0:
+        return shuffled + by_records
+    by_bytes = read * encoding.bytes_per_byte_read
+    return shuffled + (min(by_bytes, by_records) if by_records > 0 else by_bytes)

@@ -16,9 +16,11 @@ from perfmodel.simulate.repartition import (
     partition_overhead_ms,
     resplit,
     rewrite_map_side,
+    warm_task_ms,
 )
 from perfmodel.simulate.stage_work import CPU, DISK, SCHEDULING, SPILL, StageWork, stage_works
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
+from perfmodel.simulate.workload import Workload
 from perfmodel.spark.partition_plan import partition_contents
 
 MB = 1 << 20
@@ -80,6 +82,21 @@ def test_each_task_pays_its_fixed_cost() -> None:
     # Data decides each task's share.
     skewed = resplit(work, np.array([192.0, 64.0]) * MB, base)
     assert skewed.components.sum(axis=0) == pytest.approx([100 + 2700, 100 + 900], rel=1e-6)
+
+
+def test_a_task_added_pays_the_warmest_launch_the_run_saw() -> None:
+    # A run of a dozen big tasks, mostly cold: launches of 40-60 ms, and two warm ones of 6 ms.
+    # A task a re-split adds runs in a warm JVM: it pays the fastest launches (the 5th
+    # percentile), not the lower quartile (40 ms), nor a 12 ms floor.
+    launches = [60, 55, 50, 48, 45, 44, 42, 41, 40, 40, 6, 6]
+    tasks = [
+        TaskSpec(run_ms=900, cpu_ms=900, overhead_ms=ms, input_bytes=64 * MB) for ms in launches
+    ]
+    work, _ = _stage(tasks)
+    workload = Workload("app", 10_000.0, [work], [], 0)
+    assert warm_task_ms(workload, slots=2) == pytest.approx(6.0)
+    # A run that measured no launch at all falls back on the measured constant.
+    assert warm_task_ms(Workload("app", 1.0, [], [], 0), slots=2) == WARM_TASK_MS
 
 
 def test_tiny_tasks_are_all_fixed_cost() -> None:
