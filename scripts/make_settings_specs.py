@@ -48,8 +48,8 @@ PARAMS = {
 at scale factor 0.5, six of its queries (an aggregation, and joins of three to six tables, where
 broadcast and shuffle partitions matter), as 2,000 partitions without AQE make each of its
 shuffles 2,000 tasks. TPC-DS at scale factor 1, its workload's six default queries (star joins
-with rollups, sales outer-joined with their returns; 41 s and 65 s in two runs at 64
-partitions with AQE on, the machine shared). The wide shuffle's repartition takes its count
+with rollups, sales outer-joined with their returns; 41-65 s in three runs at 64 partitions
+with AQE on, the machine shared). The wide shuffle's repartition takes its count
 from spark.sql.shuffle.partitions (`conf`) instead of the scale-out study's fixed 64, so the
 setting reaches it."""
 PARTITIONS = (1, 8, 64, 400, 2000)

@@ -51,8 +51,8 @@ rollup, q18 over customers with a rollup); a sales table outer-joined with its r
 channels' sales outer-joined with their returns, aggregated and joined again (q78).
 Broadcast against sort-merge joins and the shuffle partition count both change their
 plans. All six run on Spark SQL 4 from DuckDB's text unchanged (but its terminator) and
-return rows at scale factors 0.01 and 1. At SF 1 they took 41 s and 65 s in two runs at
-local[2] with a 2g driver, 64 shuffle partitions and AQE on, on a shared 2-core machine."""
+return rows at scale factors 0.01 and 1. At SF 1 they took 41-65 s in three runs at local[2]
+with a 2g driver, 64 shuffle partitions and AQE on, on a shared 2-core machine."""
 
 
 def parse_queries(text: str) -> list[int]:
