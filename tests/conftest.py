@@ -135,6 +135,29 @@ def load_script(name: str, path: Path) -> ModuleType:
     return module
 
 
+def local_spark(app_name: str, conf: dict[str, str]) -> Any:
+    """A ``local[2]`` Spark session in this process (no UI, ``conf`` on top).
+
+    pyspark keeps one gateway JVM per process, in ``SparkContext``, for the life of the
+    process; a test earlier on the same worker may have ended that JVM (tests that kill what a
+    killed perfmodel left behind). A gateway whose JVM has exited is dropped, so that this
+    session starts a new one rather than failing with "Connection refused"."""
+    pytest.importorskip("pyspark")
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    if proc is not None and proc.poll() is not None:
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder.master("local[2]").appName(app_name)
+    for key, value in {"spark.ui.enabled": "false", **conf}.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
 def _load_benchmark(name: str) -> ModuleType:
     """A script of benchmarks/ as a module (see `load_script`)."""
     return load_script(name, BENCHMARKS / f"{name}.py")

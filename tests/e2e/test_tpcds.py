@@ -11,8 +11,6 @@ import datetime as dt
 import decimal
 import json
 import math
-import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -21,7 +19,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import REPO, load_script
+from tests.conftest import REPO, load_script, local_spark
 
 pytest.importorskip("duckdb")
 pytest.importorskip(
@@ -132,18 +130,9 @@ def spark() -> Iterator[Any]:
     """A local Spark session for this module: ``local[2]``, no UI, one shuffle partition and
     no whole-stage code generation (at SF 0.01 compiling each plan's Java costs more than
     running it: the six queries took 14 s instead of 23 s in a cold session)."""
-    pytest.importorskip("pyspark")
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("perfmodel tpcds test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.sql.codegen.wholeStage", "false")
-        .getOrCreate()
+    session = local_spark(
+        "perfmodel tpcds test",
+        {"spark.sql.shuffle.partitions": "1", "spark.sql.codegen.wholeStage": "false"},
     )
     yield session
     session.stop()

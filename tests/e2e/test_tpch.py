@@ -7,8 +7,6 @@ import datetime as dt
 import decimal
 import json
 import math
-import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -17,7 +15,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import REPO, load_script
+from tests.conftest import REPO, load_script, local_spark
 
 pytest.importorskip("duckdb")
 pytest.importorskip("duckdb_extension_tpch")
@@ -146,18 +144,7 @@ def _same(a: object, b: object) -> bool:
 def spark() -> Iterator[Any]:
     """A local Spark session (``local[2]``, no UI, 2 shuffle partitions) for this test only,
     started when the test starts and stopped with it."""
-    pytest.importorskip("pyspark")
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("perfmodel tpch test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
+    session = local_spark("perfmodel tpch test", {"spark.sql.shuffle.partitions": "2"})
     yield session
     session.stop()
 
