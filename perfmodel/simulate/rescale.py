@@ -215,11 +215,12 @@ def all_stage_times(
     machine = machine_factors(works, base, new)
     co_running = np.array([w.co_running for w in works], dtype=np.float64)
     co_f = laws.co_running_factor(co_running, k0, k1, base.host_cores, new.host_cores)
+    background_f = laws.executor_background_factor(background, base.executors, new.executors)
     cpu_f = (
         laws.compute_factor(base.cpu_speed, new.cpu_speed)
         * cf1
         / cf0
-        * laws.executor_background_factor(background, base.executors, new.executors)
+        * background_f
         * co_f
         * machine
     )
@@ -250,6 +251,7 @@ def all_stage_times(
     factors[:, SCHEDULING] = machine
     setups = setup_payers(works, base, new)
     out_list: list[StageTimes] = []
+    background_fs = background_f.tolist()
     k0s, k1s, disk_fs = k0.tolist(), k1.tolist(), disk_f.tolist()
     cpu_fs, gc_fs, net_fs = cpu_f.tolist(), gc_f.tolist(), net_f.tolist()
     co_addeds = co_added.tolist()  # Python floats: a prediction's figures are plain floats
@@ -265,14 +267,18 @@ def all_stage_times(
             out_list.append(hit)
             continue
         busy = setups[i]
+        c = work.components
         if busy is not None and work.setup is not None:
             # The stage's set-up is paid once on each executor it runs on: by its first
-            # tasks, one per executor the target keeps busy (scaled below with the rest).
-            c_t = work.components - work.setup
-            c_t[:, :busy] += (work.setup.sum(axis=1) / work.setup_executors)[:, None]
-            out = c_t * factors[i][:, None]
-        else:
-            out = work.components * factors[i][:, None]
+            # tasks, one per executor the target keeps busy. It is each executor's own
+            # work, beside its own JVM's warming up: the other executors' background
+            # (`laws.executor_background_factor`) does not stretch it, so its CPU is
+            # entered here divided by that factor, which the rest carries.
+            setup = np.zeros_like(c)
+            setup[:, :busy] = (work.setup.sum(axis=1) / work.setup_executors)[:, None]
+            setup[[CPU, CPU_OTHER, GC]] /= max(background_fs[i], 1e-9)
+            c = c - work.setup + setup
+        out = c * factors[i][:, None]
         cpu_change = 0.0
         if cache is not None and cache.spill_free(key):
             out[SPILL] = 0.0  # what `_spill_ms` × the disk factor gives here (`spill_free`)
@@ -282,7 +288,6 @@ def all_stage_times(
             out[SPILL] = spill_ms * disk_fs[i]
             # Spilling CPU is taken from the task thread's CPU first, then from the CPU
             # beside it (a Python worker's spills count in the same metric).
-            c = work.components
             thread = c[CPU] + spill_cpu_change
             out[CPU] = np.maximum(thread, 0.0) * cpu_fs[i]
             out[CPU_OTHER] = (c[CPU_OTHER] + np.minimum(thread, 0.0)) * cpu_fs[i]

@@ -15,6 +15,8 @@ from perfmodel.profile.jvm_cpu import JvmCpu, JvmCpuSeries
 from perfmodel.simulate import executor_background
 from perfmodel.simulate.config import BaselineOverrides, baseline_config
 from perfmodel.simulate.replay import replay_baseline, replay_workload
+from perfmodel.simulate.rescale import all_stage_times
+from perfmodel.simulate.stage_work import CPU
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 from perfmodel.simulate.workload import compile_workload
 
@@ -132,3 +134,34 @@ def test_damaged_table_is_a_bundle_error(tmp_path: Path) -> None:
     with pytest.raises(BundleError, match="damaged"):
         jvm_cpu.load(tmp_path)
     assert jvm_cpu.load(tmp_path / "absent") is None
+
+
+def test_an_executors_set_up_is_not_stretched_by_the_others_background() -> None:
+    """Two one-core executors, each of whose first task paid 4 s of set-up (class loading,
+    cold code) beside 1 s of the work every task does; ρ = 1. On 8 executors each of the
+    first tasks pays that set-up once, on its own executor: the background of more
+    executors stretches every task's 1 s of work by (1 + 1·4)/(1 + 1) = 2.5, not the set-up
+    (measured on the namespace cluster: first tasks of 15.2-15.3 s on 2 executors, 12.9-15.8 s
+    on 8)."""
+    tasks = [TaskSpec(5000.0, cpu_ms=5000.0)] * 2 + [TaskSpec(1000.0, cpu_ms=1000.0)] * 18
+    profile = build_synthetic([[StageSpec(0, tasks)]], 1)
+    base = replace(baseline_config(profile), executors=2, executor_cores=1, hosts=2, host_cores=1)
+    (work,) = compile_workload(profile, base).stages
+    setup = np.zeros_like(work.components)
+    setup[CPU, :2] = 4000.0
+    work.setup, work.setup_executors = setup, 2
+    target = replace(base, executors=8, hosts=8)
+
+    def durations(rho: float) -> np.ndarray:
+        work.executor_background = rho
+        (times,) = all_stage_times([work], base, target)
+        return np.asarray(times.durations)
+
+    without, with_background = durations(0.0), durations(1.0)
+    added = with_background - without
+    # Eight first tasks, one per executor the target keeps busy, each with the set-up; what
+    # the background adds is the same 1.5 × (a task's 1 s of work, as scaled) for every task.
+    assert without[:8] == pytest.approx([without[0]] * 8)
+    assert without[0] == pytest.approx(5.0 * without[-1])
+    assert added == pytest.approx([added[-1]] * 20)
+    assert added[-1] == pytest.approx(1.5 * without[-1], rel=1e-6)
