@@ -261,7 +261,7 @@ def all_stage_times(
             f = [cpu_fs[i], gc_fs[i], disk_fs[i], net_fs[i]]
             key = cache.key(i, work, new, k0s[i], k1s[i], f)
             if key is not None and setups[i] is not None:
-                key = (*key, setups[i])
+                key = (*key, setups[i], background_fs[i])
         hit = cache.get(key) if cache is not None and key is not None else None
         if hit is not None:
             out_list.append(hit)
