@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import fcntl
 import importlib.util
 import json
+import math
 import os
 import subprocess
 import sys
@@ -125,13 +128,18 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
 def load_script(name: str, path: Path) -> ModuleType:
-    """A script (benchmarks/, experiments/) as a module, registered under its name (the scripts
-    import each other by name, as when run from their directory)."""
+    """A script (benchmarks/, experiments/) as a module, registered under its name. The
+    scripts import each other by name, as when run from their directory: that directory is
+    on the import path while the script loads."""
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
     return module
 
 
@@ -156,6 +164,52 @@ def local_spark(app_name: str, conf: dict[str, str]) -> Any:
     for key, value in {"spark.ui.enabled": "false", **conf}.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def _comparable(value: object) -> object:
+    """A Spark or DuckDB result value as both engines can agree on it: numbers as floats,
+    dates as ISO text."""
+    if isinstance(value, decimal.Decimal | float | int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value
+
+
+def _row_key(row: tuple) -> tuple:
+    return tuple((0, round(v, 2), "") if isinstance(v, float) else (1, 0.0, str(v)) for v in row)
+
+
+def same_rows(ours: Sequence[Any], theirs: Sequence[Any]) -> bool:
+    """Spark's rows and DuckDB's for one query, equal as multisets (ties under ORDER BY may
+    come in any order), floats to 1e-6."""
+    a = sorted((tuple(map(_comparable, r)) for r in ours), key=_row_key)
+    b = sorted((tuple(map(_comparable, r)) for r in theirs), key=_row_key)
+    return len(a) == len(b) and all(
+        len(x) == len(y)
+        and all(
+            math.isclose(u, v, rel_tol=1e-6, abs_tol=1e-6)
+            if isinstance(u, float) and isinstance(v, float)
+            else u == v
+            for u, v in zip(x, y, strict=True)
+        )
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def fetches_no_extensions(con: Any) -> bool:
+    """A DuckDB connection that will neither install nor load an extension by itself (the
+    TPC generators must never reach the network)."""
+    settings = dict(
+        con.execute(
+            "SELECT name, value FROM duckdb_settings() WHERE name IN "
+            "('autoinstall_known_extensions', 'autoload_known_extensions')"
+        ).fetchall()
+    )
+    return settings == {
+        "autoinstall_known_extensions": "false",
+        "autoload_known_extensions": "false",
+    }
 
 
 def _load_benchmark(name: str) -> ModuleType:

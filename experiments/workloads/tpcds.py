@@ -5,45 +5,19 @@ spark-submit tpcds.py TPCDS_DIR QUERIES
 TPCDS_DIR is a ``tpcds-sf<N>`` directory (tables as Parquet, ``queries/qNN.sql`` in Spark SQL,
 ``answers.json``); QUERIES is ``default`` (the six of `DEFAULT`), ``all`` (the 99) or a list
 such as ``3,7,19-20``. Each query is one collected job (named ``TPC-DS qNN`` in the event log); its
-row count is checked against DuckDB's answer on the same data, and a mismatch fails the run.
+row count is checked against DuckDB's answer on the same data, and a mismatch fails the run
+(``_tpc.py``).
 """
 
-import json
 import re
-import sys
-import time
 from pathlib import Path
 
+import _tpc
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
-TABLES = (
-    "call_center",
-    "catalog_page",
-    "catalog_returns",
-    "catalog_sales",
-    "customer",
-    "customer_address",
-    "customer_demographics",
-    "date_dim",
-    "household_demographics",
-    "income_band",
-    "inventory",
-    "item",
-    "promotion",
-    "reason",
-    "ship_mode",
-    "store",
-    "store_returns",
-    "store_sales",
-    "time_dim",
-    "warehouse",
-    "web_page",
-    "web_returns",
-    "web_sales",
-    "web_site",
-)
+LABEL = "TPC-DS"
 DEFAULT = (7, 18, 27, 40, 46, 78)
 """Star joins of a sales table with three to five dimensions, aggregated (q07, q27 with a
 rollup, q18 over customers with a rollup); a sales table outer-joined with its returns
@@ -58,32 +32,12 @@ with a 2g driver, 64 shuffle partitions and AQE on, on a shared 2-core machine."
 def parse_queries(text: str) -> list[int]:
     """``default`` → `DEFAULT`; ``all`` → 1..99; ``3,7,19-20`` → [3, 7, 19, 20] (order kept,
     each query once)."""
-    if text.strip().lower() == "default":
-        return list(DEFAULT)
-    if text.strip().lower() == "all":
-        return list(range(1, 100))
-    numbers: list[int] = []
-    for part in text.replace(" ", "").split(","):
-        if not part:
-            continue
-        lo, _, hi = part.partition("-")
-        for n in range(int(lo), int(hi or lo) + 1):
-            if not 1 <= n <= 99:
-                raise ValueError(f"TPC-DS has queries 1-99, not {n}")
-            if n not in numbers:
-                numbers.append(n)
-    if not numbers:
-        raise ValueError(f"no queries in {text!r}")
-    return numbers
+    return _tpc.parse_queries(text, 99, {"default": DEFAULT})
 
 
-def tables_of(text: str) -> list[str]:
-    """The tables a query's text names (each table name is a whole word in it)."""
-    return [t for t in TABLES if re.search(rf"(?i)\b{t}\b", text)]
-
-
-def query_text(data: Path, number: int) -> str:
-    return (data / "queries" / f"q{number:02d}.sql").read_text()
+def tables_of(data: Path, text: str) -> list[str]:
+    """The tables of ``data`` a query's text names (each table name is a whole word in it)."""
+    return [t for t in _tpc.tables(data) if re.search(rf"(?i)\b{t}\b", text)]
 
 
 def register_tables(spark: SparkSession, data: Path, numbers: list[int] | None = None) -> None:
@@ -92,10 +46,9 @@ def register_tables(spark: SparkSession, data: Path, numbers: list[int] | None =
     otherwise run a schema-inference job per table (0.3-0.5 s each at local[2], and jobs in
     the event log that are no query's)."""
     if numbers is None:
-        wanted = list(TABLES)
+        wanted = _tpc.tables(data)
     else:
-        named = {t for n in numbers for t in tables_of(query_text(data, n))}
-        wanted = [t for t in TABLES if t in named]
+        wanted = sorted({t for n in numbers for t in tables_of(data, _tpc.query_text(data, n))})
     for table in wanted:
         footer = pq.read_schema(next((data / table).glob("*.parquet")))
         reader = spark.read.schema(from_arrow_schema(footer))
@@ -103,29 +56,9 @@ def register_tables(spark: SparkSession, data: Path, numbers: list[int] | None =
 
 
 def run_query(spark: SparkSession, data: Path, number: int) -> list:
-    """One query's rows, collected (every TPC-DS answer is small: most end in LIMIT 100)."""
-    spark.sparkContext.setJobDescription(f"TPC-DS q{number:02d}")
-    return spark.sql(query_text(data, number)).collect()
-
-
-def main() -> None:
-    data, numbers = Path(sys.argv[1]), parse_queries(sys.argv[2])
-    answers = json.loads((data / "answers.json").read_text())
-    spark = SparkSession.builder.appName("tpcds").getOrCreate()
-    register_tables(spark, data, numbers)
-    wrong = []
-    for number in numbers:
-        start = time.monotonic()
-        rows = run_query(spark, data, number)
-        expected = answers[f"q{number:02d}"]
-        took = time.monotonic() - start
-        print(f"q{number:02d}: {len(rows)} rows ({expected} expected) {took:.1f} s")
-        if len(rows) != expected:
-            wrong.append(number)
-    spark.stop()
-    if wrong:
-        sys.exit(f"row counts differ from DuckDB's for queries {wrong}")
+    """One query's rows (every TPC-DS answer is small: most end in LIMIT 100)."""
+    return _tpc.run_query(spark, data, LABEL, number)
 
 
 if __name__ == "__main__":
-    main()
+    _tpc.main(LABEL, parse_queries, register_tables)

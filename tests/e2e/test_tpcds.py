@@ -7,10 +7,7 @@ query's row count against DuckDB's answer whenever it runs."""
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import json
-import math
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -19,7 +16,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import REPO, load_script, local_spark
+from tests.conftest import REPO, fetches_no_extensions, load_script, local_spark, same_rows
 
 pytest.importorskip("duckdb")
 pytest.importorskip(
@@ -37,7 +34,13 @@ ROWS = {"store_sales": 28810, "date_dim": 73049, "item": 180, "store": 1}
 
 
 @pytest.fixture(scope="module")
-def datagen() -> ModuleType:
+def tpc() -> ModuleType:
+    """experiments/duckdb_bench.py, what the TPC-H and TPC-DS generators share."""
+    return load_script("duckdb_bench", REPO / "experiments" / "duckdb_bench.py")
+
+
+@pytest.fixture(scope="module")
+def datagen(tpc: ModuleType) -> ModuleType:
     return load_script("tpcds_datagen", REPO / "experiments" / "tpcds_datagen.py")
 
 
@@ -48,8 +51,10 @@ def workload() -> ModuleType:
 
 
 @pytest.fixture(scope="module")
-def tpcds_dir(datagen: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return datagen.generate(SF, tmp_path_factory.mktemp("tpcds"))
+def tpcds_dir(
+    tpc: ModuleType, datagen: ModuleType, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    return tpc.generate(datagen.BENCH, SF, tmp_path_factory.mktemp("tpcds"))
 
 
 def test_generation_writes_every_table_queries_and_answers(
@@ -57,7 +62,7 @@ def test_generation_writes_every_table_queries_and_answers(
 ) -> None:
     assert tpcds_dir.name == "tpcds-sf0.01"
     assert sorted(p.name for p in tpcds_dir.iterdir() if p.is_dir()) == sorted(
-        [*datagen.TABLES, "queries"]
+        [*datagen.BENCH.tables, "queries"]
     )
     for table, rows in ROWS.items():
         files = sorted((tpcds_dir / table).glob("*.parquet"))
@@ -76,53 +81,16 @@ def test_generation_writes_every_table_queries_and_answers(
     assert [p.name for p in tpcds_dir.parent.iterdir()] == [tpcds_dir.name]
 
 
-def test_generation_is_idempotent(datagen: ModuleType, tpcds_dir: Path) -> None:
+def test_generation_is_idempotent(tpc: ModuleType, datagen: ModuleType, tpcds_dir: Path) -> None:
     before = (tpcds_dir / "store_sales" / "part-0.parquet").stat().st_mtime_ns
-    assert datagen.generate(SF, tpcds_dir.parent) == tpcds_dir
+    assert tpc.generate(datagen.BENCH, SF, tpcds_dir.parent) == tpcds_dir
     assert (tpcds_dir / "store_sales" / "part-0.parquet").stat().st_mtime_ns == before
 
 
-def test_connection_never_fetches_extensions(datagen: ModuleType) -> None:
-    con = datagen.connect()
-    settings = dict(
-        con.execute(
-            "SELECT name, value FROM duckdb_settings() WHERE name IN "
-            "('autoinstall_known_extensions', 'autoload_known_extensions')"
-        ).fetchall()
-    )
-    assert settings == {
-        "autoinstall_known_extensions": "false",
-        "autoload_known_extensions": "false",
-    }
+def test_connection_never_fetches_extensions(tpc: ModuleType) -> None:
+    con = tpc.connect("tpcds")
+    assert fetches_no_extensions(con)
     con.close()
-
-
-def _normalise(value: object) -> object:
-    if isinstance(value, decimal.Decimal | float | int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    return value
-
-
-def _key(row: tuple) -> tuple:
-    return tuple((0, round(v, 2), "") if isinstance(v, float) else (1, 0.0, str(v)) for v in row)
-
-
-def _same_rows(ours: list, theirs: list) -> bool:
-    """Equal as multisets (ties under ORDER BY may come in any order), floats to 1e-6."""
-    a = sorted((tuple(map(_normalise, r)) for r in ours), key=_key)
-    b = sorted((tuple(map(_normalise, r)) for r in theirs), key=_key)
-    return len(a) == len(b) and all(
-        len(x) == len(y)
-        and all(
-            math.isclose(u, v, rel_tol=1e-6, abs_tol=1e-6)
-            if isinstance(u, float) and isinstance(v, float)
-            else u == v
-            for u, v in zip(x, y, strict=True)
-        )
-        for x, y in zip(a, b, strict=True)
-    )
 
 
 @pytest.fixture(scope="module")
@@ -140,20 +108,19 @@ def spark() -> Iterator[Any]:
 
 @pytest.mark.slow
 def test_default_queries_run_on_spark_and_agree_with_duckdb(
-    datagen: ModuleType, workload: ModuleType, tpcds_dir: Path, spark: Any
+    tpc: ModuleType, datagen: ModuleType, workload: ModuleType, tpcds_dir: Path, spark: Any
 ) -> None:
     """Each checked query's row count is DuckDB's answer (what the workload checks), and its
     rows, under the query's LIMIT 100, are DuckDB's too (past it, Spark and DuckDB may cut
     ties and NULLs-first differently)."""
     assert set(CHECKED) <= set(workload.DEFAULT)
     answers = json.loads((tpcds_dir / "answers.json").read_text())
-    con = datagen.connect()
-    for table in datagen.TABLES:
-        con.execute(f"CREATE VIEW {table} AS SELECT * FROM '{tpcds_dir / table}/*.parquet'")
-    queries = datagen.duckdb_queries(con)
+    con = tpc.connect("tpcds")
+    tpc.view_generated(con, datagen.BENCH.tables, tpcds_dir)
+    queries = tpc.duckdb_queries(con, "tpcds")
     workload.register_tables(spark, tpcds_dir, list(CHECKED))
     for number in CHECKED:
         rows = workload.run_query(spark, tpcds_dir, number)
         assert 0 < len(rows) == answers[f"q{number:02d}"] < 100, number
-        assert _same_rows(rows, con.execute(queries[number]).fetchall()), number
+        assert same_rows(rows, con.execute(queries[number]).fetchall()), number
     con.close()

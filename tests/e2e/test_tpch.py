@@ -3,10 +3,7 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import json
-import math
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -15,7 +12,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import REPO, load_script, local_spark
+from tests.conftest import REPO, fetches_no_extensions, load_script, local_spark, same_rows
 
 pytest.importorskip("duckdb")
 pytest.importorskip("duckdb_extension_tpch")
@@ -35,7 +32,13 @@ ROWS = {
 
 
 @pytest.fixture(scope="module")
-def datagen() -> ModuleType:
+def tpc() -> ModuleType:
+    """experiments/duckdb_bench.py, what the TPC-H and TPC-DS generators share."""
+    return load_script("duckdb_bench", REPO / "experiments" / "duckdb_bench.py")
+
+
+@pytest.fixture(scope="module")
+def datagen(tpc: ModuleType) -> ModuleType:
     return load_script("tpch_datagen", REPO / "experiments" / "tpch_datagen.py")
 
 
@@ -45,8 +48,10 @@ def workload() -> ModuleType:
 
 
 @pytest.fixture(scope="module")
-def tpch_dir(datagen: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return datagen.generate(SF, tmp_path_factory.mktemp("tpch"))
+def tpch_dir(
+    tpc: ModuleType, datagen: ModuleType, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    return tpc.generate(datagen.BENCH, SF, tmp_path_factory.mktemp("tpch"))
 
 
 def test_generation_writes_every_table_with_dbgens_row_counts(tpch_dir: Path) -> None:
@@ -74,31 +79,24 @@ def test_generation_writes_22_spark_queries_and_duckdbs_answers(tpch_dir: Path) 
     assert answers["q01"] == 4 and answers["q06"] == 1 and answers["q10"] == 20
 
 
-def test_generation_is_idempotent(datagen: ModuleType, tpch_dir: Path) -> None:
+def test_generation_is_idempotent(tpc: ModuleType, datagen: ModuleType, tpch_dir: Path) -> None:
     before = (tpch_dir / "lineitem" / "part-0.parquet").stat().st_mtime_ns
-    assert datagen.generate(SF, tpch_dir.parent) == tpch_dir
+    assert tpc.generate(datagen.BENCH, SF, tpch_dir.parent) == tpch_dir
     assert (tpch_dir / "lineitem" / "part-0.parquet").stat().st_mtime_ns == before
 
 
-def test_generation_is_deterministic(datagen: ModuleType, tpch_dir: Path, tmp_path: Path) -> None:
-    again = datagen.generate(SF, tmp_path)
+def test_generation_is_deterministic(
+    tpc: ModuleType, datagen: ModuleType, tpch_dir: Path, tmp_path: Path
+) -> None:
+    again = tpc.generate(datagen.BENCH, SF, tmp_path)
     for table in ("nation", "orders"):
         a = pq.read_table(tpch_dir / table).to_pylist()
         assert a == pq.read_table(again / table).to_pylist(), table
 
 
-def test_connection_never_fetches_extensions(datagen: ModuleType) -> None:
-    con = datagen.connect()
-    settings = dict(
-        con.execute(
-            "SELECT name, value FROM duckdb_settings() WHERE name IN "
-            "('autoinstall_known_extensions', 'autoload_known_extensions')"
-        ).fetchall()
-    )
-    assert settings == {
-        "autoinstall_known_extensions": "false",
-        "autoload_known_extensions": "false",
-    }
+def test_connection_never_fetches_extensions(tpc: ModuleType) -> None:
+    con = tpc.connect("tpch")
+    assert fetches_no_extensions(con)
     con.close()
 
 
@@ -122,24 +120,6 @@ def test_query_lists(workload: ModuleType) -> None:
             workload.parse_queries(bad)
 
 
-def _normalise(value: object) -> object:
-    if isinstance(value, decimal.Decimal | float | int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    return value
-
-
-def _key(row: tuple) -> tuple:
-    return tuple((0, round(v, 2), "") if isinstance(v, float) else (1, 0.0, str(v)) for v in row)
-
-
-def _same(a: object, b: object) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
-    return a == b
-
-
 @pytest.fixture
 def spark() -> Iterator[Any]:
     """A local Spark session (``local[2]``, no UI, 2 shuffle partitions) for this test only,
@@ -151,26 +131,16 @@ def spark() -> Iterator[Any]:
 
 @pytest.mark.slow
 def test_every_query_runs_on_spark_and_agrees_with_duckdb(
-    datagen: ModuleType, workload: ModuleType, tpch_dir: Path, spark: Any
+    tpc: ModuleType, datagen: ModuleType, workload: ModuleType, tpch_dir: Path, spark: Any
 ) -> None:
     """One Spark session for all 22 (about a minute at SF 0.01): each query's rows, compared
     with DuckDB's on the same data as multisets (ties under ORDER BY may come in any order)."""
-    con = datagen.connect()
-    for table in ROWS:
-        con.execute(f"CREATE VIEW {table} AS SELECT * FROM '{tpch_dir / table}/*.parquet'")
-    duck = {n: con.execute(q).fetchall() for n, q in datagen.duckdb_queries(con).items()}
+    con = tpc.connect("tpch")
+    tpc.view_generated(con, datagen.BENCH.tables, tpch_dir)
+    duck = {n: con.execute(q).fetchall() for n, q in tpc.duckdb_queries(con, "tpch").items()}
     con.close()
     workload.register_tables(spark, tpch_dir)
-    differ = []
-    for number in range(1, 23):
-        ours = sorted(
-            (tuple(map(_normalise, r)) for r in workload.run_query(spark, tpch_dir, number)),
-            key=_key,
-        )
-        theirs = sorted((tuple(map(_normalise, r)) for r in duck[number]), key=_key)
-        if len(ours) != len(theirs) or not all(
-            len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-            for a, b in zip(ours, theirs, strict=True)
-        ):
-            differ.append((number, ours[:3], theirs[:3]))
+    differ = [
+        n for n in range(1, 23) if not same_rows(workload.run_query(spark, tpch_dir, n), duck[n])
+    ]
     assert not differ

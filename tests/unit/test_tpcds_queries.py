@@ -3,6 +3,7 @@ experiments/workloads/tpcds.py and experiments/tpcds_datagen.py; no Spark, no Du
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -58,8 +59,15 @@ def test_translation_drops_the_terminator_and_backquotes_quoted_aliases(
         datagen.to_spark_sql("SELECT 1; SELECT 2")
 
 
-def test_a_querys_tables_are_the_whole_words_it_names(workload: ModuleType) -> None:
+def test_a_querys_tables_are_the_whole_words_it_names(
+    workload: ModuleType, datagen: ModuleType, tmp_path: Path
+) -> None:
+    """Tables are the generated directory's Parquet directories (all 24 of the generator's)."""
+    for table in datagen.BENCH.tables:
+        (tmp_path / table).mkdir()
+    (tmp_path / "queries").mkdir()
     text = "SELECT c_name FROM customer, customer_address ca, store_sales WHERE x_store = 1"
-    assert workload.tables_of(text) == ["customer", "customer_address", "store_sales"]
-    assert workload.tables_of("select 1 from DATE_DIM") == ["date_dim"]
-    assert workload.tables_of("SELECT 1") == []
+    assert workload.tables_of(tmp_path, text) == ["customer", "customer_address", "store_sales"]
+    assert workload.tables_of(tmp_path, "select 1 from DATE_DIM") == ["date_dim"]
+    assert workload.tables_of(tmp_path, "SELECT 1") == []
+    assert workload.tables_of(tmp_path, "SELECT 1 FROM queries") == []
