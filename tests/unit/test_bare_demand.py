@@ -181,6 +181,32 @@ def test_bare_log_estimate_without_evidence_says_unknown() -> None:
     assert est.unknown_share == pytest.approx(80.0 / 90.0)
 
 
+def test_a_jvm_stage_run_side_by_side_takes_the_demand_its_stretch_shows() -> None:
+    """Two tasks at a time on 2 cores, each on CPU for half its run: all of the stretch is
+    waiting for a core at 2.0 cores per task (the prior, 1.5, would leave a quarter of it
+    standing at local[1]); on CPU for 80%: 1.25. Tasks that ran alone keep the prior."""
+
+    def pairs(stage: int, tid0: int, start: float, cpu: float) -> list[TaskRun]:
+        return [
+            _task(tid0 + 2 * i + j, stage, start + 110.0 * i, 100.0, cpu, 10)
+            for i in range(3)
+            for j in range(2)
+        ]
+
+    jvm = [OperationNode(1, "MapPartitionsRDD")]
+    alone = [_task(20 + i, 2, 1000.0 + 110.0 * i, 100.0, 50.0, 10) for i in range(3)]
+    stages = [
+        _stage(0, jvm, pairs(0, 0, 0.0, 50.0)),
+        _stage(1, jvm, pairs(1, 10, 500.0, 80.0)),
+        _stage(2, jvm, alone),
+    ]
+    est = estimate_bare_log(_profile(stages), host_cores=2)
+    assert est.stages[(0, 0)].demand == pytest.approx(2.0)
+    assert est.stages[(1, 0)].demand == pytest.approx(1.25)
+    assert "waiting for a core" in est.stages[(0, 0)].assumption
+    assert est.stages[(2, 0)].demand == pytest.approx(JVM_OTHER_THREADS)
+
+
 def test_python_stage_without_evidence_gets_the_lanes_or_the_prior() -> None:
     # Thread 50 ms CPU, 50 ms unattributed: two equal lanes, 2 cores; 10/80: the prior.
     even = [_task(i, 0, 200.0 * i, 100.0, 50.0, 10) for i in range(3)]
