@@ -9,8 +9,12 @@
 # scripts/cluster_study.sh: one cluster per shape, torn down after, and whatever an
 # interrupted run left is torn down too.
 #
-#   scripts/bandwidth_study.sh [extra options for `perfmodel experiment run`...]
+#   scripts/bandwidth_study.sh [--second] [extra options for `perfmodel experiment run`...]
 #   e.g. SPECS=experiments/cluster/bandwidth-held-out/als.toml scripts/bandwidth_study.sh
+#
+# --second runs the second held-out study instead (experiments/cluster/bandwidth-held-out-2/:
+# components, ngrams and an inverted index, read once after the link's remote-bytes law),
+# into build/experiments/bandwidth-held-out-2.
 #
 # Each worker gets a CPU quota of one core (PERFMODEL_CLUSTER_WORKER_CPU), so the two
 # executors ask the 2-core machine for all of it. Run it on a quiet machine: about 15 min.
@@ -20,8 +24,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-OUT=${OUT:-build/experiments/bandwidth-held-out}
-SPECS=${SPECS:-experiments/cluster/bandwidth-held-out/*.toml}
+STUDY_DIR=bandwidth-held-out
+if [[ ${1:-} == --second ]]; then
+    shift
+    STUDY_DIR=bandwidth-held-out-2
+fi
+OUT=${OUT:-build/experiments/$STUDY_DIR}
+SPECS=${SPECS:-experiments/cluster/$STUDY_DIR/*.toml}
 export PERFMODEL_CLUSTER_WORKER_CPU="${PERFMODEL_CLUSTER_WORKER_CPU:-1}"
 STUDY=bandwidth
 REPORT_ARGS=(--split experiments/splits/default.toml)
