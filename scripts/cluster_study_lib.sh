@@ -1,5 +1,5 @@
-# Sourced by the cluster studies (cluster_study.sh, dynalloc_study.sh, scaleout_study.sh):
-# what every one of them does around its specs. The study sets STUDY (its name in messages),
+# Sourced by the cluster studies (cluster_study.sh, dynalloc_study.sh, scaleout_study.sh,
+# bandwidth_study.sh): what every one of them does around its specs. The study sets STUDY (its name in messages),
 # OUT, SPECS and REPORT_ARGS (further options of `experiment report`, possibly none), then
 # calls `run_cluster_study "$@"` with the options for `perfmodel experiment run`.
 #

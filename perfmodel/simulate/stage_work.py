@@ -231,9 +231,22 @@ def stage_works(
     per_row = np.repeat(ms_per_byte, counts)
     net_per_row = np.repeat(net_ms_per_byte, counts)
     by_bytes = np.repeat(~np.array(split, dtype=bool), counts) if stages else np.ones(0, bool)
+    # The link: a task's remote shuffle bytes take their time at its share of the host's
+    # link whatever part of it Spark's fetch wait shows (the fetch overlaps the task's work,
+    # and the wait counts only the time its iterator was blocked). Time the bytes explain
+    # beyond the wait is network, taken from the unattributed time; a wait longer than the
+    # bytes explain is latency and the serving side's delay, which no bandwidth changes.
+    wire = remote * net_per_row
+    fetch_wait = comp[NETWORK]
+    beyond = np.minimum(np.maximum(wire - fetch_wait, 0.0), unattributed)
+    latency = np.maximum(fetch_wait - wire, 0.0)
+    comp[NETWORK] = fetch_wait + beyond - latency
+    # Where the thread's CPU was measured, the wire time was part of its time off CPU.
+    off = off_cpu_ms([s.key for s in stages], threaded or {}, unattributed, starts, counts)
+    off = np.maximum(off - beyond, 0.0)
+    unattributed = unattributed - beyond
     spill = np.minimum(unattributed, disk_spill * 2 * per_row)
     rest = unattributed - spill
-    off = off_cpu_ms([s.key for s in stages], threaded or {}, unattributed, starts, counts)
     measured_off = np.isfinite(off)
     # What can be I/O: all the rest, or where the measurement says, only what was off CPU
     # (beyond the spill); of that, what bytes do not explain is `other`, not CPU.
@@ -242,7 +255,7 @@ def stage_works(
     idle = np.where(measured_off, pool - io, 0.0)
     comp[SPILL] = np.where(by_bytes, spill, 0.0)
     comp[DISK] += np.where(by_bytes, io, 0.0)
-    comp[OTHER] = np.where(by_bytes, idle, 0.0)
+    comp[OTHER] = np.where(by_bytes, idle, 0.0) + latency
     comp[CPU_OTHER] = np.where(by_bytes, rest - io - idle, 0.0)
     bounds = list(zip(starts.tolist(), (starts + counts).tolist(), strict=True))
     for i, vector in enumerate(stage_vectors):

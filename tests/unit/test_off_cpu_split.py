@@ -152,3 +152,22 @@ def test_network_comes_first_and_may_be_measured_waits() -> None:
     assert measured.components[OTHER].sum() == 0.0
     total = measured.components[NETWORK] + measured.components[CPU_OTHER]
     assert total == pytest.approx(np.full(4, 800.0))
+
+
+def test_remote_bytes_take_their_wire_time_whatever_the_fetch_wait_shows() -> None:
+    """At the baseline's 10 Gbit/s, 375 MB take 300 ms on the wire: with 50 ms of fetch
+    wait, 250 ms of the unattributed time is network too; with 400 ms of fetch wait, 300 ms
+    is network and the other 100 ms is latency (`other`), which no bandwidth changes."""
+    short = TaskSpec(run_ms=1000, cpu_ms=200, fetch_wait_ms=50, remote_read=375_000_000)
+    work, _ = _work(short, None, None)
+    assert work.components[NETWORK] == pytest.approx([300.0] * 4)
+    assert work.components[OTHER].sum() == 0.0
+    assert (work.components[CPU_OTHER] + work.components[DISK]) == pytest.approx([500.0] * 4)
+    long = TaskSpec(run_ms=1000, cpu_ms=200, fetch_wait_ms=400, remote_read=375_000_000)
+    work, _ = _work(long, None, None)
+    assert work.components[NETWORK] == pytest.approx([300.0] * 4)
+    assert work.components[OTHER] == pytest.approx([100.0] * 4)
+    assert (work.components[CPU_OTHER] + work.components[DISK]) == pytest.approx([400.0] * 4)
+    # Without remote bytes nothing is taken: local mode's figures are unchanged.
+    local, _ = _work(TaskSpec(run_ms=1000, cpu_ms=200), None, None)
+    assert local.components[NETWORK].sum() == 0.0 and local.components[OTHER].sum() == 0.0
