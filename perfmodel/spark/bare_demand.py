@@ -64,6 +64,8 @@ class DemandEstimate:
     """What the unattributed time was taken to be (`PYTHON_WORKER_CPU` or `UNKNOWN`)."""
     unattributed_share: float
     evidence: str
+    from_stretch: bool = False
+    """A JVM stage whose tasks ran beside each other: the demand is its own stretch's."""
 
     @property
     def unknown_share(self) -> float:
@@ -215,7 +217,7 @@ def _jvm_stage(
             f"{w.evidence}; its tasks ran beside each other and their threads' time off CPU is "
             f"taken to be waiting for a core ({demand:.2f} cores per task)"
         )
-        return DemandEstimate(demand, resource, w.unattributed_share, evidence)
+        return DemandEstimate(demand, resource, w.unattributed_share, evidence, from_stretch=True)
     if fit is not None and fit.demand is not None:
         # The slowdown counts every thread a task keeps busy (GC, JIT, shuffle), which the
         # thread's CPU time misses; never below what the metrics already show.
@@ -257,12 +259,22 @@ def assumption_notes(estimates: BareLogEstimates) -> list[str]:
             f"{estimates.unknown_share:.0%} of task time is unattributed with no evidence of "
             "what it was (counted as CPU); the prediction's range widens to match"
         )
+    jvm_stages = [
+        e
+        for e in estimates.stages.values()
+        if e.resource != PYTHON_WORKER_CPU and e.demand is not None
+    ]
+    stretched = sum(e.from_stretch for e in jvm_stages)
+    if stretched:
+        notes.append(
+            f"JVM stages: {stretched} stage(s) whose tasks ran beside each other take the cores "
+            "per task their own stretch shows (their threads' time off CPU taken to be waiting "
+            "for a core)"
+        )
     jvm = estimates.fits.get(JVM_GROUP)
     if jvm is not None and jvm.demand is not None:
         notes.append(f"JVM stages: {jvm.evidence}")
-    elif any(
-        e.demand is not None for e in estimates.stages.values() if e.resource != PYTHON_WORKER_CPU
-    ):
+    elif len(jvm_stages) > stretched:
         notes.append(
             f"JVM stages: a task taken to keep {JVM_OTHER_THREADS:g}× its thread's cores busy "
             "(GC, JIT, the driver in local mode; fitted on the fit workloads), where its CPU "

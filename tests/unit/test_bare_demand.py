@@ -22,6 +22,7 @@ from perfmodel.spark.bare_demand import (
     PYTHON_MIN_DEMAND,
     PYTHON_WORKER_CPU,
     UNKNOWN,
+    assumption_notes,
     estimate_bare_log,
     lanes_demand,
 )
@@ -204,7 +205,11 @@ def test_a_jvm_stage_run_side_by_side_takes_the_demand_its_stretch_shows() -> No
     assert est.stages[(0, 0)].demand == pytest.approx(2.0)
     assert est.stages[(1, 0)].demand == pytest.approx(1.25)
     assert "waiting for a core" in est.stages[(0, 0)].assumption
+    assert est.stages[(0, 0)].from_stretch and not est.stages[(2, 0)].from_stretch
     assert est.stages[(2, 0)].demand == pytest.approx(JVM_OTHER_THREADS)
+    notes = assumption_notes(est)
+    assert any("2 stage(s) whose tasks ran beside each other" in n for n in notes)
+    assert any(f"{JVM_OTHER_THREADS:g}× its thread's cores" in n for n in notes)
 
 
 def test_python_stage_without_evidence_gets_the_lanes_or_the_prior() -> None:
