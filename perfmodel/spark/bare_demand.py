@@ -212,12 +212,12 @@ def _jvm_stage(
     resource = UNKNOWN if w.unattributed_share >= SMALL_UNKNOWN else "CPU"
     base = cpu_like / run if run > 0 else 0.0
     if np.isfinite(stretch):
-        demand = float(np.clip(stretch, base, MAX_DEMAND[JVM_GROUP]))
+        own = float(np.clip(stretch, base, MAX_DEMAND[JVM_GROUP]))
         evidence = (
             f"{w.evidence}; its tasks ran beside each other and their threads' time off CPU is "
-            f"taken to be waiting for a core ({demand:.2f} cores per task)"
+            f"taken to be waiting for a core ({own:.2f} cores per task)"
         )
-        return DemandEstimate(demand, resource, w.unattributed_share, evidence, from_stretch=True)
+        return DemandEstimate(own, resource, w.unattributed_share, evidence, from_stretch=True)
     if fit is not None and fit.demand is not None:
         # The slowdown counts every thread a task keeps busy (GC, JIT, shuffle), which the
         # thread's CPU time misses; never below what the metrics already show.
