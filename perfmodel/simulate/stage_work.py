@@ -5,20 +5,23 @@ The measured/inferred combination documented in docs/predict.md:
 * measured components come straight from task metrics via `decompose_task`: CPU time
   (``cpu``), GC pauses (``gc``), shuffle fetch wait (``network``), shuffle write blocking
   (``disk``) and launch/result overheads (``scheduling``);
+* ``network`` becomes what the task's remote shuffle bytes take at its share of the link:
+  time they explain beyond the fetch wait is taken from the unattributed time, and a wait
+  longer than they explain is latency (``other``);
 * the *unattributed* rest is split by the stage's resource vector when one is given:
   each resource gets the part of its vector share not already covered by measured time
   (its deficit), so measured time is never overridden; names other than cpu, disk,
   network and memory go to ``other``, which no law changes; the disk part is bounded by
-  what the task's spilled, read and written bytes explain, the network part by its remote
-  shuffle bytes, beyond that it is CPU;
+  what the task's spilled, read and written bytes explain, beyond that it is CPU, and the
+  network part is CPU (the bytes' network time is already taken);
 * without a vector, spill I/O (``spill``: spilled bytes written and read back at the
   host's per-task disk rate) and input/output I/O (``disk``) are estimated from bytes,
   capped at the unattributed time, and the remainder counts as CPU outside the task
   thread (``cpu_other``: PySpark's Python workers, (de)serialisation), which is what
   unattributed time mostly is in practice. The estimate is visible as its own component;
 * where per-thread CPU was measured, what it leaves off CPU is not CPU
-  (`perfmodel.simulate.off_cpu`): bytes bound its I/O part, a vector (after its network
-  part) says which other resource it waited on, and the rest is ``other``.
+  (`perfmodel.simulate.off_cpu`): bytes bound its I/O part, a vector says which other
+  resource it waited on, and the rest is ``other``.
 """
 
 from __future__ import annotations
@@ -264,24 +267,16 @@ def stage_works(
         lo, hi = bounds[i]
         # Code says which resource; bytes bound how much of it can be I/O.
         caps = (disk_spill[lo:hi] * 2 * per_row[lo:hi], io_bytes[lo:hi] * per_row[lo:hi])
-        net_cap = remote[lo:hi] * net_per_row[lo:hi]
         c = comp[:, lo:hi]
         if threaded and stages[i].key in threaded:
-            # Network first, as without the measurement: receiving shuffle blocks costs the
-            # executor CPU its tasks then wait behind, so a wait for a core can be network.
-            shares = _vector_parts(c, unattributed[lo:hi], vector)
-            net = _network_time(shares.get("network", np.zeros(hi - lo)), net_cap, c[NETWORK])
-            net = np.minimum(net, rest[lo:hi])
-            left = rest[lo:hi] - net
-            blocked = np.clip(off[lo:hi] - spill[lo:hi], 0.0, left)
+            blocked = np.clip(off[lo:hi] - spill[lo:hi], 0.0, rest[lo:hi])
             disk, memory, other = split_off_cpu(blocked, vector, caps[1])
-            c[NETWORK] += net
             c[DISK] += disk
             c[SPILL] = spill[lo:hi] + memory
             c[OTHER] += other
-            c[CPU_OTHER] = left - blocked
+            c[CPU_OTHER] = rest[lo:hi] - blocked
         else:
-            _split_by_vector(c, unattributed[lo:hi], vector, caps, net_cap)
+            _split_by_vector(c, unattributed[lo:hi], vector, caps)
 
     setup, setup_executors = stage_setup(
         t.col("executor")[rows],
@@ -419,7 +414,6 @@ def _split_by_vector(
     unattributed: np.ndarray,
     vector: ResourceVector,
     disk_caps: tuple[np.ndarray, np.ndarray] | None = None,
-    network_cap: np.ndarray | None = None,
 ) -> None:
     """Give each resource the unattributed time its vector share still lacks (its deficit).
 
@@ -429,14 +423,13 @@ def _split_by_vector(
     Code tells what a frame does, not how many bytes reached a device: a read from the page
     cache runs the same code as one from the disk.
 
-    ``network_cap``: per task, the most network time its remote shuffle bytes explain at the
-    per-task share of the baseline's link, less the fetch wait Spark already measured; beyond
-    it the time is CPU outside the task thread. On a cluster the frames of a sort-merge join
-    or an exchange (Netty, block fetch iterators) are network code, but on a 1 Gbit/s link
-    they spend their time decoding rows, not waiting for bytes: without the cap, a 10×
-    slower link multiplied CPU time tenfold.
+    A vector's network part is CPU outside the task thread: the network time a task's remote
+    shuffle bytes explain at its share of the baseline's link is network already (taken
+    before any vector, in `stage_works`), and beyond it the frames of a sort-merge join or
+    an exchange (Netty, block fetch iterators) spend their time decoding rows, not waiting
+    for bytes (taken as network, a 10× slower link multiplied that CPU time tenfold).
     """
-    rows = {"cpu": CPU_OTHER, "network": NETWORK, "disk": DISK, "memory": SPILL}
+    rows = {"cpu": CPU_OTHER, "network": CPU_OTHER, "disk": DISK, "memory": SPILL}
     for name, part in _vector_parts(comp, unattributed, vector).items():
         if name == "disk" and disk_caps is not None:
             spill = np.minimum(part, disk_caps[0])
@@ -444,11 +437,6 @@ def _split_by_vector(
             comp[SPILL] += spill
             comp[DISK] += io
             comp[CPU_OTHER] += part - spill - io
-            continue
-        if name == "network" and network_cap is not None:
-            net = _network_time(part, network_cap, comp[NETWORK])
-            comp[NETWORK] += net
-            comp[CPU_OTHER] += part - net
             continue
         comp[rows.get(name, OTHER)] += part
 
@@ -480,9 +468,3 @@ def _vector_parts(
         return {
             name: np.where(total > 0, unattributed * w / total, 0.0) for name, w in weights.items()
         }
-
-
-def _network_time(part: np.ndarray, network_cap: np.ndarray, fetch_wait: np.ndarray) -> np.ndarray:
-    """Of a vector's network ``part``, what the remote bytes explain beyond the fetch wait
-    Spark measured (``network_cap`` less ``fetch_wait``); the rest is not network."""
-    return np.minimum(part, np.maximum(0.0, network_cap - fetch_wait))
