@@ -149,7 +149,8 @@ class Engine(Protocol):
 
 
 class NoStagesError(PerfmodelError):
-    """The log holds no stage, so there is nothing to replay."""
+    """The log holds no stage, or no stage that started a task, so there is nothing to
+    replay (a log cut off before its first task)."""
 
 
 class NoSamplesError(PerfmodelError):
@@ -197,6 +198,11 @@ class Analysis:
             if not self.profile.stages:
                 raise NoStagesError(
                     f"{self.source}: the log holds no stages, so there is nothing to replay"
+                )
+            if not any(len(s.table) for s in self.profile.stages.values()):
+                raise NoStagesError(
+                    f"{self.source}: none of the log's {len(self.profile.stages)} stage(s) "
+                    "started a task, so there is nothing to replay"
                 )
             estimates = self.estimates
             fallback = (

@@ -13,7 +13,12 @@ from hypothesis import strategies as st
 from perfmodel.errors import DecompressionLimitError, NotAnEventLogError, PerfmodelError
 from perfmodel.profile.sources.history import ZipStore
 from perfmodel.profile.sources.locate import log_path
-from perfmodel.profile.sources.stores import RemotePath
+from perfmodel.profile.sources.stores import (
+    RemotePath,
+    StoreAccessError,
+    StoreUnavailableError,
+    _map_error,
+)
 from perfmodel.profile.sources.uri import (
     Location,
     SourceError,
@@ -180,3 +185,27 @@ def test_zip_store_lists_what_it_holds(entries: dict[str, bytes]) -> None:
         assert path.is_file() and path.stat().st_size == len(data)
         with store.open(path.loc) as f:
             assert f.read() == data
+
+
+def test_a_refused_connection_is_unreachable_even_when_the_text_mentions_credentials() -> None:
+    """The AWS SDK's text for a refused connection may also speak of credentials (it retried
+    the credential chain); the store was never reached, so it judged no credentials."""
+    refused = (
+        "When reading information for key 'app.zstd' in bucket 'logs': AWS Error "
+        "NETWORK_CONNECTION during HeadObject operation: curlCode: 7, Couldn't connect to server"
+    )
+    for text in (refused, refused + " (while refreshing credentials)"):
+        err = _map_error(OSError(text), "s3://logs/app.zstd")
+        assert isinstance(err, StoreUnavailableError)
+        assert str(err) == "s3://logs/app.zstd: the store could not be reached (NETWORK_CONNECTION)"
+    denied = "AWS Error ACCESS_DENIED during HeadObject operation: No credentials found"
+    assert isinstance(_map_error(OSError(denied), "s3://logs/app.zstd"), StoreAccessError)
+
+
+def test_an_http_status_is_read_only_as_a_whole_number() -> None:
+    """A port such as 40137 in the text is no HTTP 401."""
+    text = "AWS Error UNKNOWN during HeadObject operation: endpoint 127.0.0.1:40137 failed"
+    err = _map_error(OSError(text), "s3://logs/app.zstd")
+    assert str(err) == "s3://logs/app.zstd: the store failed (UNKNOWN)"
+    status = "AWS Error UNKNOWN (HTTP status 401) during HeadObject operation"
+    assert isinstance(_map_error(OSError(status), "s3://logs/app.zstd"), StoreAccessError)

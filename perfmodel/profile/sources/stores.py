@@ -660,15 +660,23 @@ _CREDENTIAL_MARKERS = (
     "ExpiredToken",
 )
 _BUCKET_MARKERS = ("NO_SUCH_BUCKET", "NoSuchBucket", "ContainerNotFound", "bucket does not exist")
-_UNREACHABLE_MARKERS = (
+_NO_CONNECTION_MARKERS = (
     "NETWORK_CONNECTION",
     "Couldn't connect",
     "Could not connect",
     "Connection refused",
     "curlCode",
-    "Timeout",
-    "timed out",
 )
+"""The request never reached the store. Checked before the credential markers: the AWS SDK's
+text for a refused connection can also mention credentials (its retry of the credential
+chain), and a store that was never reached has judged no credentials."""
+_UNREACHABLE_MARKERS = (*_NO_CONNECTION_MARKERS, "Timeout", "timed out")
+
+
+def _mentions(text: str, markers: tuple[str, ...]) -> bool:
+    """Whether ``text`` holds one of ``markers``; an HTTP status (digits) only as a whole word,
+    so that a port or a size that contains "401" or "403" is not read as one."""
+    return any(re.search(rf"(?<!\d){m}(?!\d)", text) if m.isdigit() else m in text for m in markers)
 
 
 def _map_error(e: Exception, shown: str) -> PerfmodelError:
@@ -677,21 +685,23 @@ def _map_error(e: Exception, shown: str) -> PerfmodelError:
     text = str(e)
     if isinstance(e, FileNotFoundError):
         return EventLogNotFoundError(f"No such object: {shown}")
-    if any(m in text for m in _BUCKET_MARKERS):
+    if _mentions(text, _BUCKET_MARKERS):
         return EventLogNotFoundError(f"No such bucket: {shown}")
-    if any(m in text for m in _CREDENTIAL_MARKERS):
+    if _mentions(text, _NO_CONNECTION_MARKERS):
+        return StoreUnavailableError(f"{shown}: the store could not be reached ({_code(text)})")
+    if _mentions(text, _CREDENTIAL_MARKERS):
         return StoreAccessError(
             f"{shown}: the store rejected the credentials, or found none ({_code(text)}); "
             "perfmodel uses the platform's standard credential chain (AWS: AWS_ACCESS_KEY_ID/"
             "AWS_PROFILE/instance role; GCS: GOOGLE_APPLICATION_CREDENTIALS; Azure: "
             "DefaultAzureCredential)"
         )
-    if any(m in text for m in _ACCESS_MARKERS) or isinstance(e, PermissionError):
+    if _mentions(text, _ACCESS_MARKERS) or isinstance(e, PermissionError):
         return StoreAccessError(
             f"{shown}: access denied ({_code(text)}): no credentials were found in the "
             "platform's standard chain, or those found may not read it"
         )
-    if any(m in text for m in _UNREACHABLE_MARKERS):
+    if _mentions(text, _UNREACHABLE_MARKERS):
         return StoreUnavailableError(f"{shown}: the store could not be reached ({_code(text)})")
     return StoreUnavailableError(f"{shown}: the store failed ({_code(text)})")
 

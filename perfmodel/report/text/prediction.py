@@ -53,7 +53,10 @@ def render_prediction(p: Prediction, source: ProfileSource, change: Change) -> s
         f"model error {p.model_error:+.1%}"
     )
     ratio = p.speedup
-    trend = f"{ratio:.2f}× faster" if ratio >= 1 else f"{1 / ratio:.2f}× slower"
+    if ratio <= 0:  # nothing took time in the replay: no ratio to state
+        trend = "no time to compare"
+    else:
+        trend = f"{ratio:.2f}× faster" if ratio >= 1 else f"{1 / ratio:.2f}× slower"
     lines.append(f"predicted {p.predicted_s:.1f} s ({trend}) · bottleneck: {p.bottleneck}")
     if not math.isnan(p.predicted_low_s):
         lines.append(
