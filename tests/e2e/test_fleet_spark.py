@@ -1,13 +1,13 @@
 """`perfmodel fleet --engine spark` on local[2]: the same tables as the local engine, for
-the shared real logs plus about 200 generated ones, and through `spark-submit` with Spark
-reading the logs itself (binaryFiles, as for hdfs:// or s3a:// URIs)."""
+the shared real logs plus about 200 generated ones, both from the CLI and through
+`spark-submit` with Spark reading the logs itself (binaryFiles, as for hdfs:// or s3a://
+URIs)."""
 
 from __future__ import annotations
 
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -36,56 +36,51 @@ def _spark_fleet(inputs: list[str], out: Path, *options: str) -> dict[str, objec
     return summary
 
 
-def test_spark_engine_gives_the_local_engine_s_tables(tmp_path: Path) -> None:
-    shared = shared_eventlogs()
-    synth = make_fleet(shared, tmp_path / "logs")
-    inputs = [str(tmp_path / "logs"), str(shared)]
-    local = run(inputs, tmp_path / "local", jobs=2)
-    remote = _spark_fleet(inputs, tmp_path / "spark")
-    expected = len(synth.logs) + 15 + len(synth.corrupt)
-    assert remote["analysed_now"] == len(local.analysed) == expected
-    a, b = read_tables(tmp_path / "local"), read_tables(tmp_path / "spark")
-    for name in a:
-        assert a[name].schema == b[name].schema, name
-        assert a[name] == b[name], name
-    assert b["errors"].num_rows == len(synth.corrupt)
-    assert not (tmp_path / "spark" / "_spark-staging").exists()
-    again = _spark_fleet(inputs, tmp_path / "spark")  # resumable as well
-    assert again["analysed_now"] == 0 and read_tables(tmp_path / "spark") == b
-
-
-def _small_fleet(tmp_path: Path) -> Path:
-    shared = shared_eventlogs()
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    for name in ("local-1422981780767", "eventlog_v2_local-1623876083964", "spark2-eventlog.zstd"):
-        src = shared / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, logs / name)
-    write_corrupt(logs, random.Random(1))
-    return logs
-
-
-def test_spark_submit_reading_the_logs_itself_gives_the_same_tables(tmp_path: Path) -> None:
+def _spark_submit_fleet(inputs: list[Path], out: Path) -> dict[str, object]:
     """Through `spark-submit` (perfmodel/__main__.py as the application), with Spark reading
     the logs itself (binaryFiles, as for hdfs:// or s3a:// URIs): the files of each log (a
-    rolling directory's parts) are grouped and analysed from a temporary copy in the worker.
-    One run checks both: each starts a JVM of its own, and neither changes the other."""
-    logs = _small_fleet(tmp_path)
-    local = run([str(logs)], tmp_path / "local", jobs=1)
-    assert local.summary.errors == 4
+    rolling directory's parts) are grouped and analysed from a temporary copy in the worker."""
     submit = Path(sys.executable).with_name("spark-submit")
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     cmd = [str(submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false"]
-    cmd += [str(REPO / "perfmodel" / "__main__.py"), "fleet", logs.as_uri(), "--out"]
-    cmd += [str(tmp_path / "spark"), "--engine", "spark", "--spark-transfer", "binary", "--json"]
+    cmd += [str(REPO / "perfmodel" / "__main__.py"), "fleet", *(p.as_uri() for p in inputs)]
+    cmd += ["--out"]
+    cmd += [str(out), "--engine", "spark", "--spark-transfer", "binary", "--json"]
     cmd += [arg for w in WHAT_IFS for arg in ("--what-if", w)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]  # errors rows do not fail the run
-    assert json.loads(proc.stdout)["applications"] == 3
+    summary: dict[str, object] = json.loads(proc.stdout)
+    return summary
+
+
+def test_both_ways_of_running_the_spark_engine_give_the_local_engine_s_tables(
+    tmp_path: Path,
+) -> None:
+    """One output folder filled by two Spark runs, each with a JVM of its own, holds the local
+    engine's tables for all the logs. `perfmodel fleet --engine spark` analyses the generated
+    fleet (about 200 logs and its corrupt files); then `spark-submit`, with Spark reading the
+    files itself, is given those and the shared real logs (rolling directories among them) and
+    a few more corrupt files, and analyses only what the first run left: it resumes."""
+    shared = shared_eventlogs()
+    synth = make_fleet(shared, tmp_path / "logs")
+    logs, late = tmp_path / "logs", tmp_path / "late"
+    late.mkdir()
+    late_corrupt = write_corrupt(late, random.Random(1))
+    inputs = [logs, shared, late]
+    local = run([str(p) for p in inputs], tmp_path / "local", jobs=2)
+    expected = len(synth.logs) + 15 + len(synth.corrupt) + len(late_corrupt)
+    assert len(local.analysed) == expected
+
+    first = _spark_fleet([str(logs)], tmp_path / "spark")
+    assert first["analysed_now"] == len(synth.logs) + len(synth.corrupt)
+    assert not (tmp_path / "spark" / "_spark-staging").exists()
+    second = _spark_submit_fleet(inputs, tmp_path / "spark")
+    assert second["analysed_now"] == 15 + len(late_corrupt)
     a, b = read_tables(tmp_path / "local"), read_tables(tmp_path / "spark")
     for name in a:
+        assert a[name].schema == b[name].schema, name
         assert a[name] == b[name], name
     reasons = b["errors"].column("reason").to_pylist()
-    assert len(reasons) == 4
+    assert len(reasons) == len(synth.corrupt) + len(late_corrupt)
     assert all("perfmodel-fleet-" not in r for r in reasons)  # named by the log, not the copy
