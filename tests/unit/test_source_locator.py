@@ -152,3 +152,25 @@ def test_real_pyspy_frames_against_the_stdlib() -> None:
         assert sock.name_tokens == ("socket", "socket", "io", "readinto")
         codec = loc.locate("BufferedIncrementalDecoder.decode (<frozen codecs>:322)")
         assert codec.qualified_name == "codecs.BufferedIncrementalDecoder.decode"
+
+
+def test_in_directory_lists_a_package_s_own_files_of_one_language(tmp_path: Path) -> None:
+    """Looked up by directory (a frame's package, once per frame): the files directly in it,
+    of the language asked for, the first root's copy where two roots hold one."""
+    from perfmodel.embed.source.index import SourceIndex
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    for root, names in (
+        (first, ["org/x/A.scala", "org/x/B.java", "org/x/y/C.scala", "org/D.scala"]),
+        (second, ["org/x/A.scala", "org/x/E.scala"]),
+    ):
+        for name in names:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text("object Z\n")
+    index = SourceIndex([SourceRoot("a", first), SourceRoot("b", second)])
+    scala = index.in_directory("org/x", "scala")
+    assert sorted(sf.logical for sf in scala) == ["org/x/A.scala", "org/x/E.scala"]
+    assert next(sf for sf in scala if sf.logical == "org/x/A.scala").root.name == "a"
+    assert [sf.logical for sf in index.in_directory("org/x/", "java")] == ["org/x/B.java"]
+    assert index.in_directory("org/none", "scala") == [] and index.in_directory("", "scala") == []
+    index.close()

@@ -44,6 +44,7 @@ class SourceIndex:
         self._cache_dir = cache_dir
         self._files: dict[str, SourceFile] | None = None
         self._by_basename: dict[str, list[SourceFile]] | None = None
+        self._by_directory: dict[str, list[SourceFile]] | None = None
         self._parsed: OrderedDict[tuple[SourceRoot, str], ParsedSource] = OrderedDict()
         self._max_parsed = max_parsed
         self._extractor = Extractor()
@@ -74,14 +75,16 @@ class SourceIndex:
     @property
     def files(self) -> dict[str, SourceFile]:
         if self._files is None:
-            self._files, self._by_basename = {}, {}
+            self._files, self._by_basename, self._by_directory = {}, {}, {}
             for root in self.roots:
                 for logical, entry in self._listing(root).items():
                     if logical in self._files:
                         continue
                     sf = SourceFile(root, logical, entry)
                     self._files[logical] = sf
-                    self._by_basename.setdefault(logical.rsplit("/", 1)[-1], []).append(sf)
+                    directory, _, base = logical.rpartition("/")
+                    self._by_basename.setdefault(base, []).append(sf)
+                    self._by_directory.setdefault(directory, []).append(sf)
         return self._files
 
     def by_suffix(self, path: str) -> list[SourceFile]:
@@ -100,15 +103,14 @@ class SourceIndex:
         return sorted(hits, key=lambda sf: (len(sf.logical), self.roots.index(sf.root)))
 
     def in_directory(self, directory: str, language: str) -> list[SourceFile]:
-        """Files of one language directly inside a logical directory (``java/io``)."""
-        prefix = directory.rstrip("/") + "/"
-        return [
-            sf
-            for lp, sf in self.files.items()
-            if lp.startswith(prefix)
-            and "/" not in lp[len(prefix) :]
-            and language_of(lp) == language
-        ]
+        """Files of one language directly inside a logical directory (``java/io``); looked up
+        in an index by directory, since a frame's package is asked for once per frame and a
+        root lists tens of thousands of files."""
+        _ = self.files
+        assert self._by_directory is not None
+        key = directory.rstrip("/")
+        here = self._by_directory.get(key, []) if key else []
+        return [sf for sf in here if language_of(sf.logical) == language]
 
     def parse(self, sf: SourceFile) -> ParsedSource:
         key = (sf.root, sf.entry)
