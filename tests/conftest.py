@@ -66,20 +66,21 @@ _RECORD_CLI = (
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Cheaper Spark driver start-ups for the whole run (`tests.jvm_startup`), set up once by
+    """Cheaper Spark JVM start-ups for the whole run (`tests.jvm_startup`), set up once by
     the process that starts the others (pytest-xdist's workers inherit the environment), and
-    only when the run includes the end-to-end tests, which start the drivers."""
-    if "SPARK_SUBMIT_OPTS" in os.environ or hasattr(config, "workerinput"):
+    only when the run includes the end-to-end tests, which start the JVMs."""
+    if hasattr(config, "workerinput"):
         return
     e2e = REPO / "tests" / "e2e"
     paths = [Path(str(a).split("::")[0]).resolve() for a in config.args] or [Path.cwd()]
     if not any(p == e2e or p in e2e.parents or e2e in p.parents for p in paths):
         return
-    from tests.jvm_startup import driver_options
+    if "SPARK_SUBMIT_OPTS" in os.environ and "SPARK_DAEMON_JAVA_OPTS" in os.environ:
+        return
+    from tests.jvm_startup import jvm_environment
 
-    options = driver_options(REPO / "build" / "test-jvm")
-    if options is not None:
-        os.environ["SPARK_SUBMIT_OPTS"] = options
+    for name, value in jvm_environment(REPO / "build" / "test-jvm").items():
+        os.environ.setdefault(name, value)
 
 
 @pytest.fixture(autouse=True)

@@ -14,10 +14,12 @@ HotSpot options cut that to about 6 s of CPU (4.7 s of wall time):
   collector stays the default one: its threads are what a recording files under "jvm gc".
 
 They reach every driver through ``SPARK_SUBMIT_OPTS``, which Spark's launcher adds to the
-driver's java command for `spark-submit` and for PySpark's in-process sessions alike; the
-launcher's own small JVM, the standalone cluster's daemons and its executors keep the JVM's
-defaults. Nothing about what the jobs compute changes, only how fast their JVMs warm up; a
-user's own ``SPARK_SUBMIT_OPTS`` is left as it is.
+driver's java command for `spark-submit` and for PySpark's in-process sessions alike, and the
+History Servers and the standalone cluster's master and workers through
+``SPARK_DAEMON_JAVA_OPTS`` (a History Server is up after 3.1 s of CPU instead of 7.2 s); the
+launcher's own small JVM and the cluster's executors keep the JVM's defaults. Nothing about
+what the jobs compute changes, only how fast their JVMs warm up; a user's own settings of
+either variable are left as they are.
 """
 
 from __future__ import annotations
@@ -91,15 +93,19 @@ def _dump(archive: Path) -> bool:
     return ok
 
 
-def driver_options(cache: Path) -> str | None:
-    """The ``SPARK_SUBMIT_OPTS`` for the suite's drivers, dumping the archive into ``cache``
-    when it is not there yet; without Java or PySpark, None (those tests skip anyway)."""
+def jvm_environment(cache: Path) -> dict[str, str]:
+    """``SPARK_SUBMIT_OPTS`` for the suite's drivers and ``SPARK_DAEMON_JAVA_OPTS`` for its
+    History Servers and standalone daemons, dumping the archive into ``cache`` when it is not
+    there yet; without Java or PySpark, nothing (those tests skip anyway)."""
     key = _archive_key()
     if key is None:
-        return None
+        return {}
     archive = cache / f"spark-{key}.jsa"
     if not archive.exists():
         cache.mkdir(parents=True, exist_ok=True)
-        if not _dump(archive):
-            return SPEED_OPTIONS
-    return f"-XX:SharedArchiveFile={archive} {QUIET_CDS} {SPEED_OPTIONS}"
+    options = (
+        f"-XX:SharedArchiveFile={archive} {QUIET_CDS} {SPEED_OPTIONS}"
+        if archive.exists() or _dump(archive)
+        else SPEED_OPTIONS
+    )
+    return {"SPARK_SUBMIT_OPTS": options, "SPARK_DAEMON_JAVA_OPTS": options}

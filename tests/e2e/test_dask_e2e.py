@@ -1,5 +1,6 @@
 """`perfmodel record` on a real dask.distributed script (LocalCluster, worker processes),
-then diagnose, predict, report and fleet on the bundle through the CLI."""
+then diagnose, predict, report and fleet on the bundle through the CLI (record in a process
+of its own, the others in this one)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from typer.testing import CliRunner
+
+from perfmodel.cli import build_app
 from perfmodel.profile import bundle
 
 pytest.importorskip("distributed", reason="Dask is not installed (extra: dask)")
@@ -19,7 +23,9 @@ APP = Path(__file__).resolve().parents[1] / "data" / "dask" / "small_app.py"
 PERFMODEL = [sys.executable, "-c", "from perfmodel.cli import main; main()"]
 
 
-def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+def _record(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """`perfmodel record` in a process of its own (it runs the application as a user's
+    command), so the application's output passing through is seen as a user sees it."""
     done = subprocess.run(
         [*PERFMODEL, *map(str, args)], capture_output=True, text=True, timeout=600
     )
@@ -27,10 +33,18 @@ def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return done
 
 
+def _command(*args: str | Path) -> str:
+    """Any other command, through the CLI in this process: the code models, imported once,
+    serve every call."""
+    result = CliRunner().invoke(build_app(), [str(a) for a in args])
+    assert result.exit_code == 0, result.output[-2000:]
+    return result.stdout
+
+
 @pytest.fixture(scope="session")
 def dask_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dask") / "bundle"
-    done = _cli("record", "--out", out, "--", sys.executable, APP)
+    done = _record("record", "--out", out, "--", sys.executable, APP)
     assert "elapsed" in done.stdout  # the application's own output passes through
     return out
 
@@ -45,7 +59,7 @@ def test_the_bundle_holds_the_task_stream(dask_bundle: Path) -> None:
 
 
 def test_diagnose_reads_jobs_stages_tasks_and_workers(dask_bundle: Path) -> None:
-    d = json.loads(_cli("diagnose", dask_bundle, "--json").stdout)
+    d = json.loads(_command("diagnose", dask_bundle, "--json"))
     assert d["jobs"] == 2 and d["failed_jobs"] == 0
     assert d["tasks"] == d["task_end_reasons"]["Success"] >= 16 + 8
     names = {s["name"] for s in d["stages"]}
@@ -81,21 +95,19 @@ def test_worker_threads_are_filed_under_their_worker(dask_bundle: Path) -> None:
 
 
 def test_predict_with_workers_and_threads(dask_bundle: Path) -> None:
-    p = json.loads(
-        _cli("predict", dask_bundle, "--workers", "1", "--threads", "2", "--json").stdout
-    )
+    p = json.loads(_command("predict", dask_bundle, "--workers", "1", "--threads", "2", "--json"))
     assert p["config"]["executors"] == 1 and p["config"]["executor_cores"] == 2
     assert p["config"]["hosts"] == 1  # a local cluster stays on its one machine
     assert p["baseline_config"]["executors"] == 2 and p["predicted_s"] > 0
     assert abs(p["model_error"]) < 0.5
-    mem = json.loads(_cli("predict", dask_bundle, "--mem", "2g", "--net-bw", "2x", "--json").stdout)
+    mem = json.loads(_command("predict", dask_bundle, "--mem", "2g", "--net-bw", "2x", "--json"))
     assert mem["config"]["memory_bytes"] == 2 << 30
 
 
 def test_report_and_fleet(dask_bundle: Path, tmp_path: Path) -> None:
     html = tmp_path / "r.html"
-    _cli("report", dask_bundle, "--out", html)
+    _command("report", dask_bundle, "--out", html)
     assert html.stat().st_size > 10_000 and "count_odd" in html.read_text()
-    _cli("fleet", dask_bundle, "--out", tmp_path / "fleet")
+    _command("fleet", dask_bundle, "--out", tmp_path / "fleet")
     apps = pq.read_table(tmp_path / "fleet" / "apps.parquet").to_pylist()
     assert len(apps) == 1 and apps[0]["app_name"] == "small_app.py"
