@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
 from typer.testing import CliRunner
 
 from perfmodel.cli import build_app
