@@ -93,19 +93,26 @@ def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 
 
 LONGEST_FIRST = (
-    "e2e/test_dask_e2e.py",
-    "e2e/test_record_spark.py",
-    "e2e/test_tpch.py",
-    "e2e/test_validation_workloads.py",
-    "e2e/test_experiment_e2e.py",
-    "e2e/test_recommend_e2e.py",
-    "e2e/test_watch.py",
-    "e2e/test_fleet_spark.py",
     "e2e/test_report_html.py",
-    "e2e/test_hostile_sizes.py",
+    "e2e/test_recommend_e2e.py",
+    "e2e/test_record_spark.py",
     "e2e/test_cluster.py",
+    "e2e/test_remote_sources.py",
+    "e2e/test_watch.py",
+    "e2e/test_validation_workloads.py",
+    "e2e/test_fleet_spark.py",
+    "e2e/test_experiment_e2e.py",
     "e2e/test_record_dataframe_job.py",
+    "e2e/test_remote_errors.py",
+    "e2e/test_tpch.py",
+    "e2e/test_fuzz_logs.py",
+    "e2e/test_dask_e2e.py",
+    "e2e/test_fuzz_bundles.py",
+    "e2e/test_embed_train.py",
+    "e2e/test_hostile_sizes.py",
+    "e2e/test_jfr_exclusion.py",
     "e2e/test_cli_diagnose.py",
+    "e2e/test_fleet.py",
 )
 """The files whose tests take longest (`--durations`), longest first. `--dist loadfile` hands
 files to the workers in collection order, each to the first free worker; a long file handed

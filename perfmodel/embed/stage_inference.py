@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perfmodel.dag.model import StageKey
 from perfmodel.dag.resources import ResourceVector
@@ -20,6 +21,9 @@ from perfmodel.embed.sample_evidence import (
     without_network,
 )
 from perfmodel.extras import require_extra
+
+if TYPE_CHECKING:
+    from perfmodel.embed.classifier import ResourceClassifier
 
 __all__ = ["infer_stage_vectors", "waits_on_python_worker"]
 
@@ -46,19 +50,38 @@ def infer_stage_vectors(
     # Imported here: the models pull in torch and flair, which a bare event log never needs
     # and the light install does not have.
     require_extra("models", "inferring resource vectors from code")
-    import torch
+    import platformdirs
 
+    from perfmodel.embed import SHIPPED_MODELS
     from perfmodel.embed.aggregate import stage_vectors
-    from perfmodel.embed.classifier import load_classifier
+    from perfmodel.embed.source.roots import default_roots
+    from perfmodel.embed.vector_cache import CachedFrameVectors, cache_key, opened_cache
 
-    # One thread: the models' small recurrent steps get slower, not faster, with a second
-    # thread on a busy 2-core machine (measured in benchmarks/classify_speed.py).
-    torch.set_num_threads(1)
-    classifier = load_classifier(models_dir)
+    models = models_dir or SHIPPED_MODELS
+    built: list[ResourceClassifier] = []
+
+    def classifier() -> ResourceClassifier:
+        """The models, loaded only when some frame's vector is not in the cache."""
+        import torch
+
+        from perfmodel.embed.classifier import load_classifier
+
+        # One thread: the models' small recurrent steps get slower, not faster, with a second
+        # thread on a busy 2-core machine (measured in benchmarks/classify_speed.py).
+        torch.set_num_threads(1)
+        if not built:
+            built.append(load_classifier(models))
+        return built[0]
+
+    if not (models / "config.json").is_file():
+        classifier()  # no model there: its error, before any cache is looked at
     try:
-        vectors = stage_vectors(classifier, per_stage)
+        with opened_cache(Path(platformdirs.user_cache_dir("perfmodel"))) as store:
+            source = CachedFrameVectors(store, cache_key(models, default_roots()), classifier)
+            vectors = stage_vectors(source, per_stage)
     finally:
-        classifier.close()
+        for c in built:
+            c.close()
     if local_mode:
         vectors = {k: without_network(v) for k, v in vectors.items()}
     return {k: v for k, v in vectors.items() if v.shares}
