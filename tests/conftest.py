@@ -66,11 +66,13 @@ _RECORD_CLI = (
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Cheaper Spark JVM start-ups for the whole run (`tests.jvm_startup`), set up once by
-    the process that starts the others (pytest-xdist's workers inherit the environment), and
-    only when the run includes the end-to-end tests, which start the JVMs."""
+    """Set up once by the process that starts the others (pytest-xdist's workers inherit the
+    environment): a cache directory of the suite's own (source listings, frame vectors), kept
+    in build/ between runs instead of the user's; and, when the run includes the end-to-end
+    tests, which start the JVMs, cheaper Spark JVM start-ups (`tests.jvm_startup`)."""
     if hasattr(config, "workerinput"):
         return
+    os.environ.setdefault("XDG_CACHE_HOME", str(REPO / "build" / "test-cache"))
     e2e = REPO / "tests" / "e2e"
     paths = [Path(str(a).split("::")[0]).resolve() for a in config.args] or [Path.cwd()]
     if not any(p == e2e or p in e2e.parents or e2e in p.parents for p in paths):

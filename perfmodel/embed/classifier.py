@@ -23,6 +23,7 @@ from perfmodel.dag.resources import ResourceVector
 from perfmodel.embed import SHIPPED_MODELS
 from perfmodel.embed.doc_model import DocEmbedder
 from perfmodel.embed.ensemble import Weights, combine, weights_for
+from perfmodel.embed.source.frames import parse_frame
 from perfmodel.embed.tree_batch import TreeEncoder, collate
 from perfmodel.embed.weights import ModelBundle, load_bundle, rebuild_charlms
 
@@ -297,6 +298,18 @@ class ResourceClassifier:
         """Class distribution per frame (the ``FrameVectorSource`` protocol of ``aggregate``)."""
         return [c.vector for c in self.classify_frames(frames)]
 
+    def frame_vectors_and_files(
+        self, frames: Sequence[str]
+    ) -> list[tuple[dict[str, float], str | None]]:
+        """Each frame's class distribution and the file its code was read from: the source
+        file, or the archive holding it; for a Python frame whose file could not be read, the
+        file it names. A cache of the vectors (`perfmodel.embed.vector_cache`) checks that
+        file to know when the code behind a vector changed."""
+        return [
+            (c.vector, _code_file(f, c.explain.get("path")))
+            for f, c in zip(frames, self.classify_frames(frames), strict=True)
+        ]
+
     def classify_source_file(self, path: Path) -> list[Classification]:
         """Classify every function defined in one Java, Scala or Python file."""
         from perfmodel.embed.source.extract import Extractor, function_ast
@@ -328,6 +341,15 @@ class ResourceClassifier:
             )
             for r, fn in zip(results, parsed.functions, strict=True)
         ]
+
+
+def _code_file(frame: str, located: str | None) -> str | None:
+    """The file a frame's vector depends on (see `frame_vectors_and_files`)."""
+    if located:
+        archive, sep, _ = located.partition("!")
+        return archive if sep and Path(archive).is_file() else located
+    pf = parse_frame(frame)
+    return pf.file if pf.kind == "python" and pf.file and Path(pf.file).is_absolute() else None
 
 
 def default_models_dir() -> Path:

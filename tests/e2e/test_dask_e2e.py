@@ -36,7 +36,7 @@ def _command(*args: str | Path) -> str:
     """Any other command, through the CLI in this process: the code models, imported once,
     serve every call."""
     result = CliRunner().invoke(build_app(), [str(a) for a in args])
-    assert result.exit_code == 0, result.output[-2000:]
+    assert result.exit_code == 0, (result.output[-2000:], result.exception)
     return result.stdout
 
 

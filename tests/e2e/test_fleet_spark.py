@@ -54,6 +54,7 @@ def _spark_submit_fleet(inputs: list[Path], out: Path) -> dict[str, object]:
     return summary
 
 
+@pytest.mark.timeout(1800)  # two Spark runs and a local one, each bounded by 900 s below
 def test_both_ways_of_running_the_spark_engine_give_the_local_engine_s_tables(
     tmp_path: Path,
 ) -> None:

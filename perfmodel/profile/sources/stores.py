@@ -660,17 +660,20 @@ _CREDENTIAL_MARKERS = (
     "ExpiredToken",
 )
 _BUCKET_MARKERS = ("NO_SUCH_BUCKET", "NoSuchBucket", "ContainerNotFound", "bucket does not exist")
-_NO_CONNECTION_MARKERS = (
-    "NETWORK_CONNECTION",
+_NO_CONNECTION_MARKERS = ("NETWORK_CONNECTION",)
+"""The AWS SDK's code for a request that never reached the store. Checked before the
+credential markers: its text can mention credentials too, and a store that was never reached
+has judged none. (Other clients' texts for an unreachable credential endpoint name their
+credential chain, and are read as credential errors.)"""
+_UNREACHABLE_MARKERS = (
+    *_NO_CONNECTION_MARKERS,
     "Couldn't connect",
     "Could not connect",
     "Connection refused",
     "curlCode",
+    "Timeout",
+    "timed out",
 )
-"""The request never reached the store. Checked before the credential markers: the AWS SDK's
-text for a refused connection can also mention credentials (its retry of the credential
-chain), and a store that was never reached has judged no credentials."""
-_UNREACHABLE_MARKERS = (*_NO_CONNECTION_MARKERS, "Timeout", "timed out")
 
 
 def _mentions(text: str, markers: tuple[str, ...]) -> bool:
