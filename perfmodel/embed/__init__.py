@@ -10,3 +10,5 @@ from pathlib import Path
 SHIPPED_MODELS = Path(__file__).resolve().parent / "models"
 """The shipped, trained resource models (package data): what `perfmodel train` replaces by
 default and what the classifier loads unless told otherwise."""
+CONFIG_FILE = "config.json"
+"""The models' configuration in a model directory; a directory without it holds no model."""

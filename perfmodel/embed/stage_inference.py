@@ -12,14 +12,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import platformdirs
+
 from perfmodel.dag.model import StageKey
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.samples import SampleProfile
+from perfmodel.embed import CONFIG_FILE, SHIPPED_MODELS
+from perfmodel.embed.aggregate import stage_vectors
 from perfmodel.embed.sample_evidence import (
     stack_time_weights,
     waits_on_python_worker,
     without_network,
 )
+from perfmodel.embed.source.roots import default_roots
+from perfmodel.embed.vector_cache import CachedFrameVectors, cache_key, opened_cache
 from perfmodel.extras import require_extra
 
 if TYPE_CHECKING:
@@ -47,21 +53,16 @@ def infer_stage_vectors(
             per_stage[key] = stacks
     if not per_stage:
         return {}
-    # Imported here: the models pull in torch and flair, which a bare event log never needs
-    # and the light install does not have.
     require_extra("models", "inferring resource vectors from code")
-    import platformdirs
-
-    from perfmodel.embed import SHIPPED_MODELS
-    from perfmodel.embed.aggregate import stage_vectors
-    from perfmodel.embed.source.roots import default_roots
-    from perfmodel.embed.vector_cache import CachedFrameVectors, cache_key, opened_cache
-
     models = models_dir or SHIPPED_MODELS
+    roots = default_roots()
     built: list[ResourceClassifier] = []
 
     def classifier() -> ResourceClassifier:
         """The models, loaded only when some frame's vector is not in the cache."""
+        # Imported here: the models pull in torch and flair, which a bare event log never
+        # needs, the light install does not have, and a bundle whose vectors are all in the
+        # cache does not load.
         import torch
 
         from perfmodel.embed.classifier import load_classifier
@@ -70,14 +71,14 @@ def infer_stage_vectors(
         # thread on a busy 2-core machine (measured in benchmarks/classify_speed.py).
         torch.set_num_threads(1)
         if not built:
-            built.append(load_classifier(models))
+            built.append(load_classifier(models, roots=roots))
         return built[0]
 
-    if not (models / "config.json").is_file():
+    if not (models / CONFIG_FILE).is_file():
         classifier()  # no model there: its error, before any cache is looked at
     try:
         with opened_cache(Path(platformdirs.user_cache_dir("perfmodel"))) as store:
-            source = CachedFrameVectors(store, cache_key(models, default_roots()), classifier)
+            source = CachedFrameVectors(store, cache_key(models, roots), classifier)
             vectors = stage_vectors(source, per_stage)
     finally:
         for c in built:

@@ -18,6 +18,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from perfmodel.atomic import make_output_dir, replacing, write_atomically
+from perfmodel.embed import CONFIG_FILE
 from perfmodel.embed.charlm import CharLMSpec, build_language_model
 from perfmodel.embed.code_model import CodeModelConfig, RecursiveAutoencoder
 from perfmodel.embed.doc_model import DocGRU, DocModelConfig
@@ -26,7 +27,6 @@ from perfmodel.embed.vocab import Vocab
 from perfmodel.errors import PerfmodelError
 
 FORMAT_VERSION = 1
-CONFIG_FILE = "config.json"
 CODE_FILE = "code_model.safetensors"
 DOC_FILE = "doc_model.safetensors"
 

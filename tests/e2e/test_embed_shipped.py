@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from perfmodel.embed import CONFIG_FILE
 from perfmodel.embed.classifier import FunctionInput, default_models_dir, load_classifier
 from perfmodel.embed.source.roots import SourceRoot, find_jdk_src_zip
-from perfmodel.embed.weights import CONFIG_FILE
 from tests.conftest import TEST_DATA
 
 SHIPPED = default_models_dir()

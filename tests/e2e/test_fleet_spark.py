@@ -21,37 +21,37 @@ from tests.fleet_helpers import WHAT_IFS, make_fleet, read_tables, run
 pytestmark = pytest.mark.slow
 
 
-def _spark_fleet(inputs: list[str], out: Path, *options: str) -> dict[str, object]:
-    """`perfmodel fleet --engine spark` as a user runs it: a process (and a JVM) of its own,
-    started when the run starts."""
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    cmd = [sys.executable, "-m", "perfmodel", "fleet", *inputs, "--out", str(out)]
-    cmd += ["--engine", "spark", "--master", "local[2]", "--json", *options]
-    cmd += ["--spark-conf", "spark.ui.enabled=false"]
-    cmd += [arg for w in WHAT_IFS for arg in ("--what-if", w)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode in (0, 1), proc.stderr[-3000:]  # 1: some logs are errors rows
+def _summary(cmd: list[str], env: dict[str, str], ok: tuple[int, ...]) -> dict[str, object]:
+    """Run a fleet command with the what-ifs, in a process (and a JVM) of its own as a user
+    runs it; its `--json` summary, once it ended with one of the ``ok`` exit codes."""
+    full = {**os.environ, "PYSPARK_PYTHON": sys.executable, **env}
+    full.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    cmd = [*cmd, "--json", *(arg for w in WHAT_IFS for arg in ("--what-if", w))]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full, timeout=900)
+    assert proc.returncode in ok, proc.stderr[-3000:]
     summary: dict[str, object] = json.loads(proc.stdout)
     return summary
+
+
+def _spark_fleet(inputs: list[str], out: Path) -> dict[str, object]:
+    """`perfmodel fleet --engine spark`, the JVM started when the run starts; exit 1 when
+    some logs are errors rows."""
+    cmd = [sys.executable, "-m", "perfmodel", "fleet", *inputs, "--out", str(out)]
+    cmd += ["--engine", "spark", "--master", "local[2]"]
+    cmd += ["--spark-conf", "spark.ui.enabled=false"]
+    return _summary(cmd, {}, ok=(0, 1))
 
 
 def _spark_submit_fleet(inputs: list[Path], out: Path) -> dict[str, object]:
     """Through `spark-submit` (perfmodel/__main__.py as the application), with Spark reading
     the logs itself (binaryFiles, as for hdfs:// or s3a:// URIs): the files of each log (a
-    rolling directory's parts) are grouped and analysed from a temporary copy in the worker."""
+    rolling directory's parts) are grouped and analysed from a temporary copy in the worker.
+    Errors rows do not fail the run."""
     submit = Path(sys.executable).with_name("spark-submit")
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
-    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     cmd = [str(submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false"]
     cmd += [str(REPO / "perfmodel" / "__main__.py"), "fleet", *(p.as_uri() for p in inputs)]
-    cmd += ["--out"]
-    cmd += [str(out), "--engine", "spark", "--spark-transfer", "binary", "--json"]
-    cmd += [arg for w in WHAT_IFS for arg in ("--what-if", w)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]  # errors rows do not fail the run
-    summary: dict[str, object] = json.loads(proc.stdout)
-    return summary
+    cmd += ["--out", str(out), "--engine", "spark", "--spark-transfer", "binary"]
+    return _summary(cmd, {"PYTHONPATH": str(REPO)}, ok=(0,))
 
 
 @pytest.mark.timeout(1800)  # two Spark runs and a local one, each bounded by 900 s below
