@@ -24,7 +24,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,7 +60,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_http(url: str, ok: callable, timeout_s: float, proc: subprocess.Popen) -> None:
+def _wait_http(
+    url: str, ok: Callable[[bytes], bool], timeout_s: float, proc: subprocess.Popen
+) -> None:
     deadline = time.monotonic() + timeout_s
     last = ""
     while time.monotonic() < deadline:
@@ -184,15 +186,25 @@ def running_history_server(log_dir: Path, out_dir: Path, apps_expected: int) -> 
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_http(
-            url + "/api/v1/applications",
-            lambda body: len(json.loads(body)) >= apps_expected,
-            180,
-            proc,
-        )
+        _wait_http(url + "/api/v1/applications", _lists(apps_expected), 180, proc)
         yield url
     finally:
         _stop(proc)
+
+
+def _lists(apps_expected: int) -> Callable[[bytes], bool]:
+    """Whether a History Server's answer lists ``apps_expected`` applications. While it starts,
+    the server can answer the REST path with its web UI's HTML page (the API's handler is
+    attached after the UI's): not an answer yet."""
+
+    def ready(body: bytes) -> bool:
+        try:
+            apps = json.loads(body)
+        except ValueError:
+            return False
+        return isinstance(apps, list) and len(apps) >= apps_expected
+
+    return ready
 
 
 def need_history_server_parts() -> None:
