@@ -33,11 +33,11 @@ PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
 TEST_WORKERS ?= 2
 
 test: install lint docs wheel-check
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --durations=15
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
 
 # The unit tests alone (no Spark, no Chromium, no recording): under a minute.
 test-fast: install
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --durations=15 tests/unit
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 tests/unit
 
 # Style, types and architecture (import-linter's contracts in .importlinter); `make test` runs it.
 lint: install

@@ -97,29 +97,34 @@ def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 LONGEST_FIRST = (
     "e2e/test_report_html.py",
     "e2e/test_recommend_e2e.py",
-    "e2e/test_record_spark.py",
     "e2e/test_cluster.py",
     "e2e/test_remote_sources.py",
+    "e2e/test_record_spark.py",
     "e2e/test_watch.py",
-    "e2e/test_validation_workloads.py",
     "e2e/test_fleet_spark.py",
     "e2e/test_experiment_e2e.py",
+    "e2e/test_validation_workloads.py",
     "e2e/test_record_dataframe_job.py",
     "e2e/test_remote_errors.py",
-    "e2e/test_tpch.py",
     "e2e/test_fuzz_logs.py",
-    "e2e/test_dask_e2e.py",
-    "e2e/test_fuzz_bundles.py",
-    "e2e/test_embed_train.py",
-    "e2e/test_hostile_sizes.py",
-    "e2e/test_jfr_exclusion.py",
-    "e2e/test_cli_diagnose.py",
+    "e2e/test_tpch.py",
     "e2e/test_fleet.py",
+    "e2e/test_embed_train.py",
+    "e2e/test_fuzz_bundles.py",
+    "e2e/test_cli_diagnose.py",
+    "e2e/test_jfr_exclusion.py",
+    "e2e/test_tpcds.py",
+    "e2e/test_hostile_processes.py",
+    "e2e/test_recommend_real_log.py",
+    "e2e/test_extras_cli.py",
 )
 """The files whose tests take longest (`--durations`), longest first. `--dist loadfile` hands
 files to the workers in collection order, each to the first free worker; a long file handed
 out last keeps one worker busy while the other has nothing left (a minute and more of a
-run's end on two workers), so these go first and the many short files fill in after them."""
+run's end on two workers), so these go first and the many short files fill in after them.
+pytest-xdist keeps this order only with ``--no-loadscope-reorder`` (the Makefile passes it):
+by default it hands out the files with the most tests first, which put the one-test Spark
+files last (75 s of one idle worker at a run's end, 2026-11-29)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
