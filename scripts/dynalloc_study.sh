@@ -14,6 +14,7 @@
 #   e.g. scripts/dynalloc_study.sh --repetitions 2
 #        SPECS=experiments/cluster/dynamic/sort.toml scripts/dynalloc_study.sh --param size_mb=10
 #        scripts/dynalloc_study.sh --held-out    # the accuracy figures: run once, model final
+#        scripts/dynalloc_study.sh --held-out-2  # the second held-out study (components, TPC-H)
 #
 # The specs of experiments/cluster/dynamic/ are fit workloads (sort, sql-join): their
 # figures are development figures. --held-out runs experiments/cluster/dynamic-held-out/
@@ -25,6 +26,9 @@
 # on 8 (each executor's own start-up and JIT cost about 15 core-s at 0.25 cores), ~2 min
 # per run with spark-submit and the bundle, 6 runs, 2 cluster builds, then the report's
 # three readings of 6 bundles: about 15-20 minutes on this 2-core VM when quiet.
+# --held-out-2 runs experiments/cluster/dynamic-held-out-2/ (connected components and TPC-H,
+# held-out workloads that no dynamic allocation prediction had read and that had never run in
+# this cluster shape) into build/experiments/dynalloc-held-out-2/, the same way.
 #
 # Eight workers share this machine's cores: each gets a CPU quota of 0.25 cores
 # (PERFMODEL_CLUSTER_WORKER_CPU, 2 cores in all), so 2 and 8 executors are 0.5 and 2 cores.
@@ -36,10 +40,11 @@ cd "$(dirname "$0")/.."
 
 SPLIT=experiments/splits/default.toml
 REPORT_ARGS=()
-if [[ ${1:-} == --held-out ]]; then
+if [[ ${1:-} == --held-out || ${1:-} == --held-out-2 ]]; then
+    held_out=${1#--}
     shift
-    OUT=${OUT:-build/experiments/dynalloc-held-out}
-    SPECS=${SPECS:-experiments/cluster/dynamic-held-out/*.toml}
+    OUT=${OUT:-build/experiments/dynalloc-$held_out}
+    SPECS=${SPECS:-experiments/cluster/dynamic-$held_out/*.toml}
     REPORT_ARGS=(--split "$SPLIT")
 fi
 OUT=${OUT:-build/experiments/dynalloc}
