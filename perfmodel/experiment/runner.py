@@ -249,7 +249,7 @@ def _one_run(
         finally:
             watchdog.cancel()
     except BaseException as exc:
-        _kill_workload()
+        _kill_workload(watchdog.bystanders)
         store.finish_run(
             run_id,
             RunOutcome(status="failed", error=f"interrupted: {type(exc).__name__}: {exc}"),
@@ -335,14 +335,17 @@ class _Watchdog:
 
     def __init__(self, seconds: float) -> None:
         self.fired = False
+        self.bystanders: set[int] = set()
+        """The children this process had before the run: not the workload's."""
         self._timer = threading.Timer(seconds, self._fire)
         self._timer.daemon = True
 
     def _fire(self) -> None:
         self.fired = True
-        _kill_workload()
+        _kill_workload(self.bystanders)
 
     def start(self) -> None:
+        self.bystanders = _current_children()
         self._timer.start()
 
     def cancel(self) -> None:
@@ -379,16 +382,38 @@ def profile_summary(bundle: Path) -> tuple[float, list[StageRow]]:
     return profile.duration_ms / 1000.0, rows
 
 
-def _kill_workload() -> None:
-    """Kill this process's children that run the workload (not the recorders)."""
+def _current_children() -> set[int]:
+    """This process's children now (the recorders' and the caller's among them)."""
     try:
-        children = psutil.Process().children(recursive=True)
+        return {c.pid for c in psutil.Process().children()}
+    except (psutil.Error, OSError):
+        return set()
+
+
+def _kill_workload(bystanders: set[int]) -> None:
+    """Kill the workload of the run: the process groups led by the children this process
+    started since the run began (`record` starts the command leading a group of its own, and
+    its descendants, a PySpark driver's JVM among them, stay in it), less the recorders.
+    ``bystanders``, the children this process had before the run, are not the run's: the
+    runner is a library call too, and its caller's other children (a notebook's servers,
+    multiprocessing's resource tracker) are not for it to kill."""
+    try:
+        me = psutil.Process()
+        leaders = [c for c in me.children() if c.pid not in bystanders]
+        descendants = me.children(recursive=True)
     except (psutil.Error, OSError):
         return
-    victims = []
-    for proc in children:
+    groups = set()
+    for proc in leaders:
         try:
-            if proc.name() not in IGNORED_NAMES:
+            if os.getpgid(proc.pid) == proc.pid and children.REAPER_MARK not in proc.cmdline():
+                groups.add(proc.pid)
+        except (psutil.Error, OSError):
+            continue
+    victims = []
+    for proc in descendants:
+        try:
+            if os.getpgid(proc.pid) in groups and proc.name() not in IGNORED_NAMES:
                 victims.append(proc)
         except (psutil.Error, OSError):
             continue

@@ -75,11 +75,32 @@ def test_a_killed_workload_is_stored_as_failed(tmp_path: Path) -> None:
 
 
 def test_a_timed_out_run_is_killed_and_failed(tmp_path: Path) -> None:
+    """Only the workload is killed: what else the calling process runs (here a child in its
+    own process group, as multiprocessing's resource tracker is, and one leading a session
+    of its own, as a server is) lives on. The runner is a library call too, from a notebook
+    or a test."""
     spec = load_spec(_spec(tmp_path, seconds=120, timeout=2))
-    with RunStore(tmp_path / "s.sqlite") as store:
-        (report,) = run_experiment(spec, store, tmp_path / "bundles")
-        run = store.run(report.run_id)
-    assert run.status == "failed" and "timed out after 2 s" in (run.error or "")
+    sleep = [sys.executable, "-c", "import time; time.sleep(120)"]
+    bystanders = [subprocess.Popen(sleep), subprocess.Popen(sleep, start_new_session=True)]
+    try:
+        with RunStore(tmp_path / "s.sqlite") as store:
+            (report,) = run_experiment(spec, store, tmp_path / "bundles")
+            run = store.run(report.run_id)
+        assert run.status == "failed" and "timed out after 2 s" in (run.error or "")
+        assert [b.poll() for b in bystanders] == [None, None]
+        left = [p for p in psutil.Process().children(recursive=True) if _is_sleeper(p)]
+        assert not [p for p in left if p.status() != psutil.STATUS_ZOMBIE]
+    finally:
+        for b in bystanders:
+            b.kill()
+            b.wait()
+
+
+def _is_sleeper(proc: psutil.Process) -> bool:
+    try:
+        return MARKER in proc.cmdline()
+    except psutil.Error:
+        return False
 
 
 CLI = (
