@@ -5,11 +5,13 @@ credentials to find."""
 
 from __future__ import annotations
 
+import http.server
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -119,6 +121,46 @@ def test_history_server_refusing_connections(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{closed_port()}"
     err = one_error(*cli(["diagnose", "--history-server", url, "app-1"], tmp_path))
     assert "no answer after 4 tries (connection refused)" in err
+
+
+@pytest.fixture
+def web_page_server() -> Iterator[str]:
+    """A loopback HTTP server that answers every path with a web page, as a History Server
+    does before its REST API is attached, or a proxy's sign-in page."""
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *_args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            body = b"<!DOCTYPE html><html><body>Spark History Server</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("form", ["--history-server", "url", "fleet"])
+def test_history_server_answering_with_a_web_page(
+    web_page_server: str, form: str, tmp_path: Path
+) -> None:
+    """The zip download (an application named), the application's record (its URL) and the
+    listing (fleet over the server) each say what came back."""
+    args = {
+        "--history-server": ["diagnose", "--history-server", web_page_server, "app-1"],
+        "url": ["diagnose", f"{web_page_server}/history/app-1"],
+        "fleet": ["fleet", "--history-server", web_page_server, "--out", str(tmp_path / "f")],
+    }[form]
+    err = one_error(*cli(args, tmp_path))
+    assert "answered with a web page, not the History Server's REST API" in err
 
 
 def test_s3_endpoint_that_takes_no_connection(unanswered: int, tmp_path: Path) -> None:

@@ -189,7 +189,12 @@ class HistoryClient:
 
     def get_json(self, path: str, what: str) -> Any:
         def read(resp: Any) -> Any:
-            return json.loads(resp.read())
+            body = resp.read()
+            try:
+                return json.loads(body)
+            except ValueError:
+                said = WEB_PAGE if _is_web_page(body) else "the answer is not JSON"
+                raise HistoryServerError(f"{self.shown}: {what}: {said}") from None
 
         try:
             return self.request(path, what, read)
@@ -346,6 +351,20 @@ class _HTTPSHandler(urllib.request.HTTPSHandler):
         return self.do_open(conn, req, context=self.tls_context)
 
 
+WEB_PAGE = (
+    "the server answered with a web page, not the History Server's REST API (a History "
+    "Server that is still starting serves its pages first: try again in a few seconds; "
+    "otherwise check the address)"
+)
+"""What a web page where the REST API should answer means: a History Server still starting
+(it serves its UI a few seconds before its API), or something else at that address (a
+proxy's sign-in page)."""
+
+
+def _is_web_page(head: bytes) -> bool:
+    return head.lstrip()[:1] == b"<"
+
+
 def _describe_network(reason: object) -> str:
     if isinstance(reason, (socket.timeout, TimeoutError)):
         return "timed out"
@@ -372,6 +391,13 @@ class ZipStore:
             self._zip = zipfile.ZipFile(spool)
             infos = self._zip.infolist()
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as e:
+            try:
+                spool.seek(0)
+                head = spool.read(512)
+            except OSError:
+                head = b""
+            if _is_web_page(head):
+                raise HistoryServerError(f"{self.shown}: {WEB_PAGE}") from None
             raise NotAnEventLogError(
                 f"{self.shown}: the History Server's zip of the event log is damaged or cut "
                 f"off ({e}); nothing could be read from it"
