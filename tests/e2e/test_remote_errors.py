@@ -152,8 +152,8 @@ def web_page_server() -> Iterator[str]:
 def test_history_server_answering_with_a_web_page(
     web_page_server: str, form: str, tmp_path: Path
 ) -> None:
-    """The zip download (an application named), the application's record (its URL) and the
-    listing (fleet over the server) each say what came back."""
+    """The download of an application's logs (named by --history-server or by its URL) and
+    the listing of applications (fleet over the server) each say what came back."""
     args = {
         "--history-server": ["diagnose", "--history-server", web_page_server, "app-1"],
         "url": ["diagnose", f"{web_page_server}/history/app-1"],
