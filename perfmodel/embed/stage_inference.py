@@ -59,7 +59,9 @@ def infer_stage_vectors(
     built: list[ResourceClassifier] = []
 
     def classifier() -> ResourceClassifier:
-        """The models, loaded only when some frame's vector is not in the cache."""
+        """The models, loaded only when some frame's vector is not in the cache, and once."""
+        if built:
+            return built[0]
         # Imported here: the models pull in torch and flair, which a bare event log never
         # needs, the light install does not have, and a bundle whose vectors are all in the
         # cache does not load.
@@ -70,8 +72,7 @@ def infer_stage_vectors(
         # One thread: the models' small recurrent steps get slower, not faster, with a second
         # thread on a busy 2-core machine (measured in benchmarks/classify_speed.py).
         torch.set_num_threads(1)
-        if not built:
-            built.append(load_classifier(models, roots=roots))
+        built.append(load_classifier(models, roots=roots))
         return built[0]
 
     if not (models / CONFIG_FILE).is_file():

@@ -52,7 +52,7 @@ MAX_ROWS = 200_000
 """Vectors kept (about 330 bytes each with real frames); the first computed go first."""
 SCHEMA_VERSION = 1
 _CHUNK = 500  # frames per query: well under SQLite's limit on bound parameters
-_BUSY_TIMEOUT_S = 2.0  # an optional cache: a locked file is passed over, not waited for
+_BUSY_TIMEOUT_S = 2.0  # an optional cache: a locked file is waited for 2 s, then passed over
 _EMBED = Path(__file__).resolve().parent
 
 Vector = dict[str, float]
