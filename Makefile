@@ -10,7 +10,7 @@ JAVA_SOURCES := $(shell find jvm/src -name '*.java')
 .PHONY: install demo test test-fast lint docs wheel wheel-check lock clean
 
 # Development and CI: every version pinned by the lock (all extras), the plugin jar, then
-# perfmodel itself, editable, built with the lock's setuptools and plotly (no isolated build
+# perfmodel itself, editable, built with the lock's setuptools (no isolated build
 # environment, so nothing but the lock's packages is fetched).
 $(STAMP): $(LOCK) pyproject.toml setup.py $(wildcard perfmodel/simulate/*.c) $(JAVA_SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,7 @@ docs: install
 
 # The wheel users install (dist/), with the plugin jar, plotly.js and the models inside.
 wheel: install
+	rm -rf build/lib build/lib.* build/bdist.*
 	$(BIN)/python -m build --wheel --no-isolation --outdir dist .
 
 # The light install, checked in a clean venv (scripts/check_wheel.sh); `make test` runs it.

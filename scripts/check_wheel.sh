@@ -33,7 +33,9 @@ fail() {
   exit 1
 }
 
-# 1. The wheel and what it must carry.
+# 1. The wheel and what it must carry. setuptools stages the package in build/lib and keeps
+# what it put there before: a file since deleted from the tree would still be in the wheel.
+rm -rf build/lib build/lib.* build/bdist.*
 if ! "$VENV_PYTHON" -m build --wheel --no-isolation --outdir "$work/dist" . >"$work/build.log" 2>&1; then
   cat "$work/build.log" >&2
   fail "python -m build failed"
@@ -45,7 +47,7 @@ import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
 need = {
     "the plugin jar": lambda n: n == "perfmodel/profile/perfmodel-plugin.jar",
-    "plotly.js": lambda n: n == "perfmodel/report/html/assets/plotly.min.js",
+    "plotly.js": lambda n: n == "perfmodel/report/html/assets/plotly-basic.min.js",
     "the models' config": lambda n: n == "perfmodel/embed/models/config.json",
     "the code model": lambda n: n == "perfmodel/embed/models/code_model.safetensors",
     "the C placement loop": lambda n: n.startswith("perfmodel/simulate/_placement.") and n.endswith(".so"),

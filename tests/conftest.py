@@ -9,9 +9,12 @@ import importlib.util
 import json
 import math
 import os
+import sqlite3
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -277,28 +280,118 @@ def record_job(
     return proc, out
 
 
+def once_per_run(
+    tmp_path_factory: pytest.TempPathFactory,
+    worker_id: str,
+    name: str,
+    produce: Callable[[Path], dict[str, Any]],
+) -> dict[str, Any]:
+    """What ``produce(directory)`` returns, made once per suite run and shared by every test
+    that asks, for real work too slow to repeat (a recorded Spark job, a set of measured
+    runs). Under pytest-xdist the workers share it: the first to ask makes it while holding a
+    lock, the others wait for it and read what it wrote (``produce`` returns plain JSON)."""
+    shared = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        shared = shared.parent  # the run's directory, above each worker's own
+    home = shared / name
+    with (shared / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        outcome = home / "outcome.json"
+        if not outcome.exists():
+            home.mkdir(exist_ok=True)
+            outcome.write_text(json.dumps(produce(home)))
+        done: dict[str, Any] = json.loads(outcome.read_text())
+    return done
+
+
 @pytest.fixture(scope="session")
 def job_bundle(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     """``tests/data/record/job.py`` (scale 0.5) recorded once per run with the default
     samplers, for the tests that read a recorded bundle without testing the recording itself
     (the report in a browser, a bundle read without the [models] extra): a recording is a real
-    Spark job, among the suite's slowest steps. Under pytest-xdist the workers share it: the
-    first to ask records it while holding a lock, the others wait for it and read it."""
-    shared = tmp_path_factory.getbasetemp()
-    if worker_id != "master":
-        shared = shared.parent  # the run's directory, above each worker's own
-    home = shared / "job-bundle"
-    with (shared / "job-bundle.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        outcome = home / "outcome.json"
-        if not outcome.exists():
-            home.mkdir(exist_ok=True)
-            proc, out = record_job(home, "job.py", "0.5")
-            done = {"returncode": proc.returncode, "stderr": proc.stderr[-3000:], "out": str(out)}
-            outcome.write_text(json.dumps(done))
-        done = json.loads(outcome.read_text())
+    Spark job, among the suite's slowest steps."""
+
+    def record(home: Path) -> dict[str, Any]:
+        proc, out = record_job(home, "job.py", "0.5")
+        return {"returncode": proc.returncode, "stderr": proc.stderr[-3000:], "out": str(out)}
+
+    done = once_per_run(tmp_path_factory, worker_id, "job-bundle", record)
     assert done["returncode"] == 0, done["stderr"]
     return Path(done["out"])
+
+
+MACHINE_RUNS_SPEC = """
+name = "wordcount-machines"
+workload = "wordcount"
+script = "{repo}/experiments/workloads/wordcount.py"
+args = ["{{data}}/text-{{size_mb}}mb", "{{out}}/counts"]
+prepare = ["{{python}}", "{repo}/experiments/datagen.py", "text", "--size-mb", "{{size_mb}}",
+           "--out", "{{data}}"]
+data_dir = "data"
+repetitions = 1
+timeout_s = 300
+
+[params]
+size_mb = 8
+
+[record]
+jfr = false
+pyspy = false
+
+[grid]
+master = ["local[1]", "local[2]"]
+driver_memory = ["512m", "1g"]
+conf = {{ "spark.default.parallelism" = "4" }}
+"""
+"""Four measured runs of the study's word count over 8 MB of generated text: 1 or 2 cores
+by a 512m or 1g driver heap, recorded without stack samplers (the event log is recorded as
+always)."""
+
+
+@dataclass(frozen=True)
+class MachineRuns:
+    """`machine_runs`: the spec, a private copy of the store, and `experiment run --json`."""
+
+    spec: Path
+    store: Path
+    runs: list[dict[str, Any]]
+
+
+@pytest.fixture(scope="session")
+def _machine_runs_made(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dict[str, Any]:
+    def run(home: Path) -> dict[str, Any]:
+        from typer.testing import CliRunner
+
+        from perfmodel.cli import build_app
+
+        spec = home / "machines.toml"
+        spec.write_text(MACHINE_RUNS_SPEC.format(repo=REPO))
+        store = home / "runs.sqlite"
+        args = ["experiment", "run", str(spec), "--store", str(store), "--json"]
+        result = CliRunner().invoke(build_app(), args)
+        return {
+            "exit_code": result.exit_code,
+            "output": result.output[-3000:],
+            "spec": str(spec),
+            "store": str(store),
+            "runs": json.loads(result.stdout) if result.exit_code == 0 else [],
+        }
+
+    return once_per_run(tmp_path_factory, worker_id, "machine-runs", run)
+
+
+@pytest.fixture
+def machine_runs(_machine_runs_made: dict[str, Any], tmp_path: Path) -> MachineRuns:
+    """`MACHINE_RUNS_SPEC` run once per suite run (`experiment run`, in the first worker to
+    ask) for the tests that read measured runs: the experiment report's and recommend's
+    checks against what was measured. Each test gets its own copy of the store, since the
+    commands under test write their predictions into it; the bundles are shared, read only."""
+    done = _machine_runs_made
+    assert done["exit_code"] == 0, done["output"]
+    store = tmp_path / "runs.sqlite"
+    with closing(sqlite3.connect(done["store"])) as source, closing(sqlite3.connect(store)) as copy:
+        source.backup(copy)  # whole, whatever the journal mode
+    return MachineRuns(Path(done["spec"]), store, done["runs"])
 
 
 def attribute_bundle(out: Path) -> tuple[ApplicationProfile, pa.Table, SampleProfile]:

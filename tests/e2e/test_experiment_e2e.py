@@ -1,9 +1,10 @@
-"""A tiny spec end to end through the CLI: real PySpark runs into a temporary store, then the
+"""A small study end to end through the CLI: real PySpark runs into a store, then the
 accuracy report with its JSON, figures, and the runs commands.
 
-The job is the study's word count over 2 MB of generated text, under local[1] and local[2]
-(1 repetition each); recording is JFR/py-spy-free to keep the test short, the event log is
-recorded as always.
+The runs are the suite's shared `machine_runs`: the study's word count over 8 MB of
+generated text on four configurations (1 or 2 cores, a 512m or 1g driver heap, one
+repetition each), recorded without JFR or py-spy to keep them short; the event log is
+recorded as always. tests/e2e/test_recommend_e2e.py checks `recommend` against the same runs.
 """
 
 from __future__ import annotations
@@ -17,31 +18,16 @@ import typer
 from typer.testing import CliRunner
 
 from perfmodel.runs.store import RunStore
+from tests.conftest import MachineRuns
 
-REPO = Path(__file__).resolve().parents[2]
-
-TINY = """
-name = "tiny-wordcount"
-workload = "wordcount"
-script = "{repo}/experiments/workloads/wordcount.py"
-args = ["{{data}}/text-{{size_mb}}mb", "{{out}}/counts"]
-prepare = ["{{python}}", "{repo}/experiments/datagen.py", "text", "--size-mb", "{{size_mb}}",
-           "--out", "{{data}}"]
-data_dir = "data"
-repetitions = 1
-timeout_s = 300
-
-[params]
-size_mb = 2
-
-[record]
-jfr = false
-pyspy = false
-
-[grid]
-master = ["local[1]", "local[2]"]
-driver_memory = ["512m"]
-"""
+CONFIGS = [
+    "local[1] driver=512m",
+    "local[1] driver=1g",
+    "local[2] driver=512m",
+    "local[2] driver=1g",
+]
+PAIRS = len(CONFIGS) * (len(CONFIGS) - 1)
+"""Every run predicts each of the other three configurations."""
 
 
 def _app() -> typer.Typer:
@@ -50,38 +36,27 @@ def _app() -> typer.Typer:
     return build_app()
 
 
-@pytest.fixture(scope="module")
-def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[dict]]:
-    tmp = tmp_path_factory.mktemp("study")
-    spec = tmp / "tiny.toml"
-    spec.write_text(TINY.format(repo=REPO))
-    store = tmp / "runs.sqlite"
-    result = CliRunner().invoke(
-        _app(), ["experiment", "run", str(spec), "--store", str(store), "--json"]
-    )
-    assert result.exit_code == 0, result.output
-    return spec, store, json.loads(result.stdout)
+@pytest.fixture
+def study(machine_runs: MachineRuns) -> tuple[Path, Path, list[dict]]:
+    return machine_runs.spec, machine_runs.store, machine_runs.runs
 
 
 @pytest.mark.slow
 def test_runs_are_recorded_and_stored(study) -> None:
     _, store, runs = study
-    assert [(r["config"], r["status"]) for r in runs] == [
-        ("local[1] driver=512m", "ok"),
-        ("local[2] driver=512m", "ok"),
-    ]
+    assert [(r["config"], r["status"]) for r in runs] == [(c, "ok") for c in CONFIGS]
     for r in runs:
         assert r["app_s"] > 0 and r["wall_s"] >= r["app_s"]
         assert (Path(r["bundle"]) / "manifest.json").is_file()
     listed = CliRunner().invoke(_app(), ["runs", "list", "--store", str(store), "--json"])
     rows = json.loads(listed.stdout)
-    assert [row["status"] for row in rows] == ["ok", "ok"]
+    assert [row["status"] for row in rows] == ["ok"] * len(CONFIGS)
     assert all(row["cpu_s"] > 0 and row["peak_rss_bytes"] > 100 << 20 for row in rows)
     shown = CliRunner().invoke(_app(), ["runs", "show", "1", "--store", str(store), "--json"])
     detail = json.loads(shown.stdout)
     assert detail["samples"] and detail["stages"]
     assert {"--master", "local[1]"} <= set(detail["command"])
-    assert sum(s["input_bytes"] for s in detail["stages"]) >= 2 << 20
+    assert sum(s["input_bytes"] for s in detail["stages"]) >= 8 << 20
     compared = CliRunner().invoke(_app(), ["runs", "compare", "1", "2", "--store", str(store)])
     assert compared.exit_code == 0 and "run 1" in compared.stdout and "run 2" in compared.stdout
 
@@ -108,8 +83,7 @@ def test_report_pairs_every_run_with_the_other_config(study, tmp_path: Path) -> 
     report = json.loads(result.stdout)
     pairs = report["pairs"]
     assert {(p["baseline_config"], p["target_config"]) for p in pairs} == {
-        ("local[1] driver=512m", "local[2] driver=512m"),
-        ("local[2] driver=512m", "local[1] driver=512m"),
+        (a, b) for a in CONFIGS for b in CONFIGS if a != b
     }
     by_id = {r["run_id"]: r for r in runs}
     for p in pairs:
@@ -122,8 +96,8 @@ def test_report_pairs_every_run_with_the_other_config(study, tmp_path: Path) -> 
         )
         assert p["bottleneck"] in {"cpu", "memory", "disk", "network", "scheduling", "other"}
     (wl,) = report["workloads"]
-    assert wl["workload"] == "wordcount" and wl["pairs"] == 2
-    assert math.isclose(wl["mean_error"], sum(p["error"] for p in pairs) / 2)
+    assert wl["workload"] == "wordcount" and wl["pairs"] == PAIRS
+    assert math.isclose(wl["mean_error"], sum(p["error"] for p in pairs) / PAIRS)
     assert wl["worst_error"] == max(p["error"] for p in report["pairs"])
     assert report["repeat_error"] is None  # one run per configuration: no noise floor
     assert (out / "accuracy.md").read_text().count("| wordcount |") >= 3
@@ -136,7 +110,7 @@ def test_report_pairs_every_run_with_the_other_config(study, tmp_path: Path) -> 
     import sqlite3
 
     count = sqlite3.connect(store).execute("SELECT COUNT(*) FROM predictions").fetchone()[0]
-    assert count == 4
+    assert count == 2 * PAIRS  # the replay's and slot-only replay's
 
 
 def _check_accuracy_page(page: Path, report: dict) -> None:
@@ -175,7 +149,7 @@ def test_report_under_a_split_with_every_reading_of_the_baseline(study, tmp_path
     held, fit = report["groups"]
     assert (held["role"], held["pairs"], fit["pairs"], fit["missing"]) == (
         "held-out",
-        2,
+        PAIRS,
         0,
         ["sort"],
     )

@@ -1,10 +1,10 @@
-"""`perfmodel recommend` end to end on real runs: recommend from one profiled run, run the
-recommendation and its neighbours, and check the decision against what they measured.
+"""`perfmodel recommend` end to end on real runs: recommend from one profiled run, and check
+the decision against what the recommendation and its neighbours measured.
 
 The "machines" are realised on this host as ``local[N]`` with a driver heap: a catalog of
-four (1 or 2 cores × 512m or 1g heap, priced per core and GiB), the word count of the
-validation study over 24 MB of text. Every machine of the catalog runs once; the run on
-``local[1]`` with a 1g heap is the profiled one. The deadline lies halfway between the
+four (1 or 2 cores × 512m or 1g heap, priced per core and GiB), the suite's shared
+`machine_runs` (the study's word count over 8 MB of text, every configuration run once). The
+run on ``local[1]`` with a 1g heap is the profiled one. The deadline lies halfway between the
 predicted upper bounds of the 1-core and the 2-core machines, so only the 2-core machines can
 meet it by the model, and the test reports whether the recommendation met the deadline and
 was the cheapest measured point that did. The verdict is printed
@@ -20,29 +20,8 @@ import os
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-REPO = Path(__file__).resolve().parents[2]
-SIZE_MB = 24
-
-SPEC = """
-name = "{name}"
-workload = "wordcount"
-script = "{repo}/experiments/workloads/wordcount.py"
-args = ["{{data}}/text-{{size_mb}}mb", "{{out}}/counts"]
-prepare = ["{{python}}", "{repo}/experiments/datagen.py", "text", "--size-mb", "{{size_mb}}",
-           "--out", "{{data}}"]
-data_dir = "{repo}/build/experiments/data"
-repetitions = 1
-timeout_s = 300
-
-[params]
-size_mb = {size_mb}
-
-[record]
-jfr = false
-pyspy = false
-"""
+from tests.conftest import MachineRuns
 
 _SOURCE = "made up for the end-to-end check: 0.04/core + 0.01/GiB"
 CATALOG = "\n".join(
@@ -66,40 +45,30 @@ MACHINES = {  # vm_type: (local[N], driver heap), as the --local layout rule giv
     "loc-2c-512m": (2, "512m"),
     "loc-2c-1g": (2, "1g"),
 }
-
-
-def _run(args: list[str]) -> str:
-    from perfmodel.cli import build_app
-
-    result = CliRunner().invoke(build_app(), args)
-    assert result.exit_code == 0, result.output
-    return result.stdout
+MACHINE_OF_CONFIG = {f"local[{n}] driver={heap}": name for name, (n, heap) in MACHINES.items()}
+"""The run configurations of `machine_runs`, by the catalog machine each realises."""
 
 
 @pytest.mark.slow
-def test_recommendation_checked_against_measured_runs(tmp_path: Path) -> None:
+def test_recommendation_checked_against_measured_runs(
+    machine_runs: MachineRuns, tmp_path: Path
+) -> None:
     from perfmodel.recommend.api import Recommendation, recommend
     from perfmodel.recommend.check import check_decision
     from perfmodel.recommend.search import RecommendError, Request
     from perfmodel.runs.store import RunStore
 
-    store = tmp_path / "runs.sqlite"
+    store = machine_runs.store
     catalog = tmp_path / "local.csv"
     catalog.write_text(CATALOG)
-    # Every machine of the catalog runs once; the run on the 1-core, 1g machine is also the
-    # profiled one (a second run of that configuration would repeat its work). The decision
-    # below reads the profiled run's bundle only; the other runs are what it is checked on.
-    spec = tmp_path / "machines.toml"
-    entries = "".join(
-        f'\n[[configs]]\nname = "{name}"\nmaster = "local[{n}]"\ndriver_memory = "{heap}"\n'
-        'conf = { "spark.default.parallelism" = "4" }\n'
-        for name, (n, heap) in MACHINES.items()
-    )
-    spec.write_text(SPEC.format(name="rec-machines", repo=REPO, size_mb=SIZE_MB) + entries)
-    runs = json.loads(_run(["experiment", "run", str(spec), "--store", str(store), "--json"]))
+    # Every machine of the catalog ran once; the run on the 1-core, 1g machine is also the
+    # profiled one. The decision below reads the profiled run's bundle only; the other runs
+    # are what it is checked on.
+    runs = machine_runs.runs
     assert all(r["status"] == "ok" for r in runs)
-    measured = {r["config"]: float(r["app_s"]) for r in runs}
-    (profiled,) = [r for r in runs if r["config"] == "loc-1c-1g"]
+    measured = {MACHINE_OF_CONFIG[r["config"]]: float(r["app_s"]) for r in runs}
+    (profiled,) = [r for r in runs if MACHINE_OF_CONFIG[r["config"]] == "loc-1c-1g"]
+    experiment = "wordcount-machines"
 
     # The deadline: halfway between the 1-core and the 2-core machines' upper bounds (by
     # the model), so that the recommendation has to buy the second core.
@@ -137,7 +106,7 @@ def test_recommendation_checked_against_measured_runs(tmp_path: Path) -> None:
 
     # History: the four stored runs calibrate the same application's predictions.
     with RunStore(store) as db:
-        assert len(db.runs(experiment="rec-machines")) == 4
+        assert len(db.runs(experiment=experiment)) == 4
 
     def calibrated_by_history(deadline_s: float | None) -> Recommendation:
         return recommend(
@@ -145,7 +114,7 @@ def test_recommendation_checked_against_measured_runs(tmp_path: Path) -> None:
             catalog,
             Request(deadline_s=deadline_s, local=True, exhaustive=True),
             baseline_machine="loc-1c-1g",
-            history="rec-machines",
+            history=experiment,
             store=store,
         )
 

@@ -27,7 +27,7 @@ SHARED = REPO.parent / "shared" / "data" / "eventlogs"
 FAILURES = SHARED / "tasks_executors_fail_compressed_eventlog.zstd"
 ROLLING = SHARED / "eventlog_v2_local-1623876083964"
 SCREENSHOTS = REPO / "build" / "report-screenshots"
-MAX_PAGE_BYTES = 10 * 1024 * 1024
+MAX_PAGE_BYTES = 3 * 1024 * 1024
 
 
 def _shared(path: Path) -> Path:
