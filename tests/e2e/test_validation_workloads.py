@@ -1,11 +1,13 @@
-"""The validation corpus's workloads of other shapes: their generated data, and two of them
-run for real on Spark at a tiny size."""
+"""The validation corpus's workloads of other shapes: their generated data, and three of them
+run for real on Spark at a tiny size, one after the other in one `spark-submit`
+(tests/data/workloads/one_driver.py: one JVM start instead of three)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -17,6 +19,10 @@ import pytest
 from tests.conftest import REPO, load_script
 
 SPARK_SUBMIT = Path(sys.executable).with_name("spark-submit")
+WORKLOADS = REPO / "experiments" / "workloads"
+ONE_DRIVER = REPO / "tests" / "data" / "workloads" / "one_driver.py"
+GRAPH = ["3 2", "2 1", "10 11", "11 12", "12 10", "20 21", "30 30"]
+"""components' input: a path of three, a triangle, a pair and a self-loop."""
 
 
 @pytest.fixture(scope="module")
@@ -70,29 +76,68 @@ def test_ratings_are_deterministic_half_stars_with_popular_items(
     assert np.corrcoef(user_mean[users], rating)[0, 1] > 0.3
 
 
-def _spark_submit(script: str, *args: Path | str) -> subprocess.CompletedProcess[str]:
+@dataclass(frozen=True)
+class Ran:
+    """The one `spark-submit` of the three workloads: its exit code and stderr, each
+    workload's own output (after its ``== workload NAME`` line), and their folders."""
+
+    returncode: int
+    stderr: str
+    output: dict[str, str]
+    data: Path
+    text: Path
+    readings: Path
+
+
+def _sections(stdout: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    name = None
+    for line in stdout.splitlines(keepends=True):
+        if line.startswith("== workload "):
+            name = line.split(maxsplit=2)[2].strip()
+            out[name] = ""
+        elif name is not None:
+            out[name] += line
+    return out
+
+
+@pytest.fixture(scope="module")
+def ran(datagen: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Ran:
+    """ngrams over 1 MB of generated text, pandas_groups over a month of generated readings,
+    components (10 rounds at most) over a hand-made graph (see its test), on ``local[1]``."""
+    tmp = tmp_path_factory.mktemp("workloads")
+    text = datagen.generate("text", 1, tmp / "text")
+    readings = datagen.generate("readings", 1, tmp / "readings")
+    graph = tmp / "graph"
+    graph.mkdir()
+    (graph / "edges.txt").write_text("\n".join(GRAPH) + "\n")
+    runs = [
+        ["ngrams.py", text, tmp / "bigrams"],
+        ["pandas_groups.py", readings, tmp / "hourly"],
+        ["components.py", graph, "10", tmp / "components"],
+    ]
+    args: list[str] = []
+    for script, *rest in runs:
+        args += ["---", str(WORKLOADS / script), *map(str, rest)]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
-    return subprocess.run(
+    proc = subprocess.run(
         [str(SPARK_SUBMIT), "--master", "local[1]", "--conf", "spark.ui.enabled=false"]
-        + ["--conf", "spark.sql.shuffle.partitions=2"]
-        + [str(REPO / "experiments" / "workloads" / script), *map(str, args)],
+        + ["--conf", "spark.sql.shuffle.partitions=2", str(ONE_DRIVER), *args[1:]],
         capture_output=True,
         text=True,
         env=env,
-        timeout=600,
+        timeout=900,
     )
+    return Ran(proc.returncode, proc.stderr, _sections(proc.stdout), tmp, text, readings)
 
 
 @pytest.mark.slow
-def test_ngrams_runs_on_spark_and_counts_the_top_bigrams(
-    datagen: ModuleType, tmp_path: Path
-) -> None:
+def test_ngrams_runs_on_spark_and_counts_the_top_bigrams(ran: Ran) -> None:
     """Tokenizer → NGram → groupBy in the JVM: the top bigrams and their counts match the
     same count done in Python over the generated text."""
-    source = datagen.generate("text", 1, tmp_path / "data")
-    target = tmp_path / "bigrams"
-    proc = _spark_submit("ngrams.py", source, target)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    source, target = ran.text, ran.data / "bigrams"
+    assert "top bigram: " in ran.output["ngrams"]
     expected: dict[str, int] = {}
     for path in sorted(source.glob("part-*.txt")):
         for line in path.read_text().splitlines():
@@ -109,40 +154,32 @@ def test_ngrams_runs_on_spark_and_counts_the_top_bigrams(
 
 
 @pytest.mark.slow
-def test_pandas_groups_runs_on_spark_and_keeps_nearly_every_hour(
-    datagen: ModuleType, tmp_path: Path
-) -> None:
+def test_pandas_groups_runs_on_spark_and_keeps_nearly_every_hour(ran: Ran) -> None:
     """applyInPandas + pandas_udf in real Python workers (pandas and pyarrow there): every
     (sensor, hour) with readings comes out, bar the rare hour holding only spikes."""
-    source = datagen.generate("readings", 1, tmp_path / "data")
-    target = tmp_path / "hourly"
-    proc = _spark_submit("pandas_groups.py", source, target)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    source, target = ran.readings, ran.data / "hourly"
     readings = pq.read_table(source)
     sensors, minutes = readings.column("sensor").to_pylist(), readings.column("minute").to_pylist()
     hours = {(s, m // 60) for s, m in zip(sensors, minutes, strict=True)}
     out = pq.read_table(target)
-    assert f"hours: {out.num_rows}" in proc.stdout
+    assert f"hours: {out.num_rows}" in ran.output["pandas_groups"]
     assert 0.99 * len(hours) <= out.num_rows <= len(hours)
     assert pc.min(out.column("readings")).as_py() >= 1
 
 
 @pytest.mark.slow
-def test_components_runs_on_spark_and_finds_a_small_graphs_components(tmp_path: Path) -> None:
-    """Label propagation over a hand-made edge list: a path of three (its far end two hops
-    from the smallest id, so two rounds to settle), a triangle, a pair, a self-loop alone
-    (a vertex with no other edge is in no component: the workload reads vertices off edges);
-    the sizes per smallest id are those components, and the rounds stop once nothing moves."""
-    source = tmp_path / "graph"
-    source.mkdir()
-    edges = ["3 2", "2 1", "10 11", "11 12", "12 10", "20 21", "30 30"]
-    (source / "edges.txt").write_text("\n".join(edges) + "\n")
-    target = tmp_path / "components"
-    proc = _spark_submit("components.py", source, "10", target)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = pq.read_table(target)
+def test_components_runs_on_spark_and_finds_a_small_graphs_components(ran: Ran) -> None:
+    """Label propagation over a hand-made edge list (`GRAPH`): a path of three (its far end
+    two hops from the smallest id, so two rounds to settle), a triangle, a pair, a self-loop
+    alone (a vertex with no other edge is in no component: the workload reads vertices off
+    edges); the sizes per smallest id are those components, and the rounds stop once nothing
+    moves."""
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    out = pq.read_table(ran.data / "components")
+    stdout = ran.output["components"]
     sizes = dict(zip(out.column("label").to_pylist(), out.column("count").to_pylist(), strict=True))
     assert sizes == {1: 3, 10: 3, 20: 2}
-    assert "components: 3, largest: 3 vertices" in proc.stdout
-    assert "round 2: 1 labels changed" in proc.stdout
-    assert "round 3: 0 labels changed" in proc.stdout and "round 4" not in proc.stdout
+    assert "components: 3, largest: 3 vertices" in stdout
+    assert "round 2: 1 labels changed" in stdout
+    assert "round 3: 0 labels changed" in stdout and "round 4" not in stdout
