@@ -407,20 +407,27 @@ def assert_long_tasks_have_jvm_samples(
     *,
     always_ms: float = 300.0,
     may_miss: float = 0.1,
+    long_may_miss: int = 0,
 ) -> None:
-    """Every task of ≥ ``always_ms``, and all but a ``may_miss`` share of those of ≥ 100 ms (at
-    least two may miss), has JVM samples tied to it by task id: the recording's coverage. Why not
-    all: sampling misses a short task now and then (test_record_spark.py and
-    test_record_dataframe_job.py say why for their jobs). Two, not one: a run of 15 such tasks
-    on a loaded CI machine missed a 103 ms and a 151 ms task (every task of ≥ 300 ms had
-    samples), and a bound that chance alone breaks that often judges the load, not the
-    recording."""
+    """All but ``long_may_miss`` tasks of ≥ ``always_ms``, and all but a ``may_miss`` share of
+    those of ≥ 100 ms (at least two may miss), have JVM samples tied to them by task id: the
+    recording's coverage. Why not all: sampling misses a short task now and then
+    (test_record_spark.py and test_record_dataframe_job.py say why for their jobs). Two, not
+    one: a run of 15 such tasks on a loaded CI machine missed a 103 ms and a 151 ms task
+    (every task of ≥ 300 ms had samples), and a bound that chance alone breaks that often
+    judges the load, not the recording. Of a JFR recording, one long task may miss too
+    (``long_may_miss=1``): twice on 2026-11-29, in some 25 recordings, JFR took no sample of
+    one task thread for a whole task (a 487 ms task of the mixed job, a 942 ms task of the
+    DataFrame job) while two py4j threads took every native sample of that time (48 and 48,
+    99 and 98) and the thread had no Java sample either; every other long task of those runs
+    had samples."""
     jvm = samples.filter(pc.equal(samples.column("source"), "jfr"))
     sampled = set(pc.drop_null(jvm.column("task_id")).to_pylist())
     long_tasks = [t for t in profile.tasks() if t.metrics.run_ms >= 100]
     assert long_tasks
     missing = [t for t in long_tasks if t.task_id not in sampled]
-    assert not [(t.task_id, t.metrics.run_ms) for t in missing if t.metrics.run_ms >= always_ms]
+    long_missing = [(t.task_id, t.metrics.run_ms) for t in missing if t.metrics.run_ms >= always_ms]
+    assert len(long_missing) <= long_may_miss, long_missing
     assert len(missing) <= max(2, int(len(long_tasks) * may_miss)), [
         (t.task_id, t.stage_id, t.metrics.run_ms) for t in missing
     ]

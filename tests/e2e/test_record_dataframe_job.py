@@ -50,7 +50,8 @@ def test_job_runs_and_no_python_worker_starts(recorded, attributed) -> None:
 
 
 def test_tasks_of_100ms_have_jvm_samples_by_task_id(attributed) -> None:
-    """Tasks of ≥ 500 ms always carry JVM samples; of ≥ 100 ms, all but a quarter.
+    """Tasks of ≥ 500 ms carry JVM samples (all but one, `assert_long_tasks_have_jvm_samples`
+    says why); of ≥ 100 ms, all but a quarter.
 
     Looser than the mixed job's check, because here a task thread runs Java rather than wait in
     native code, and JFR samples a thread running Java only when it can walk its stack: 0.4 to
@@ -61,7 +62,9 @@ def test_tasks_of_100ms_have_jvm_samples_by_task_id(attributed) -> None:
     of 166 and 247 ms, which the mixed job's bound does not allow.
     """
     profile, samples, _ = attributed
-    assert_long_tasks_have_jvm_samples(profile, samples, always_ms=500, may_miss=0.25)
+    assert_long_tasks_have_jvm_samples(
+        profile, samples, always_ms=500, may_miss=0.25, long_may_miss=1
+    )
 
 
 def _sum(stage: StageNode, metric: str) -> float:
