@@ -282,7 +282,6 @@ def record_job(
 
 def once_per_run(
     tmp_path_factory: pytest.TempPathFactory,
-    worker_id: str,
     name: str,
     produce: Callable[[Path], dict[str, Any]],
 ) -> dict[str, Any]:
@@ -291,7 +290,7 @@ def once_per_run(
     runs). Under pytest-xdist the workers share it: the first to ask makes it while holding a
     lock, the others wait for it and read what it wrote (``produce`` returns plain JSON)."""
     shared = tmp_path_factory.getbasetemp()
-    if worker_id != "master":
+    if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # the run's directory, above each worker's own
     home = shared / name
     with (shared / f"{name}.lock").open("w") as lock:
@@ -305,7 +304,7 @@ def once_per_run(
 
 
 @pytest.fixture(scope="session")
-def job_bundle(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+def job_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``tests/data/record/job.py`` (scale 0.5) recorded once per run with the default
     samplers, for the tests that read a recorded bundle without testing the recording itself
     (the report in a browser, a bundle read without the [models] extra): a recording is a real
@@ -315,7 +314,7 @@ def job_bundle(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path
         proc, out = record_job(home, "job.py", "0.5")
         return {"returncode": proc.returncode, "stderr": proc.stderr[-3000:], "out": str(out)}
 
-    done = once_per_run(tmp_path_factory, worker_id, "job-bundle", record)
+    done = once_per_run(tmp_path_factory, "job-bundle", record)
     assert done["returncode"] == 0, done["stderr"]
     return Path(done["out"])
 
@@ -358,7 +357,7 @@ class MachineRuns:
 
 
 @pytest.fixture(scope="session")
-def _machine_runs_made(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dict[str, Any]:
+def _machine_runs_made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     def run(home: Path) -> dict[str, Any]:
         from typer.testing import CliRunner
 
@@ -377,7 +376,7 @@ def _machine_runs_made(tmp_path_factory: pytest.TempPathFactory, worker_id: str)
             "runs": json.loads(result.stdout) if result.exit_code == 0 else [],
         }
 
-    return once_per_run(tmp_path_factory, worker_id, "machine-runs", run)
+    return once_per_run(tmp_path_factory, "machine-runs", run)
 
 
 @pytest.fixture
