@@ -118,11 +118,12 @@ def ran(datagen: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Ran:
     ]
     args: list[str] = []
     for script, *rest in runs:
-        args += ["---", str(WORKLOADS / script), *map(str, rest)]
+        args += ["---"] if args else []  # one_driver.py's separator between applications
+        args += [str(WORKLOADS / script), *map(str, rest)]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
     proc = subprocess.run(
         [str(SPARK_SUBMIT), "--master", "local[1]", "--conf", "spark.ui.enabled=false"]
-        + ["--conf", "spark.sql.shuffle.partitions=2", str(ONE_DRIVER), *args[1:]],
+        + ["--conf", "spark.sql.shuffle.partitions=2", str(ONE_DRIVER), *args],
         capture_output=True,
         text=True,
         env=env,

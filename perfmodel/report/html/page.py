@@ -2,9 +2,8 @@
 
 Nothing on the page is fetched: the report is read offline, mailed, attached to tickets, so
 plotly.js (package data: plotly's own "basic" bundle, vendored, see ``assets/``) and our own
-script and style are copied into it, and the
-page data is a JSON ``<script>`` block that our script draws from. Fonts are the system's (no
-web fonts to inline).
+script and style are copied into it, and the page data is a JSON ``<script>`` block that our
+script draws from. Fonts are the system's (no web fonts to inline).
 """
 
 from __future__ import annotations
