@@ -15,6 +15,7 @@
 #        SPECS=experiments/cluster/dynamic/sort.toml scripts/dynalloc_study.sh --param size_mb=10
 #        scripts/dynalloc_study.sh --held-out    # the accuracy figures: run once, model final
 #        scripts/dynalloc_study.sh --held-out-2  # the second held-out study (components, TPC-H)
+#        scripts/dynalloc_study.sh --held-out-3  # the third held-out study (ALS, TPC-DS)
 #
 # The specs of experiments/cluster/dynamic/ are fit workloads (sort, sql-join): their
 # figures are development figures. --held-out runs experiments/cluster/dynamic-held-out/
@@ -29,6 +30,9 @@
 # --held-out-2 runs experiments/cluster/dynamic-held-out-2/ (connected components and TPC-H,
 # held-out workloads that no dynamic allocation prediction had read and that had never run in
 # this cluster shape) into build/experiments/dynalloc-held-out-2/, the same way.
+# --held-out-3 runs experiments/cluster/dynamic-held-out-3/ (ALS and TPC-DS, held-out
+# workloads that no dynamic allocation prediction had read and that had never run in this
+# cluster shape) into build/experiments/dynalloc-held-out-3/, the same way.
 #
 # Eight workers share this machine's cores: each gets a CPU quota of 0.25 cores
 # (PERFMODEL_CLUSTER_WORKER_CPU, 2 cores in all), so 2 and 8 executors are 0.5 and 2 cores.
@@ -40,7 +44,7 @@ cd "$(dirname "$0")/.."
 
 SPLIT=experiments/splits/default.toml
 REPORT_ARGS=()
-if [[ ${1:-} == --held-out || ${1:-} == --held-out-2 ]]; then
+if [[ ${1:-} == --held-out || ${1:-} == --held-out-2 || ${1:-} == --held-out-3 ]]; then
     held_out=${1#--}
     shift
     OUT=${OUT:-build/experiments/dynalloc-$held_out}

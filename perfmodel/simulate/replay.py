@@ -13,6 +13,8 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from perfmodel.dag.model import ApplicationProfile, StageKey
 from perfmodel.dag.partition_change import SettingsEffect
 from perfmodel.dag.resources import ResourceVector
@@ -38,7 +40,7 @@ from perfmodel.simulate.intervals import Extrapolation
 from perfmodel.simulate.laws import FloatArray
 from perfmodel.simulate.rescale import StageTimes, StageTimesCache, all_stage_times
 from perfmodel.simulate.scheduler import Timeline
-from perfmodel.simulate.shared_machine import machine_factor
+from perfmodel.simulate.shared_machine import DriverStart, machine_factor
 from perfmodel.simulate.stage_work import COMPONENTS
 from perfmodel.simulate.workload import Workload, compile_workload
 
@@ -197,7 +199,7 @@ class BaselineReplay:
         workload: Workload,
         times: list[StageTimes],
         slots: SlotPlan,
-        lags: tuple[float, float] = (1.0, 1.0),
+        lags: tuple[float, ...] = (1.0, 1.0, 1.0),
     ) -> tuple[Timeline, ExecutorTimeline | None]:
         """`run_schedule` (or the allocation replay), once per distinct input:
         configurations that differ only where no stage's task times do (a bandwidth no stage
@@ -244,6 +246,7 @@ def replay_workload(
     base_times, base_line = done.times, done.line
     executors: ExecutorTimeline | None = None
     plan: SlotPlan | None = None
+    lags = (1.0, 1.0, 1.0)
     if target == base:
         times, line = base_times, base_line
     else:
@@ -271,6 +274,8 @@ def replay_workload(
             )
         )
     notes = list(workload.notes)
+    if workload.driver_start is not None and lags[2] != 1.0:
+        notes.append(_driver_start_note(workload.driver_start, lags[2]))
     if isinstance(plan, DynamicPlan) and executors is not None:
         notes.append(allocation_note(executors, line.end_ms, plan))
     # The floor holds the CPU the target still does: less where it spills less.
@@ -336,30 +341,79 @@ def slot_plan(workload: Workload, base: ClusterConfig, target: ClusterConfig) ->
 
 def on_machine(
     workload: Workload, base: ClusterConfig, target: ClusterConfig
-) -> tuple[Workload, tuple[float, float]]:
+) -> tuple[Workload, tuple[float, float, float]]:
     """The workload with its driver's lags and its executors' arrivals stretched as the
     machine the executors shared gets more (or less) crowded with the target's executor
-    count (`perfmodel.simulate.shared_machine`), and the two factors (start-up, after the
-    first task). The driver and the starting executors share that machine, so on a crowded
-    one the executors start, and the driver plans, more slowly. The workload itself where
-    nothing was measured or the count is kept."""
+    count (`perfmodel.simulate.shared_machine`), and the three factors (start-up, after the
+    first task, the driver's start-up before its first job). The driver and the starting
+    executors share that machine, so on a crowded one the executors start, and the driver
+    plans, more slowly. The workload itself where nothing was measured or nothing changes.
+
+    Where dynamic allocation is on at either end, the executors start at another time: a
+    static configuration starts all of them beside the driver's own start-up, the policy
+    (with no initial executors) only once the first job waits. There the driver's start-up
+    before its first job takes what `shared_machine.DriverStart.lag_for` says, relative to
+    what it says of the baseline."""
     m = workload.machine
-    if m is None or base.executors == target.executors or target.local_mode:
-        return workload, (1.0, 1.0)
-    ratio = target.executors / max(base.executors, 1)
-    f_start = machine_factor(m.startup, m.cores, m.startup.executors, m.startup.executors * ratio)
-    f_tasks = machine_factor(m.tasks, m.cores, m.tasks.executors, m.tasks.executors * ratio)
-    if f_start == 1.0 and f_tasks == 1.0:
-        return workload, (1.0, 1.0)
+    if m is None or target.local_mode:
+        return workload, (1.0, 1.0, 1.0)
+    f_start = f_tasks = 1.0
+    if base.executors != target.executors:
+        ratio = target.executors / max(base.executors, 1)
+        starting = m.startup.executors
+        f_start = machine_factor(m.startup, m.cores, starting, starting * ratio)
+        f_tasks = machine_factor(m.tasks, m.cores, m.tasks.executors, m.tasks.executors * ratio)
+    f_driver = _driver_start_factor(workload, base, target)
+    if f_start == 1.0 and f_tasks == 1.0 and f_driver == 1.0:
+        return workload, (1.0, 1.0, 1.0)
+    first_job = workload.driver_start.lag_ms if workload.driver_start else -math.inf
+
+    def factor(observed_ms: float) -> float:
+        if f_driver != 1.0 and observed_ms <= first_job:
+            return f_driver
+        return f_start if observed_ms <= m.first_task_ms else f_tasks
+
     milestones = [
-        replace(ms, lag_ms=ms.lag_ms * (f_start if ms.observed_ms <= m.first_task_ms else f_tasks))
-        for ms in workload.milestones
+        replace(ms, lag_ms=ms.lag_ms * factor(ms.observed_ms)) for ms in workload.milestones
     ]
     executors = [
         (added * f_start, gone * f_start if math.isfinite(gone) else gone, cores)
         for added, gone, cores in workload.executors
     ]
-    return replace(workload, milestones=milestones, executors=executors), (f_start, f_tasks)
+    return replace(workload, milestones=milestones, executors=executors), (
+        f_start,
+        f_tasks,
+        f_driver,
+    )
+
+
+def _driver_start_note(d: DriverStart, factor: float) -> str:
+    """What the driver's start-up law did in a prediction, for the user."""
+    return (
+        f"the driver's start-up before its first job replayed as {d.lag_ms * factor / 1000:.1f} s "
+        f"instead of {d.lag_ms / 1000:.1f} s: it used {d.cpu_ms / 1000:.1f} core-s of CPU, and "
+        "executors starting beside it on the machine they shared take the cores it needs "
+        "(docs/cluster.md)"
+    )
+
+
+def _driver_start_factor(workload: Workload, base: ClusterConfig, target: ClusterConfig) -> float:
+    """t'/t of the driver's start-up before its first job where dynamic allocation, on at
+    either end, changes which executors start beside it (`on_machine`); 1 elsewhere."""
+    d, facts, m = workload.driver_start, workload.allocation, workload.machine
+    if d is None or facts is None or m is None:
+        return 1.0
+    if not (base.allocation.enabled or target.allocation.enabled):
+        return 1.0
+    if target.allocation.enabled:
+        starting = target.allocation.initial_executors
+    else:
+        starting = target.executors
+    arrivals = [facts.costs.initial_arrival(k) for k in range(min(starting, 10_000))]
+    startup = float(np.median(arrivals)) if arrivals else 0.0
+    before = d.lag_for(d.starting, d.startup_ms, m.cores)
+    after = d.lag_for(starting, startup, m.cores)
+    return after / before if before > 0 else 1.0
 
 
 def _stage_span(line: Timeline, i: int) -> float:

@@ -86,6 +86,9 @@ class Workload:
     machine: shared_machine.SharedMachine | None = None
     """Where the executors ran on one machine (a namespace cluster's): how crowded it was
     (`perfmodel.simulate.shared_machine`); None elsewhere."""
+    driver_start: shared_machine.DriverStart | None = None
+    """On that machine, the driver's start-up before its first job and the executors that
+    started beside it; None elsewhere, or where the driver was not measured."""
 
     @property
     def n_tasks(self) -> int:
@@ -160,6 +163,7 @@ def compile_workload(
         for work in works:
             work.executor_background = background.ratio
     machine = _shared_machine(profile, baseline, tasks, stage_list, start)
+    driver = _driver_start(profile, baseline, start) if machine is not None else None
     if machine is not None:
         notes.append(machine.note())
         for work, window in zip(works, machine.stages, strict=True):
@@ -296,6 +300,7 @@ def compile_workload(
             else 0.0
         ),
         machine=machine,
+        driver_start=driver,
         allocation=(
             None
             if baseline.local_mode
@@ -343,6 +348,28 @@ def _shared_machine(
     }
     return shared_machine.estimate(
         profile.thread_cpu, cores, limits, executor_cores, start, first, last, windows
+    )
+
+
+def _driver_start(
+    profile: ApplicationProfile, baseline: ClusterConfig, start: float
+) -> shared_machine.DriverStart | None:
+    """The driver's start-up beside the executors starting on the shared machine
+    (`shared_machine.DriverStart`), where the bundle measured the driver's threads."""
+    found = shared_machine.machine_of(profile.extra)
+    submits = [j.submit_ms for j in profile.jobs.values() if j.submit_ms is not None]
+    if found is None or profile.thread_cpu is None or not submits:
+        return None
+    cores, limits = found
+    known = [q for q in limits.values() if q is not None]
+    quota = float(np.median(known)) if known else float(baseline.executor_cores)
+    registered = [
+        e.added_ms
+        for e in profile.executors.values()
+        if e.executor_id != "driver" and e.added_ms is not None
+    ]
+    return shared_machine.driver_start(
+        profile.thread_cpu, cores, quota, start, min(submits), registered
     )
 
 

@@ -1,7 +1,7 @@
-"""The held-out dynamic allocation specs (experiments/cluster/dynamic-held-out/ and
-dynamic-held-out-2/): held-out workloads only, run exactly as the fit specs of
-experiments/cluster/dynamic/ are, so the studies' held-out figures test the same what-ifs the
-development figures did."""
+"""The held-out dynamic allocation specs (experiments/cluster/dynamic-held-out/,
+dynamic-held-out-2/ and dynamic-held-out-3/): held-out workloads only, run exactly as the fit
+specs of experiments/cluster/dynamic/ are, so the studies' held-out figures test the same
+what-ifs the development figures did."""
 
 from __future__ import annotations
 
@@ -19,17 +19,20 @@ ROOT = Path(__file__).resolve().parents[2]
 CLUSTER = ROOT / "experiments" / "cluster"
 FIRST = sorted((CLUSTER / "dynamic-held-out").glob("*.toml"))
 SECOND = sorted((CLUSTER / "dynamic-held-out-2").glob("*.toml"))
-HELD_OUT_SPECS = FIRST + SECOND
+THIRD = sorted((CLUSTER / "dynamic-held-out-3").glob("*.toml"))
+HELD_OUT_SPECS = FIRST + SECOND + THIRD
 FIT_SORT = ROOT / "experiments" / "cluster" / "dynamic" / "sort.toml"
 
 
 def test_each_study_has_two_held_out_workloads_of_its_own() -> None:
     first = [load_spec(p) for p in FIRST]
     second = [load_spec(p) for p in SECOND]
+    third = [load_spec(p) for p in THIRD]
     assert sorted(s.workload for s in first) == ["inverted-index", "ngrams"]
     assert sorted(s.workload for s in second) == ["components", "tpch"]
+    assert sorted(s.workload for s in third) == ["als", "tpcds"]
     split = load_split(ROOT / "experiments" / "splits" / "default.toml")
-    assert all(split.role(s.workload) == HELD_OUT for s in first + second)
+    assert all(split.role(s.workload) == HELD_OUT for s in first + second + third)
     python = next(s for s in first if s.workload == "inverted-index")
     assert python.record.pyspy  # its work is in the Python workers: sampled there
 
