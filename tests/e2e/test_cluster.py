@@ -218,14 +218,15 @@ def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path) -> None
         e.host for e in loaded.profile.executors.values() if e.executor_id != "driver"
     }
     assert executor_hosts == set(workers.values())
-    assert build_profile(out).profile.extra["executor_hosts"] == result.manifest.executor_hosts
+    import perfmodel
+
+    analysis = perfmodel.load(out)
+    assert analysis.profile.extra["executor_hosts"] == result.manifest.executor_hosts
     task_hosts = {t.host for s in loaded.profile.stages.values() for t in s.tasks}
     assert task_hosts == set(workers.values())
     # The driver's start-up beside the executors on this machine, from its threads' CPU
     # (`shared_machine.DriverStart`): what it used before its first job, and who started.
-    import perfmodel
-
-    start = perfmodel.load(out).workload.driver_start
+    start = analysis.workload.driver_start
     assert start is not None
     assert start.cpu_ms > 0 and 0 < start.want <= usable_cores()
     assert 0 <= start.starting <= 2 and start.quota == WORKER_CPU
