@@ -42,6 +42,7 @@ from perfmodel.spark.partitioning import (
     partition_sizes,
     shuffle_write_bytes,
 )
+from perfmodel.spark.settings import stage_key
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
@@ -510,13 +511,23 @@ def _partition_knob(
         return
     if control == CODE:
         call = sp.code or "a partition count in the code"
-        verb = "repartition" if more else "coalesce"
         alert.knob, alert.knob_kind = f"the code: {call}", CODE_KNOB
-        alert.suggestion = f"{verb}({want}) instead"
-        alert.not_predicted = (
-            "the task count is set in the code (" + sp.reason + "); the what-if predicts "
-            "settings, not code edits"
+        if call.startswith("coalesce(") and more:
+            # More tasks than a coalesce() merges into is a repartition(), whose added
+            # shuffle the what-if does not price (`partition_plan.code_changes`).
+            alert.suggestion = f"repartition({want}) instead"
+            alert.not_predicted = (
+                "the code's coalesce() can only merge its input's partitions; a repartition() "
+                "in its place adds a shuffle, which the what-if does not price"
+            )
+            return
+        verb = next((v for v in ("repartition", "coalesce") if call.startswith(v + "(")), "")
+        alert.suggestion = (
+            f"{verb}({want}) instead" if verb else f"{want} partitions in place of {call}"
         )
+        # The edit's what-if: the stage re-split as the new count would split it.
+        alert.candidates = [{stage_key(sp.key[0]): str(want)}]
+        alert.settings = dict(alert.candidates[0])
         return
     if control == SINGLE:
         alert.knob = "the query's plan: " + sp.reason + " (a global aggregate, sort or window)"
@@ -964,7 +975,11 @@ def quantify_alerts(
             alert.knob_kind = NONE
             continue
         alert.settings = chosen
-        if alert.suggestion and not alert.suggestion.startswith(_settings_text(chosen)):
+        if (
+            alert.knob_kind != CODE_KNOB  # a code edit's suggestion is the code, not its key
+            and alert.suggestion
+            and not alert.suggestion.startswith(_settings_text(chosen))
+        ):
             alert.suggestion = _settings_text(chosen)
         key = tuple(sorted(chosen.items()))
         if key not in done:

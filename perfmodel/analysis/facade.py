@@ -577,12 +577,15 @@ class Analysis:
     def _alert_check(self, settings: Mapping[str, str], alert: Alert) -> str | None:
         """Whether ``settings`` act on the alert's stages or join by Spark's rules (the
         front end's plan, no replay): None if they do, else why not."""
-        values, _ = parse_settings(settings)
-        what_if = split_settings(values, self.baseline)
-        if not what_if.partitioning:
-            return None
-        target = settings_target(self.baseline, what_if, None)
-        plan = plan_for(self.profile, self.partitioning, what_if, target)
+        try:
+            values, _ = parse_settings(settings)
+            what_if = split_settings(values, self.baseline)
+            if not what_if.partitioning:
+                return None
+            target = settings_target(self.baseline, what_if, None)
+            plan = plan_for(self.profile, self.partitioning, what_if, target)
+        except PerfmodelError as exc:  # refused by Spark's rules or the code's: said, not raised
+            return str(exc)
         if alert.query_id is not None and any(j.query_id == alert.query_id for j in plan.joins):
             return None
         more = alert.kind in MORE_TASKS

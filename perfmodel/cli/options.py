@@ -81,7 +81,8 @@ Conf = Annotated[
     typer.Option(
         "--conf",
         help="A Spark setting to predict, KEY=VALUE (repeatable, as spark-submit's --conf): "
-        "spark.sql.shuffle.partitions=64, spark.sql.adaptive.enabled=false "
+        "spark.sql.shuffle.partitions=64, spark.sql.adaptive.enabled=false; or a code edit, "
+        "stage.ID.partitions=N: stage ID run with N tasks, as repartition(N) would "
         "(keys: docs/settings.md).",
         show_default=False,
     ),

@@ -40,15 +40,26 @@ from perfmodel.dag.partition_change import FloatArray, PartitionPlan, StageChang
 from perfmodel.spark import partition_rules as rules
 from perfmodel.spark.join_plan import JOIN_KEYS, plan_join_switches
 from perfmodel.spark.partitioning import (
+    CODE,
     FILE_SPLITS,
+    INPUT,
     RDD_PARALLELISM,
+    SETTING_OF,
     SHUFFLE_SETTING,
+    SINGLE,
     Partitioning,
     StagePartitioning,
     partition_sizes,
     target_settings,
 )
-from perfmodel.spark.settings import MAX_PARTITIONS, EffectiveSettings, SettingError, SettingValue
+from perfmodel.spark.settings import (
+    MAX_PARTITIONS,
+    EffectiveSettings,
+    SettingError,
+    SettingValue,
+    stage_key,
+    stage_of_key,
+)
 
 HOT_FACTOR = 2.0
 """A partition holding more than this many times the typical one holds a hot mass."""
@@ -434,23 +445,8 @@ def parallelism_change(
     every stage per stage."""
     if new_parallelism == part.partitions:
         return None
-    stage = profile.stages[part.key]
-    sizes, _ = partition_sizes(stage)
-    if part.range_splits is not None or float(sizes.sum()) <= 0:
-        data = np.zeros(new_parallelism)
-    else:
-        contents = partition_contents(sizes, len(sizes) == part.partitions, part.partitions)
-        data = contents.sizes_at(new_parallelism)
     why = f"{new_parallelism} partitions (spark.default.parallelism, from {part.partitions})"
-    if attempts is None:
-        attempts = stage_attempts(profile)
-    maps = [
-        k
-        for parent_id in stage.parent_stage_ids
-        for k in attempts.get(parent_id, ())
-        if len(profile.stages[k].table)
-        and float(profile.stages[k].table.col("shuffle_write_bytes").sum()) > 0
-    ]
+    maps = _written_parents(profile, part, attempts)
     planned = (part.partitions, new_parallelism) if maps else (0, 0)
     return StageChange(
         part.key,
@@ -458,10 +454,134 @@ def parallelism_change(
         _knob(part),
         part.partitions,
         new_parallelism,
-        data,
+        _resplit(profile, part, new_parallelism),
         why,
         maps,
         planned,
+    )
+
+
+def _resplit(profile: ApplicationProfile, part: StagePartitioning, count: int) -> FloatArray:
+    """What each of ``count`` new partitions of the stage reads: its measured partitions'
+    contents re-hashed (skew survives), or nothing for generated data."""
+    sizes, _ = partition_sizes(profile.stages[part.key])
+    if part.range_splits is not None or float(sizes.sum()) <= 0:
+        return np.zeros(count)
+    contents = partition_contents(sizes, len(sizes) == part.partitions, part.partitions)
+    return contents.sizes_at(count)
+
+
+def _written_parents(
+    profile: ApplicationProfile,
+    part: StagePartitioning,
+    attempts: Mapping[int, list[StageKey]] | None,
+) -> list[StageKey]:
+    """The parent stages that wrote a shuffle the stage reads (its RDD parents)."""
+    if attempts is None:
+        attempts = stage_attempts(profile)
+    return [
+        k
+        for parent_id in profile.stages[part.key].parent_stage_ids
+        for k in attempts.get(parent_id, ())
+        if len(profile.stages[k].table)
+        and float(profile.stages[k].table.col("shuffle_write_bytes").sum()) > 0
+    ]
+
+
+def code_changes(
+    profile: ApplicationProfile,
+    partitioning: Partitioning,
+    edits: Mapping[int, int],
+) -> list[StageChange]:
+    """Stages whose task count a code edit sets (``stage.ID.partitions=N``: what
+    ``repartition(N)``, ``coalesce(N)`` or an RDD operation's ``numPartitions=N`` in place of
+    the code's count would give), re-split as a setting's change is. Only a stage whose
+    count the code sets takes one: any other is refused, naming what does set it."""
+    attempts = stage_attempts(profile)
+    out: list[StageChange] = []
+    for stage_id, count in edits.items():
+        key = stage_key(stage_id)
+        keys = attempts.get(stage_id)
+        if not keys:
+            raise SettingError(f"{key}: this log has no stage {stage_id}")
+        ran = [
+            partitioning.stages[k]
+            for k in keys
+            if k in partitioning.stages
+            and profile.stages[k].status != "SKIPPED"
+            and len(profile.stages[k].table)
+        ]
+        if not ran:
+            raise SettingError(
+                f"{key}: stage {stage_id} ran no task, so it has no work to re-split"
+            )
+        for part in ran:
+            _check_code_control(key, part, count)
+            if count == part.partitions:
+                continue
+            out.append(_code_change(profile, part, count, attempts))
+    return out
+
+
+def _check_code_control(key: str, part: StagePartitioning, count: int) -> None:
+    """Refuse an edit of a stage whose task count the code does not set, naming what does."""
+    sid = part.key[0]
+    if part.control == CODE:
+        if part.code.startswith("coalesce(") and count > part.partitions:
+            most = max((s.partitions for s in part.shuffles), default=0)
+            if count > most:
+                raise SettingError(
+                    f"{key}={count}: stage {sid} runs the code's {part.code}, which can only "
+                    f"merge its input's partitions ({most or 'a count the log does not give'}); "
+                    "a repartition() in its place adds a shuffle, which this what-if does not "
+                    "price"
+                )
+        return
+    setting = SETTING_OF.get(part.control)
+    if setting is not None:
+        why = f"follows {setting} ({part.reason}): set that instead"
+    elif part.control == SINGLE:
+        why = f"runs one partition whatever the counts ({part.reason}): only the query can split it"
+    elif part.control == INPUT:
+        why = (
+            f"runs its input's partitions ({part.reason}): a repartition() after reading it adds "
+            "a shuffle, which this what-if does not price"
+        )
+    else:
+        why = f"is set by something the log does not show ({part.reason})"
+    raise SettingError(f"{key}: stage {sid}'s task count is not set in the code; it {why}")
+
+
+def _code_change(
+    profile: ApplicationProfile,
+    part: StagePartitioning,
+    count: int,
+    attempts: Mapping[int, list[StageKey]],
+) -> StageChange:
+    """A code-set stage re-split into ``count`` partitions. A ``repartition(n)`` (or an RDD
+    operation's count) is a shuffle written to that many partitions, so its map stages now
+    write ``count``; a ``coalesce(n)`` merges partitions without a shuffle, so nothing
+    upstream changes."""
+    sql_maps = [k for sh in part.shuffles for k in sh.map_stages]
+    maps: list[StageKey] = []
+    planned, bypass = (0, 0), False
+    if not part.code.startswith("coalesce(") and part.range_splits is None:
+        if sql_maps:
+            maps, planned, bypass = sql_maps, (part.partitions, count), True
+        else:
+            maps = _written_parents(profile, part, attempts)
+            planned = (part.partitions, count) if maps else (0, 0)
+    return StageChange(
+        part.key,
+        part.control,
+        stage_key(part.key[0]),
+        part.partitions,
+        count,
+        _resplit(profile, part, count),
+        f"{count} partitions in place of the code's {part.code}",
+        maps,
+        planned,
+        bypass,
     )
 
 
@@ -488,9 +608,14 @@ def plan_settings(
     """Everything Spark settings ``changes`` (parsed) change in the profile's partitioning:
     the stages they re-partition, the joins that change strategy, and notes on what was
     kept. ``target_cores`` and ``local_mode``: the configuration the run would have (the
-    default parallelism follows its cores where the log did not set it)."""
-    stages, notes = plan_changes(profile, partitioning, changes, target_cores, local_mode)
-    joins, join_notes = plan_join_switches(profile, partitioning, changes)
+    default parallelism follows its cores where the log did not set it). A
+    ``stage.ID.partitions`` key among them is a code edit (`code_changes`)."""
+    edits = {sid: int(v) for k, v in changes.items() if (sid := stage_of_key(k)) is not None}
+    settings = {k: v for k, v in changes.items() if stage_of_key(k) is None}
+    stages, notes = plan_changes(profile, partitioning, settings, target_cores, local_mode)
+    # A code edit acts on stages the code sets, which no setting re-partitions.
+    stages += code_changes(profile, partitioning, edits)
+    joins, join_notes = plan_join_switches(profile, partitioning, settings)
     return PartitionPlan(stages, joins, notes + join_notes)
 
 

@@ -289,9 +289,46 @@ def parse_bytes(text: str, bare_unit: int = 1) -> int:
     return sign * number * (_SUFFIX[suffix] if suffix is not None else bare_unit)
 
 
+STAGE_PREFIX = "stage."
+_STAGE_KEY = re.compile(r"stage\.([0-9]{1,9})\.partitions")
+"""``stage.ID.partitions``: a stage's task count as a code edit would set it."""
+
+
+def stage_key(stage_id: int) -> str:
+    """The what-if key that sets stage ``stage_id``'s task count as the code would
+    (``repartition(n)``, ``coalesce(n)``, an RDD operation's ``numPartitions``)."""
+    return f"{STAGE_PREFIX}{stage_id}.partitions"
+
+
+def stage_of_key(key: str) -> int | None:
+    """The stage id of a ``stage.ID.partitions`` key; None for any other key."""
+    m = _STAGE_KEY.fullmatch(key)
+    return int(m.group(1)) if m else None
+
+
+def _stage_partitions(key: str, text: str) -> int:
+    if stage_of_key(key) is None:
+        raise SettingError(
+            f"unknown what-if key {_shown(key)}: a stage's task count is written "
+            "stage.ID.partitions=N (ID: the stage id that diagnose shows)"
+        )
+    raw = str(text).strip()
+    if not re.fullmatch(r"[+-]?[0-9]{1,30}", raw):
+        raise SettingError(f"{key}={_shown(raw)}: must be a whole number")
+    value = int(raw)
+    if not 1 <= value <= MAX_PARTITIONS:
+        raise SettingError(
+            f"{key}={_shown(raw)}: must be a whole number from 1 to {MAX_PARTITIONS:,}"
+        )
+    return value
+
+
 def parse_value(key: str, text: str) -> SettingValue:
     """The typed value of ``key`` written as ``text``, checked against Spark's syntax and the
-    key's range; raises `SettingError` naming the key (an unknown key included)."""
+    key's range; raises `SettingError` naming the key (an unknown key included). A
+    ``stage.ID.partitions`` key is a code edit's task count (`stage_key`)."""
+    if key.startswith(STAGE_PREFIX):
+        return _stage_partitions(key, text)
     spec = lookup(key)
     if spec.kind == "text":
         raise SettingNotPredictedError(f"{key}: perfmodel cannot predict its effect: {spec.reason}")
@@ -440,17 +477,20 @@ class SparkConf:
 
     @property
     def hint(self) -> str:
-        return "a Spark setting (spark.KEY=VALUE, docs/settings.md)"
+        return (
+            "a Spark setting (spark.KEY=VALUE, docs/settings.md) or a stage's task count as "
+            "the code would set it (stage.ID.partitions=N)"
+        )
 
     def owns(self, name: str) -> bool:
-        return name.startswith("spark.")
+        return name.startswith(("spark.", STAGE_PREFIX))
 
     def parse(self, key: str, text: str) -> SettingValue:
         return parse_value(key, text)
 
     def predicts(self, key: str) -> bool:
         """Whether a what-if on ``key`` is predicted (a known key with an effect modelled)."""
-        return key in PREDICTED
+        return key in PREDICTED or stage_of_key(key) is not None
 
     def default(self, key: str, version_text: str, given: Mapping[str, str]) -> str | None:
         """What a run of Spark ``version_text`` that sets ``given`` has for ``key`` when it

@@ -82,13 +82,22 @@ def test_too_few_tasks_set_by_a_setting_is_predicted() -> None:
     assert alert.predicted_low_s <= alert.predicted_s <= alert.predicted_high_s
 
 
-def test_too_few_tasks_set_by_the_code_names_the_call() -> None:
+def test_too_few_tasks_set_by_the_code_names_the_call_and_predicts_the_edit() -> None:
+    """The code's repartition(1) is the knob; the suggested count is predicted as the code
+    edit (``stage.ID.partitions``), the 54 s one-task stage split over the 4 slots."""
     found = kinds(ALERTS / "tasks.zstd")["too-few-tasks"]
     by_code = [a for a in found if a.knob_kind == "code"]
     assert by_code, [a.text for a in found]
-    assert "repartition(1)" in by_code[0].knob
-    assert by_code[0].suggestion.startswith("repartition(")
-    assert by_code[0].predicted_s is None and "code" in by_code[0].not_predicted
+    alert = by_code[0]
+    assert "repartition(1)" in alert.knob
+    (sid,) = alert.stage_ids
+    want = int(alert.settings[f"stage.{sid}.partitions"])
+    assert want > 1 and alert.suggestion == f"repartition({want}) instead"
+    assert alert.predicted_s is not None and alert.baseline_s is not None, alert.not_predicted
+    assert alert.predicted_s < alert.baseline_s  # four slots busy instead of one
+    assert alert.predicted_low_s is not None and alert.predicted_high_s is not None
+    assert alert.predicted_low_s <= alert.predicted_s <= alert.predicted_high_s
+    assert "Predicted:" in alert.text
 
 
 def test_tiny_tasks_fire_on_600_small_partitions_only() -> None:
