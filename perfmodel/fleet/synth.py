@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import zstandard
 
+from perfmodel.profile.codec_streams import zstd
 from perfmodel.profile.eventlog import LogProblem, iter_lines, resolve_event_log
 
 TIME_KEYS = frozenset(
@@ -116,7 +116,7 @@ def write_log(directory: Path, app_id: str, events: list[dict[str, Any]], shape:
     data = b"\n".join(msgspec.json.encode(e) for e in events) + b"\n"
     if shape == "zstd":
         path = directory / f"{app_id}.zstd"
-        path.write_bytes(zstandard.ZstdCompressor().compress(data))
+        path.write_bytes(zstd.compress(data))
     elif shape == "rolling":
         path = directory / f"eventlog_v2_{app_id}"
         path.mkdir()

@@ -18,14 +18,18 @@ yielding everything it could decode.
 from __future__ import annotations
 
 import struct
+import sys
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-import zstandard
-
 from perfmodel.profile.zstd_frames import ZSTD_MAX_BLOCK, ZstdFrameTracker
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
 
 # cramjam, lz4 and lzf are imported by their readers: most logs are zstd (Spark 3's default)
 # or plain, and every command's start-up would otherwise pay for all of them.
@@ -43,6 +47,7 @@ __all__ = [
     "StreamContext",
     "StreamProblem",
     "read_plain",
+    "zstd",
 ]
 
 READ_SIZE = 1024 * 1024
@@ -106,11 +111,46 @@ def _truncated(ctx: StreamContext, what: str) -> StreamProblem:
 # zstd
 
 
+class _Frames:
+    """A zstd decoder that reads on across frames: the standard library's decompressor
+    (`compression.zstd`, PEP 784) ends with its frame, so a new one takes whatever follows.
+    The caller feeds it whole blocks or runs of whole frames (`ZstdFrameTracker`), so what
+    one call returns stays bounded; a run of whole frames met between frames is decoded in
+    one call (`zstd.decompress`), not a decompressor per frame (Spark flushes a frame every
+    few kilobytes)."""
+
+    __slots__ = ("_d", "_between")
+
+    def __init__(self) -> None:
+        self._d = zstd.ZstdDecompressor()
+        self._between = True
+        """Whether no frame is begun: the next input starts a frame."""
+
+    def decompress(self, data: bytes | memoryview, whole: bool = False) -> bytes:
+        """What ``data`` decodes to; ``whole``: it is a run of whole frames."""
+        if whole and self._between:
+            return zstd.decompress(data)
+        pieces = []
+        while True:
+            out = self._d.decompress(data)
+            self._between = False
+            if out:
+                pieces.append(out)
+            if not self._d.eof:
+                break
+            data = self._d.unused_data
+            self._d = zstd.ZstdDecompressor()
+            self._between = True
+            if not data:
+                break
+        return b"".join(pieces)
+
+
 def _redo_blocks(run: memoryview, decoded: int) -> Iterator[bytes]:
     """A run of whole frames whose batched decoding failed, decoded again block by block
     with a fresh decoder: yields what decodes before the damage, then raises."""
     tracker = ZstdFrameTracker()
-    dobj = zstandard.ZstdDecompressor().decompressobj(read_across_frames=True)
+    dobj = _Frames()
     data = bytes(run)
     start = 0
     for end in [*tracker.feed(data), len(data)]:
@@ -118,7 +158,7 @@ def _redo_blocks(run: memoryview, decoded: int) -> Iterator[bytes]:
             continue
         try:
             out = dobj.decompress(run[start:end])
-        except zstandard.ZstdError as e:
+        except zstd.ZstdError as e:
             raise _corrupt(decoded, f" ({e})") from None
         start = end
         if out:
@@ -136,7 +176,7 @@ def _corrupt(decoded: int, detail: str) -> StreamProblem:
 
 def _zstd(f: BinaryIO, ctx: StreamContext) -> Iterator[bytes]:
     tracker = ZstdFrameTracker()
-    dobj = zstandard.ZstdDecompressor().decompressobj(read_across_frames=True)
+    dobj = _Frames()
     decoded = 0
     batch_blocks = max(1, ctx.chunk_size // ZSTD_MAX_BLOCK)  # pieces stay within chunk_size
     while data := f.read(READ_SIZE):
@@ -153,8 +193,8 @@ def _zstd(f: BinaryIO, ctx: StreamContext) -> Iterator[bytes]:
             if end == start:
                 continue
             try:
-                out = dobj.decompress(view[start:end])
-            except zstandard.ZstdError as e:
+                out = dobj.decompress(view[start:end], end in whole)
+            except zstd.ZstdError as e:
                 if end not in whole:
                     raise _corrupt(decoded, f" ({e})") from None
                 yield from _redo_blocks(view[start:end], decoded)  # raises after the damage

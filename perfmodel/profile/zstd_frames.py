@@ -13,7 +13,7 @@ class ZstdFrameTracker:
     """Follows zstd frame and block headers: where each block ends, and whether the input
     stopped between frames.
 
-    ``zstandard``'s stream reader returns a clean EOF when its input ends inside a frame, so it
+    A zstd stream reader returns a clean EOF when its input ends inside a frame, so it
     cannot tell a truncated log from a complete one, and when one ``read`` runs into a damaged
     frame it raises and drops the output of the intact frames it decoded in the same call.
     Frame and block headers carry every size, so walking them costs a few operations per block
