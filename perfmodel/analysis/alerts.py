@@ -512,7 +512,7 @@ def _partition_knob(
     if control == CODE:
         call = sp.code or "a partition count in the code"
         alert.knob, alert.knob_kind = f"the code: {call}", CODE_KNOB
-        if call.startswith("coalesce(") and more:
+        if sp.coalesces and more:
             # More tasks than a coalesce() merges into is a repartition(), whose added
             # shuffle the what-if does not price (`partition_plan.code_changes`).
             alert.suggestion = f"repartition({want}) instead"

@@ -123,8 +123,7 @@ class _Frames:
 
     def __init__(self) -> None:
         self._d = zstd.ZstdDecompressor()
-        self._between = True
-        """Whether no frame is begun: the next input starts a frame."""
+        self._between = True  # no frame begun: the next input starts one
 
     def decompress(self, data: bytes | memoryview, whole: bool = False) -> bytes:
         """What ``data`` decodes to; ``whole``: it is a run of whole frames."""

@@ -497,6 +497,8 @@ def code_changes(
     ``repartition(N)``, ``coalesce(N)`` or an RDD operation's ``numPartitions=N`` in place of
     the code's count would give), re-split as a setting's change is. Only a stage whose
     count the code sets takes one: any other is refused, naming what does set it."""
+    if not edits:
+        return []  # every settings what-if plans through here: no index of the stages for none
     attempts = stage_attempts(profile)
     out: list[StageChange] = []
     for stage_id, count in edits.items():
@@ -527,7 +529,7 @@ def _check_code_control(key: str, part: StagePartitioning, count: int) -> None:
     """Refuse an edit of a stage whose task count the code does not set, naming what does."""
     sid = part.key[0]
     if part.control == CODE:
-        if part.code.startswith("coalesce(") and count > part.partitions:
+        if part.coalesces and count > part.partitions:
             most = max((s.partitions for s in part.shuffles), default=0)
             if count > most:
                 raise SettingError(
@@ -565,7 +567,7 @@ def _code_change(
     sql_maps = [k for sh in part.shuffles for k in sh.map_stages]
     maps: list[StageKey] = []
     planned, bypass = (0, 0), False
-    if not part.code.startswith("coalesce(") and part.range_splits is None:
+    if not part.coalesces and part.range_splits is None:
         if sql_maps:
             maps, planned, bypass = sql_maps, (part.partitions, count), True
         else:

@@ -188,6 +188,12 @@ class StagePartitioning:
         return SETTING_OF.get(self.control)
 
     @property
+    def coalesces(self) -> bool:
+        """Whether the code's ``coalesce(n)`` sets it: partitions merged without a shuffle,
+        so never more than its input had (`code` is written ``coalesce(n) ...`` here)."""
+        return self.control == CODE and self.code.startswith("coalesce(")
+
+    @property
     def adaptive(self) -> bool:
         """Whether AQE changed the partitions it read."""
         return any(s.adaptive_read for s in self.shuffles)
