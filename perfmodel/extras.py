@@ -1,12 +1,13 @@
 """Optional parts of perfmodel and the pip extra that installs each.
 
 ``pip install perfmodel`` reads and analyses bare event logs (local files and the History
-Server); everything heavier comes with an extra named by what it enables: pyarrow for
-recorded bundles (Parquet sample tables), object-store sources and the fleet's Parquet
-tables; torch, pyspark, flair and py-spy for models, Spark runs, training and recording.
-Every feature that needs one calls :func:`require_extra` before its first heavy import, so a
-missing extra is one `MissingExtraError` naming the ``pip install`` that fixes it (the CLI
-prints it as one ``error:`` line) instead of an ImportError's traceback halfway through the work.
+Server), and runs `fleet` on them (its tables are written with arro3); everything heavier
+comes with an extra named by what it enables: pyarrow for recorded bundles (Parquet sample
+tables) and object-store sources; torch, pyspark, flair and py-spy for models, Spark runs,
+training and recording. Every feature that needs one calls :func:`require_extra` before its
+first heavy import, so a missing extra is one `MissingExtraError` naming the ``pip install``
+that fixes it (the CLI prints it as one ``error:`` line) instead of an ImportError's
+traceback halfway through the work.
 """
 
 from __future__ import annotations
@@ -49,16 +50,14 @@ EXTRAS: dict[str, Extra] = {
     "bundles": Extra(modules=_ARROW),
     # S3, GCS, ABFS and HDFS sources, through pyarrow.fs.
     "remote": Extra(modules=_ARROW),
-    # perfmodel fleet: its tables (apps, stages, errors, regressions) are Parquet.
-    "fleet": Extra(modules=_ARROW),
     # Recording: py-spy samples Python stacks (an executable, not a module); the recording
     # is written as a bundle.
     "record": Extra(modules=_ARROW, executables=("py-spy",)),
     # The code models: torch, the tree-sitter parsers, the weights' format, and the doc
     # model's character LMs and word vectors, which run through flair at inference too.
     "models": Extra(modules=_MODELS),
-    # Spark itself: fleet --engine spark (so the fleet's tables too), experiment, cluster;
-    # matplotlib draws the study's figures.
+    # Spark itself: fleet --engine spark (pyarrow carries Spark's rows back to the driver),
+    # experiment, cluster; matplotlib draws the study's figures.
     "spark": Extra(modules=("pyspark", "matplotlib", *_ARROW)),
     # Training the models and building their corpora: the models' libraries and flair's
     # training side.

@@ -3,7 +3,7 @@
 #   1. build the wheel (python -m build, with the project venv's build requirements) and check
 #      that it holds the plugin jar, plotly.js, the trained models and the C placement loop;
 #   2. install it with no extras into a clean venv (versions constrained by the lock);
-#   3. there: --version, `diagnose` and `report` on the bundled example, the C extension, and
+#   3. there: --version, `diagnose`, `report` and `fleet` on the bundled example, the C extension, and
 #      one `error:` line naming the extra for each command that needs one (a recorded bundle,
 #      an s3:// source, fleet, Spark, the models, recording);
 #   4. in the project venv, where every extra is installed: `diagnose` and `report` import none
@@ -20,7 +20,7 @@ VENV_PYTHON=${VENV_PYTHON:-.venv/bin/python}
 BASE_PYTHON=${BASE_PYTHON:-python3.11}
 EXAMPLE="$PWD/examples/eventlogs/etl-local2.zstd"
 HEAVY="torch pyspark flair"
-# Not installed without extras either: pyarrow (bundles, object stores, fleet tables).
+# Not installed without extras either: pyarrow (bundles, object stores).
 EXTRA_ONLY="pyarrow networkx"
 INSTALL_TARGET_MB=150 # fails at or beyond it (issue 43's target for the light install)
 
@@ -91,6 +91,15 @@ grep -q "Bottleneck overall:" "$work/diagnose.txt" || fail "diagnose printed no 
 (cd "$work" && "$pm" report "$EXAMPLE" -o report.html >/dev/null 2>report.err) ||
   fail "report failed: $(cat "$work/report.err")"
 grep -q "plotly" "$work/report.html" || fail "the report has no plotly.js inlined"
+(cd "$work" && "$pm" fleet "$EXAMPLE" --out fleet-light --json >fleet.json 2>fleet.err) ||
+  fail "fleet failed: $(cat "$work/fleet.err")"
+"$py" - "$work/fleet-light" <<'EOF' || fail "fleet's tables are not what it wrote"
+import sys
+from pathlib import Path
+from arro3.io import read_parquet
+apps = read_parquet(str(Path(sys.argv[1]) / "apps.parquet")).read_all()
+sys.exit(0 if apps.num_rows == 1 and apps.column("app_id").to_pylist()[0] else "no application row")
+EOF
 "$py" -c 'import perfmodel.simulate._placement' || fail "the C placement loop does not import"
 expect_extra() { # extra, command...
   local extra="$1"
@@ -109,7 +118,6 @@ expect_extra() { # extra, command...
   fail "perfmodel profile in the project venv failed: $(cat "$work/profile.err")"
 expect_extra bundles diagnose "$work/bundle"
 expect_extra remote diagnose s3://perfmodel-check/eventlogs/app-1
-expect_extra fleet fleet "$EXAMPLE" --out fleet
 expect_extra models classify java.io.FileInputStream.readBytes
 expect_extra spark fleet "$EXAMPLE" --out fleet --engine spark
 expect_extra record record --out bundle -- python -c pass
@@ -160,4 +168,4 @@ echo "check_wheel: wheel $(basename "$wheel"): $((wheel_kb / 1024)) MB"
 echo "check_wheel: installed without extras: ${install_mb} MB (perfmodel ${own_mb} MB, the rest its dependencies); target 150 MB: $(verdict "$install_mb" 150)"
 echo "check_wheel: perfmodel --help: ${help_s} s, ${help_cpu_s} s of CPU (median of 7, load average ${load}); target 0.3 s: $(verdict "$help_s" 0.3)"
 ((install_mb < INSTALL_TARGET_MB)) || fail "the install is ${install_mb} MB, not under the ${INSTALL_TARGET_MB} MB target"
-echo "check_wheel: ok (diagnose, report, --version, extras' errors; no $HEAVY imported)"
+echo "check_wheel: ok (diagnose, report, fleet, --version, extras' errors; no $HEAVY imported)"

@@ -54,6 +54,7 @@ def up_command(
         "--rate",
         min=0.001,
         max=1e7,
+        callback=options.finite,
         help="Each worker's link, Mbit/s each way (tc token bucket).",
     ),
     cpu: float | None = typer.Option(
@@ -61,6 +62,7 @@ def up_command(
         "--cpu",
         min=0.001,
         max=options.HOST_CORES_MAX,
+        callback=options.finite,
         help="Each worker's CPU limit in cores (cgroup CFS quota).",
     ),
     disk: float | None = typer.Option(
@@ -68,6 +70,7 @@ def up_command(
         "--disk",
         min=0.001,
         max=1e7,
+        callback=options.finite,
         help="Each worker's disk read and write limit, MB/s (cgroup blkio).",
     ),
     worker_cores: int = typer.Option(

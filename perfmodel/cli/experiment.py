@@ -254,7 +254,13 @@ def experiment_calibrate(
         ),
     ] = None,
     level: Annotated[
-        float, typer.Option(help="Nominal coverage of the intervals (0.5–0.99).", min=0.5, max=0.99)
+        float,
+        typer.Option(
+            help="Nominal coverage of the intervals (0.5–0.99).",
+            min=0.5,
+            max=0.99,
+            callback=options.finite,
+        ),
     ] = 0.8,
     variants: Annotated[
         bool,

@@ -121,10 +121,8 @@ def fleet(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    # Before the fleet's modules are imported: they build Parquet tables with pyarrow.
     if engine == "spark":
         require_extra("spark", "fleet --engine spark")
-    require_extra("fleet", "perfmodel fleet (its tables are Parquet)")
 
     from perfmodel.analysis import CONF
     from perfmodel.fleet.run import FleetOptions, run_fleet

@@ -16,6 +16,7 @@ arithmetic finite.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -147,6 +148,16 @@ CaBundle = Annotated[
         show_default=False,
     ),
 ]
+
+
+def finite(value: float | None) -> float | None:
+    """A float option's value, refused when not a number or infinite: the float ranges of
+    the click typer 0.28 carries let ``nan`` through (it compares false with both bounds)."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number")
+    return value
+
+
 TimeoutS = Annotated[
     float | None,
     typer.Option(
@@ -156,6 +167,7 @@ TimeoutS = Annotated[
         show_default=False,
         min=0.001,
         max=86_400.0,
+        callback=finite,
     ),
 ]
 """None: the library's (`perfmodel.profile.sources.stores.DEFAULT_REQUEST_TIMEOUT_S`)."""

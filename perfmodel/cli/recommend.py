@@ -62,7 +62,10 @@ def recommend(
     baseline_cpu_speed: Annotated[
         float | None,
         typer.Option(
-            help="The profiled machine's cpu_speed on the catalog's scale.", min=1e-6, max=1e6
+            help="The profiled machine's cpu_speed on the catalog's scale.",
+            min=1e-6,
+            max=1e6,
+            callback=options.finite,
         ),
     ] = None,
     baseline_disk_bw: options.BaselineDiskBw = None,
@@ -88,6 +91,7 @@ def recommend(
             "at most 2% more than the cheapest).",
             min=0.0,
             max=1.0,
+            callback=options.finite,
         ),
     ] = 0.0,
     attempt: options.Attempt = None,

@@ -45,7 +45,11 @@ def watch_command(
     interval: Annotated[
         float,
         typer.Option(
-            "--interval", min=0.01, max=86_400.0, help="Seconds between polls for new bytes."
+            "--interval",
+            min=0.01,
+            max=86_400.0,
+            callback=options.finite,
+            help="Seconds between polls for new bytes.",
         ),
     ] = 2.0,
     timeout: Annotated[
@@ -54,6 +58,7 @@ def watch_command(
             "--timeout",
             min=0.01,
             max=365 * 86_400.0,
+            callback=options.finite,
             help="Stop when the log has not grown for this many seconds (default: wait for "
             "the application's end).",
             show_default=False,

@@ -22,9 +22,7 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-import pyarrow as pa
-
-from perfmodel.fleet.schema import REGRESSIONS, table_from_rows
+from perfmodel.fleet.schema import REGRESSIONS, Table, table_from_rows
 
 MIN_RUNS = 3
 WINDOW = 20
@@ -65,13 +63,11 @@ def _check(series: list[tuple[Any, str, str, float]]) -> dict[str, Any] | None:
     }
 
 
-def find_regressions(apps: pa.Table, stages: pa.Table) -> pa.Table:
+def find_regressions(apps: Table, stages: Table) -> Table:
     """Every regression in the fleet's tables (whole runs and stages)."""
     runs: dict[str, list[tuple[Any, str, str, float]]] = defaultdict(list)
     order: dict[str, tuple[Any, str]] = {}
-    for r in apps.select(
-        ["log_path", "app_id", "app_name", "start", "duration_s", "complete"]
-    ).to_pylist():
+    for r in apps.rows(["log_path", "app_id", "app_name", "start", "duration_s", "complete"]):
         if r["app_name"] in SHELL_NAMES:
             continue
         if not r["complete"] or not r["app_name"] or r["start"] is None or r["duration_s"] is None:
@@ -87,7 +83,7 @@ def find_regressions(apps: pa.Table, stages: pa.Table) -> pa.Table:
     stage_time: dict[tuple[str, int], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     stage_name: dict[tuple[str, int], str] = {}
     cols = ["log_path", "stage_id", "name", "duration_s"]
-    for r in stages.select(cols).to_pylist():
+    for r in stages.rows(cols):
         where = order.get(r["log_path"])
         if where is None:
             continue

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pyarrow as pa
-
 from perfmodel.atomic import check_output_dir
 from perfmodel.errors import PerfmodelError
 from perfmodel.extras import require_extra
@@ -24,7 +22,7 @@ from perfmodel.fleet.analyse import Rows
 from perfmodel.fleet.discover import LogRef, discover
 from perfmodel.fleet.regress import find_regressions
 from perfmodel.fleet.remote import history_refs, list_store_refs
-from perfmodel.fleet.schema import MANIFEST, RESULT_TABLES, table_from_rows
+from perfmodel.fleet.schema import MANIFEST, RESULT_TABLES, Table, concat, table_from_rows
 from perfmodel.fleet.store import (
     manifest_entries,
     read_table,
@@ -66,7 +64,7 @@ class FleetOptions:
 
 @dataclass(slots=True)
 class FleetResult:
-    tables: dict[str, pa.Table]
+    tables: dict[str, Table]
     analysed: list[LogRef]
     skipped: int
     summary: FleetSummary
@@ -131,8 +129,8 @@ def run_fleet(
         ],
         RESULT_TABLES["errors"],
     )
-    new["errors"] = pa.concat_tables([new["errors"], found_unusable.cast(new["errors"].schema)])
-    tables: dict[str, pa.Table] = {}
+    new["errors"] = concat([new["errors"], found_unusable])
+    tables: dict[str, Table] = {}
     paths = [r.path for r in todo] + [u.path for u in unusable]
     for name, schema in RESULT_TABLES.items():
         old = schema.empty_table() if opts.fresh else read_table(out, name, schema)
@@ -142,13 +140,7 @@ def run_fleet(
         write_table(out, name, tables[name])
     tables["regressions"] = find_regressions(tables["apps"], tables["stages"])
     write_table(out, "regressions", tables["regressions"])
-    failed = dict(
-        zip(
-            new["errors"].column("log_path").to_pylist(),
-            new["errors"].column("kind").to_pylist(),
-            strict=True,
-        )
-    )
+    failed = dict(zip(new["errors"].column("log_path"), new["errors"].column("kind"), strict=True))
     now = datetime.now(UTC)
     done = table_from_rows(
         [
@@ -176,7 +168,7 @@ def _analyse(
     todo: Sequence[LogRef],
     out: Path,
     on_done: Callable[[LogRef], None] | None,
-) -> dict[str, pa.Table]:
+) -> dict[str, Table]:
     if opts.engine == "spark":
         from perfmodel.fleet.spark import analyse_spark, default_staging
 

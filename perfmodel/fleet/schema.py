@@ -1,199 +1,265 @@
-"""The fleet's Parquet tables: explicit schemas, so DuckDB, pandas and Spark read the same
-types from both engines (docs/fleet.md documents every column).
+"""The fleet's tables: explicit schemas, so DuckDB, pandas and Spark read the same types
+from both engines (docs/fleet.md documents every column), and the table they are held in.
 
 Rows travel between the per-log analysis and the writers as plain dicts keyed by column
-name; `table_from_rows` turns them into a pyarrow table of the declared schema, and
+name; `table_from_rows` turns them into a `Table`, one Python list per column, which is all
+the merge, the regressions and the summary need (sorting by a key, dropping a log's rows,
+reading a few columns). Arrow and Parquet come in only at the files (`perfmodel.fleet.store`
+writes them with arro3, 33 MB, where pyarrow would not fit the light install), and
 `spark_schema` gives the Spark engine the matching StructType.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
-
-import pyarrow as pa
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from perfmodel.dag.decomposition import COMPONENTS
 
+Kind = Literal["string", "int64", "float64", "bool", "timestamp", "list<int64>", "list<string>"]
+"""A column's type. ``timestamp`` is milliseconds, UTC, held as an aware `datetime`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    kind: Kind
+    nullable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    columns: tuple[Column, ...]
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def __iter__(self) -> Iterator[Column]:
+        return iter(self.columns)
+
+    def empty_table(self) -> Table:
+        return Table(self, {c.name: [] for c in self.columns})
+
+
+@dataclass(slots=True)
+class Table:
+    """A fleet table in memory: ``schema``'s columns, each a list of Python values (None is
+    null), all of one length."""
+
+    schema: Schema
+    columns: dict[str, list[Any]] = field(default_factory=dict)
+
+    @property
+    def num_rows(self) -> int:
+        return len(next(iter(self.columns.values()), []))
+
+    def column(self, name: str) -> list[Any]:
+        return self.columns[name]
+
+    def rows(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The rows as dicts (of ``names`` only, when given)."""
+        names = self.schema.names if names is None else list(names)
+        columns = [self.columns[n] for n in names]
+        return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+
+    def take(self, indices: Sequence[int]) -> Table:
+        """The rows at ``indices``, in that order."""
+        return Table(self.schema, {n: [c[i] for i in indices] for n, c in self.columns.items()})
+
+    def with_column(self, name: str, values: list[Any]) -> Table:
+        if name not in self.columns or len(values) != self.num_rows:
+            raise ValueError(f"{name}: not a column of this table, or not one value per row")
+        return Table(self.schema, {**self.columns, name: values})
+
+
+def _schema(*columns: Column) -> Schema:
+    return Schema(tuple(columns))
+
+
+def _c(name: str, kind: Kind, nullable: bool = True) -> Column:
+    return Column(name, kind, nullable)
+
+
 SCHEMA_VERSION = 1
-TS = pa.timestamp("ms", tz="UTC")
 
 LOG_FIELDS = [
-    pa.field("log_path", pa.string(), nullable=False),
-    pa.field("log_size", pa.int64(), nullable=False),
-    pa.field("log_mtime_ns", pa.int64(), nullable=False),
+    _c("log_path", "string", nullable=False),
+    _c("log_size", "int64", nullable=False),
+    _c("log_mtime_ns", "int64", nullable=False),
 ]
 
-APPS = pa.schema(
-    LOG_FIELDS
+APPS = _schema(
+    *LOG_FIELDS
     + [
-        pa.field("app_id", pa.string()),
-        pa.field("attempt", pa.string()),
-        pa.field("app_name", pa.string()),
-        pa.field("user", pa.string()),
-        pa.field("spark_version", pa.string()),
-        pa.field("start", TS),
-        pa.field("end", TS),
-        pa.field("duration_s", pa.float64()),
-        pa.field("complete", pa.bool_()),
-        pa.field("jobs", pa.int64()),
-        pa.field("failed_jobs", pa.int64()),
-        pa.field("stages", pa.int64()),
-        pa.field("stages_completed", pa.int64()),
-        pa.field("stages_failed", pa.int64()),
-        pa.field("stages_skipped", pa.int64()),
-        pa.field("tasks", pa.int64()),
-        pa.field("failed_tasks", pa.int64()),
-        pa.field("master", pa.string()),
-        pa.field("local_mode", pa.bool_()),
-        pa.field("executors", pa.int64()),
-        pa.field("max_executors_alive", pa.int64()),
-        pa.field("executor_cores", pa.int64()),
-        pa.field("total_slots", pa.int64()),
-        pa.field("task_cpus", pa.int64()),
-        pa.field("slot_utilisation", pa.float64()),
-        pa.field("task_time_s", pa.float64()),
-        pa.field("held_core_hours", pa.float64()),
-        pa.field("busy_core_hours", pa.float64()),
-        pa.field("wasted_core_hours", pa.float64()),
-        pa.field("held_from", pa.string()),
-        pa.field("dominant", pa.string()),
-        pa.field("bottleneck", pa.string()),
-        pa.field("model_error", pa.float64()),
-        pa.field("critical_path_s", pa.float64()),
-        pa.field("critical_path_gaps_s", pa.float64()),
-        pa.field("critical_path_share", pa.float64()),
-        pa.field("driver_only_share", pa.float64()),
-        pa.field("memory_spill_bytes", pa.int64()),
-        pa.field("disk_spill_bytes", pa.int64()),
-        pa.field("spill", pa.bool_()),
-        pa.field("skewed_stages", pa.int64()),
-        pa.field("max_skew", pa.float64()),
-        pa.field("skew", pa.bool_()),
-        pa.field("findings", pa.int64()),
-        pa.field("damaged_records", pa.int64()),
-        pa.field("warnings", pa.int64()),
+        _c("app_id", "string"),
+        _c("attempt", "string"),
+        _c("app_name", "string"),
+        _c("user", "string"),
+        _c("spark_version", "string"),
+        _c("start", "timestamp"),
+        _c("end", "timestamp"),
+        _c("duration_s", "float64"),
+        _c("complete", "bool"),
+        _c("jobs", "int64"),
+        _c("failed_jobs", "int64"),
+        _c("stages", "int64"),
+        _c("stages_completed", "int64"),
+        _c("stages_failed", "int64"),
+        _c("stages_skipped", "int64"),
+        _c("tasks", "int64"),
+        _c("failed_tasks", "int64"),
+        _c("master", "string"),
+        _c("local_mode", "bool"),
+        _c("executors", "int64"),
+        _c("max_executors_alive", "int64"),
+        _c("executor_cores", "int64"),
+        _c("total_slots", "int64"),
+        _c("task_cpus", "int64"),
+        _c("slot_utilisation", "float64"),
+        _c("task_time_s", "float64"),
+        _c("held_core_hours", "float64"),
+        _c("busy_core_hours", "float64"),
+        _c("wasted_core_hours", "float64"),
+        _c("held_from", "string"),
+        _c("dominant", "string"),
+        _c("bottleneck", "string"),
+        _c("model_error", "float64"),
+        _c("critical_path_s", "float64"),
+        _c("critical_path_gaps_s", "float64"),
+        _c("critical_path_share", "float64"),
+        _c("driver_only_share", "float64"),
+        _c("memory_spill_bytes", "int64"),
+        _c("disk_spill_bytes", "int64"),
+        _c("spill", "bool"),
+        _c("skewed_stages", "int64"),
+        _c("max_skew", "float64"),
+        _c("skew", "bool"),
+        _c("findings", "int64"),
+        _c("damaged_records", "int64"),
+        _c("warnings", "int64"),
         # The log whose figures count for this application (id, attempt) when another log
         # holds it too (`perfmodel.fleet.summary.mark_duplicates`); null otherwise.
-        pa.field("duplicate_of", pa.string()),
+        _c("duplicate_of", "string"),
     ]
 )
 
-STAGES = pa.schema(
-    [
-        pa.field("log_path", pa.string(), nullable=False),
-        pa.field("app_id", pa.string()),
-        pa.field("app_name", pa.string()),
-        pa.field("stage_id", pa.int64(), nullable=False),
-        pa.field("attempt", pa.int64(), nullable=False),
-        pa.field("name", pa.string()),
-        pa.field("status", pa.string()),
-        pa.field("job_ids", pa.list_(pa.int64())),
-        pa.field("num_tasks", pa.int64()),
-        pa.field("tasks_run", pa.int64()),
-        pa.field("failed_tasks", pa.int64()),
-        pa.field("duration_s", pa.float64()),
-        pa.field("task_time_s", pa.float64()),
+STAGES = _schema(
+    *[
+        _c("log_path", "string", nullable=False),
+        _c("app_id", "string"),
+        _c("app_name", "string"),
+        _c("stage_id", "int64", nullable=False),
+        _c("attempt", "int64", nullable=False),
+        _c("name", "string"),
+        _c("status", "string"),
+        _c("job_ids", "list<int64>"),
+        _c("num_tasks", "int64"),
+        _c("tasks_run", "int64"),
+        _c("failed_tasks", "int64"),
+        _c("duration_s", "float64"),
+        _c("task_time_s", "float64"),
     ]
-    + [pa.field(f"{c}_s", pa.float64()) for c in COMPONENTS]
-    + [pa.field(f"{c}_share", pa.float64()) for c in COMPONENTS]
+    + [_c(f"{c}_s", "float64") for c in COMPONENTS]
+    + [_c(f"{c}_share", "float64") for c in COMPONENTS]
     + [
-        pa.field("cpu_measured", pa.bool_()),
-        pa.field("dominant", pa.string()),
-        pa.field("median_task_s", pa.float64()),
-        pa.field("max_task_s", pa.float64()),
-        pa.field("skew", pa.float64()),
-        pa.field("stragglers", pa.int64()),
-        pa.field("input_bytes", pa.int64()),
-        pa.field("output_bytes", pa.int64()),
-        pa.field("shuffle_read_bytes", pa.int64()),
-        pa.field("shuffle_write_bytes", pa.int64()),
-        pa.field("memory_spill_bytes", pa.int64()),
-        pa.field("disk_spill_bytes", pa.int64()),
-        pa.field("share_of_app", pa.float64()),
-        pa.field("important", pa.bool_()),
-        pa.field("on_critical_path", pa.bool_()),
-        pa.field("summary", pa.string()),
+        _c("cpu_measured", "bool"),
+        _c("dominant", "string"),
+        _c("median_task_s", "float64"),
+        _c("max_task_s", "float64"),
+        _c("skew", "float64"),
+        _c("stragglers", "int64"),
+        _c("input_bytes", "int64"),
+        _c("output_bytes", "int64"),
+        _c("shuffle_read_bytes", "int64"),
+        _c("shuffle_write_bytes", "int64"),
+        _c("memory_spill_bytes", "int64"),
+        _c("disk_spill_bytes", "int64"),
+        _c("share_of_app", "float64"),
+        _c("important", "bool"),
+        _c("on_critical_path", "bool"),
+        _c("summary", "string"),
     ]
 )
 
-FINDINGS = pa.schema(
-    [
-        pa.field("log_path", pa.string(), nullable=False),
-        pa.field("app_id", pa.string()),
-        pa.field("app_name", pa.string()),
-        pa.field("finding", pa.int64(), nullable=False),
-        pa.field("text", pa.string()),
-        pa.field("alert", pa.string()),
-        pa.field("where", pa.string()),
-        pa.field("knob", pa.string()),
-        pa.field("knob_kind", pa.string()),
-        pa.field("suggestion", pa.string()),
-        pa.field("predicted_s", pa.float64()),
-        pa.field("predicted_low_s", pa.float64()),
-        pa.field("predicted_high_s", pa.float64()),
-        pa.field("baseline_s", pa.float64()),
-        pa.field("not_predicted", pa.string()),
+FINDINGS = _schema(
+    *[
+        _c("log_path", "string", nullable=False),
+        _c("app_id", "string"),
+        _c("app_name", "string"),
+        _c("finding", "int64", nullable=False),
+        _c("text", "string"),
+        _c("alert", "string"),
+        _c("where", "string"),
+        _c("knob", "string"),
+        _c("knob_kind", "string"),
+        _c("suggestion", "string"),
+        _c("predicted_s", "float64"),
+        _c("predicted_low_s", "float64"),
+        _c("predicted_high_s", "float64"),
+        _c("baseline_s", "float64"),
+        _c("not_predicted", "string"),
     ]
 )
 
-PREDICTIONS = pa.schema(
-    [
-        pa.field("log_path", pa.string(), nullable=False),
-        pa.field("app_id", pa.string()),
-        pa.field("app_name", pa.string()),
-        pa.field("what_if", pa.string(), nullable=False),
-        pa.field("executors", pa.int64()),
-        pa.field("executor_cores", pa.int64()),
-        pa.field("cores", pa.int64()),
-        pa.field("memory_bytes", pa.int64()),
-        pa.field("observed_s", pa.float64()),
-        pa.field("baseline_replay_s", pa.float64()),
-        pa.field("predicted_s", pa.float64()),
-        pa.field("speedup", pa.float64()),
-        pa.field("model_error", pa.float64()),
-        pa.field("bottleneck", pa.string()),
-        pa.field("error", pa.string()),
+PREDICTIONS = _schema(
+    *[
+        _c("log_path", "string", nullable=False),
+        _c("app_id", "string"),
+        _c("app_name", "string"),
+        _c("what_if", "string", nullable=False),
+        _c("executors", "int64"),
+        _c("executor_cores", "int64"),
+        _c("cores", "int64"),
+        _c("memory_bytes", "int64"),
+        _c("observed_s", "float64"),
+        _c("baseline_replay_s", "float64"),
+        _c("predicted_s", "float64"),
+        _c("speedup", "float64"),
+        _c("model_error", "float64"),
+        _c("bottleneck", "string"),
+        _c("error", "string"),
     ]
 )
 
-ERRORS = pa.schema(
-    LOG_FIELDS
+ERRORS = _schema(
+    *LOG_FIELDS
     + [
-        pa.field("kind", pa.string()),
-        pa.field("reason", pa.string()),
+        _c("kind", "string"),
+        _c("reason", "string"),
     ]
 )
 
-MANIFEST = pa.schema(
-    LOG_FIELDS
+MANIFEST = _schema(
+    *LOG_FIELDS
     + [
-        pa.field("status", pa.string()),
-        pa.field("what_if", pa.string()),
-        pa.field("engine", pa.string()),
-        pa.field("analysed_at", TS),
+        _c("status", "string"),
+        _c("what_if", "string"),
+        _c("engine", "string"),
+        _c("analysed_at", "timestamp"),
     ]
 )
 
-REGRESSIONS = pa.schema(
-    [
-        pa.field("app_name", pa.string(), nullable=False),
-        pa.field("scope", pa.string(), nullable=False),
-        pa.field("stage_id", pa.int64()),
-        pa.field("stage_name", pa.string()),
-        pa.field("runs", pa.int64()),
-        pa.field("latest_log", pa.string()),
-        pa.field("latest_app_id", pa.string()),
-        pa.field("latest_s", pa.float64()),
-        pa.field("baseline_median_s", pa.float64()),
-        pa.field("baseline_mad_s", pa.float64()),
-        pa.field("threshold_s", pa.float64()),
-        pa.field("growth", pa.float64()),
-        pa.field("earlier_app_ids", pa.list_(pa.string())),
+REGRESSIONS = _schema(
+    *[
+        _c("app_name", "string", nullable=False),
+        _c("scope", "string", nullable=False),
+        _c("stage_id", "int64"),
+        _c("stage_name", "string"),
+        _c("runs", "int64"),
+        _c("latest_log", "string"),
+        _c("latest_app_id", "string"),
+        _c("latest_s", "float64"),
+        _c("baseline_median_s", "float64"),
+        _c("baseline_mad_s", "float64"),
+        _c("threshold_s", "float64"),
+        _c("growth", "float64"),
+        _c("earlier_app_ids", "list<string>"),
     ]
 )
 
-RESULT_TABLES: dict[str, pa.Schema] = {
+RESULT_TABLES: dict[str, Schema] = {
     "apps": APPS,
     "stages": STAGES,
     "findings": FINDINGS,
@@ -214,7 +280,7 @@ SORT_KEYS: dict[str, list[str]] = {
 """Each table's key, in the order rows are written (so both engines' files compare equal)."""
 
 
-def table_from_rows(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
+def table_from_rows(rows: Iterable[Mapping[str, Any]], schema: Schema) -> Table:
     """Rows as a table of ``schema``; a missing column is null, an unknown one an error."""
     rows = list(rows)
     names = set(schema.names)
@@ -222,35 +288,36 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.
         extra = set(row) - names
         if extra:
             raise ValueError(f"columns not in the schema: {sorted(extra)}")
-    columns = {name: [row.get(name) for row in rows] for name in schema.names}
-    return pa.table(columns, schema=schema)
+    return Table(schema, {name: [row.get(name) for row in rows] for name in schema.names})
 
 
-def sort_table(table: pa.Table, name: str) -> pa.Table:
-    """``table`` in its key order (nulls last), the order every writer uses."""
-    keys = SORT_KEYS[name]
-    if table.num_rows == 0:
-        return table
-    return table.sort_by([(k, "ascending") for k in keys])
+def concat(tables: Sequence[Table]) -> Table:
+    """The rows of ``tables`` one after the other (all of the first's schema)."""
+    schema = tables[0].schema
+    return Table(schema, {n: [v for t in tables for v in t.column(n)] for n in schema.names})
 
 
-def spark_schema(schema: pa.Schema) -> Any:
-    """The Spark StructType matching a pyarrow schema (only the types used above)."""
+def sort_table(table: Table, name: str) -> Table:
+    """``table`` in its key order (ascending, nulls last), the order every writer uses."""
+    keys = [table.column(k) for k in SORT_KEYS[name]]
+
+    def key(i: int) -> tuple[Any, ...]:
+        return tuple((k[i] is None, k[i]) for k in keys)
+
+    return table.take(sorted(range(table.num_rows), key=key))
+
+
+def spark_schema(schema: Schema) -> Any:
+    """The Spark StructType matching a fleet schema."""
     from pyspark.sql import types as T
 
-    def convert(t: pa.DataType) -> Any:
-        if pa.types.is_string(t):
-            return T.StringType()
-        if pa.types.is_int64(t):
-            return T.LongType()
-        if pa.types.is_float64(t):
-            return T.DoubleType()
-        if pa.types.is_boolean(t):
-            return T.BooleanType()
-        if pa.types.is_timestamp(t):
-            return T.TimestampType()
-        if pa.types.is_list(t):
-            return T.ArrayType(convert(t.value_type), True)
-        raise TypeError(f"no Spark type for {t}")
-
-    return T.StructType([T.StructField(f.name, convert(f.type), f.nullable) for f in schema])
+    simple = {
+        "string": T.StringType(),
+        "int64": T.LongType(),
+        "float64": T.DoubleType(),
+        "bool": T.BooleanType(),
+        "timestamp": T.TimestampType(),
+        "list<int64>": T.ArrayType(T.LongType(), True),
+        "list<string>": T.ArrayType(T.StringType(), True),
+    }
+    return T.StructType([T.StructField(c.name, simple[c.kind], c.nullable) for c in schema])

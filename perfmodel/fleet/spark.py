@@ -29,12 +29,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from perfmodel.errors import PerfmodelError
 from perfmodel.fleet.analyse import Rows, analyse_log
 from perfmodel.fleet.discover import ROLLING_PREFIX, LogRef, is_remote, local_path
-from perfmodel.fleet.schema import RESULT_TABLES, spark_schema
+from perfmodel.fleet.schema import RESULT_TABLES, Table, spark_schema
 from perfmodel.fleet.store import conform
 from perfmodel.simulate.whatif import Change
 
@@ -176,7 +174,7 @@ def analyse_spark(
     memory_cap_bytes: int | None,
     staging: str,
     transfer: str = "auto",
-) -> dict[str, pa.Table]:
+) -> dict[str, Table]:
     """Every log's rows, analysed on the cluster and written by Spark (read back here)."""
     if transfer not in TRANSFERS:
         raise SparkEngineError(f"--spark-transfer must be one of {', '.join(TRANSFERS)}")
@@ -200,7 +198,7 @@ def analyse_spark(
         return {name: schema.empty_table() for name, schema in RESULT_TABLES.items()}
     tagged = parts[0] if len(parts) == 1 else sc.union(parts)
     tagged = tagged.persist()
-    tables: dict[str, pa.Table] = {}
+    tables: dict[str, Table] = {}
     try:
         for name, schema in RESULT_TABLES.items():
             values = tagged.filter(lambda kv, n=name: kv[0] == n).map(lambda kv: kv[1])

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import pyarrow as pa
+from perfmodel.fleet.schema import Table
 
 TOP = 10
 
@@ -91,26 +91,24 @@ def unique_apps(
     return unique, repeats
 
 
-def mark_duplicates(apps: pa.Table) -> pa.Table:
+def mark_duplicates(apps: Table) -> Table:
     """``apps`` with ``duplicate_of`` set on every log that repeats an application another
     log holds (`unique_apps`), and null on the others; recomputed over the whole table by
     every run, so a resumed run flags a copy found later too."""
-    rows = apps.select(["log_path", "app_id", "attempt"]).to_pylist()
+    rows = apps.rows(["log_path", "app_id", "attempt"])
     _, repeats = unique_apps(rows)
     same_as = {r["log_path"]: r["same_as"] for r in repeats}
-    column = pa.array([same_as.get(r["log_path"]) for r in rows], pa.string())
-    index = apps.schema.get_field_index("duplicate_of")
-    return apps.set_column(index, apps.schema.field(index), column)
+    return apps.with_column("duplicate_of", [same_as.get(r["log_path"]) for r in rows])
 
 
 def summarise(
-    tables: dict[str, pa.Table], *, analysed_now: int, skipped: int, top: int = TOP
+    tables: dict[str, Table], *, analysed_now: int, skipped: int, top: int = TOP
 ) -> FleetSummary:
-    all_apps = tables["apps"].select(_APP_COLS + ["attempt", "start"]).to_pylist()
+    all_apps = tables["apps"].rows(_APP_COLS + ["attempt", "start"])
     for a in all_apps:
         a["start"] = a["start"].isoformat() if a["start"] is not None else None
     apps, repeats = unique_apps(all_apps)
-    errors = tables["errors"].select(["log_path", "kind", "reason"]).to_pylist()
+    errors = tables["errors"].rows(["log_path", "kind", "reason"])
     s = FleetSummary(
         logs=len(all_apps) + len(errors),
         analysed_now=analysed_now,
@@ -141,11 +139,11 @@ def summarise(
     s.failed = [
         {**a, "why": _failure(a)} for a in sorted(apps, key=lambda a: a["log_path"]) if _failure(a)
     ]
-    s.regressions = tables["regressions"].to_pylist()
+    s.regressions = tables["regressions"].rows()
     s.error_list = errors
-    preds = tables["predictions"].select(["what_if", "observed_s", "predicted_s", "error"])
+    preds = tables["predictions"].rows(["what_if", "observed_s", "predicted_s", "error"])
     totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
-    for p in preds.to_pylist():
+    for p in preds:
         t = totals[p["what_if"]]
         if p["error"] is None and p["predicted_s"] is not None:
             t[0] += p["observed_s"] or 0.0

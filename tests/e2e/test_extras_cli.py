@@ -46,7 +46,6 @@ def _cli_without(hidden: list[str], *args: str, cwd: Path) -> subprocess.Complet
             "spark",
         ),
         (["pyarrow"], ["diagnose", "s3://perfmodel-test/eventlogs/app-1"], "remote"),
-        (["pyarrow"], ["fleet", str(EXAMPLE_LOG), "--out", "fleet"], "fleet"),
         (["pyarrow"], ["profile", str(EXAMPLE_LOG), "--out", "bundle"], "bundles"),
         (["pyarrow"], ["record", "--no-pyspy", "--out", "bundle", "--", "true"], "bundles"),
     ],
@@ -98,6 +97,8 @@ def test_a_bundle_without_pyarrow_names_the_bundles_extra(
         ["diagnose", str(EXAMPLE_LOG)],
         ["predict", str(EXAMPLE_LOG), "--cores", "4"],
         ["report", str(EXAMPLE_LOG), "-o", "report.html"],
+        # The fleet's Parquet tables are arro3's: fleet runs on the light install.
+        ["fleet", str(EXAMPLE_LOG), "--out", "fleet"],
     ],
 )
 def test_a_bare_event_log_needs_neither_pyarrow_nor_networkx(

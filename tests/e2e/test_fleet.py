@@ -174,7 +174,7 @@ def test_a_new_log_is_picked_up_and_regressions_recomputed(tmp_path: Path) -> No
     )
     second = run([str(logs)], tmp_path / "out", jobs=1)
     assert [Path(r.path).name for r in second.analysed] == ["app-series-9.zstd"]
-    runs = [r for r in second.tables["regressions"].to_pylist() if r["scope"] == "app"]
+    runs = [r for r in second.tables["regressions"].rows() if r["scope"] == "app"]
     assert [(r["app_name"], r["latest_app_id"]) for r in runs] == [("series", "app-series-9")]
     assert runs[0]["earlier_app_ids"] == [f"app-series-{i}" for i in range(4)]
 
@@ -185,9 +185,9 @@ def test_a_log_over_the_memory_cap_is_an_error_and_the_run_goes_on(tmp_path: Pat
     huge = write_huge_log(logs, shared / "spark2-eventlog.zstd", "app-huge-0001", mib=100)
     shutil.copy(shared / "local-1422981780767", logs / "local-1422981780767")
     capped = run([str(logs)], tmp_path / "out", jobs=1, memory_cap_bytes=32 << 20)
-    errors = capped.tables["errors"].to_pylist()
+    errors = capped.tables["errors"].rows()
     assert [(e["log_path"], e["kind"]) for e in errors] == [(str(huge.resolve()), "memory_cap")]
-    assert capped.tables["apps"].column("app_id").to_pylist() == ["local-1422981780767"]
+    assert capped.tables["apps"].column("app_id") == ["local-1422981780767"]
     # A cap is a property of the run, not of the log: the next run tries the log again.
     uncapped = run([str(logs)], tmp_path / "out", jobs=1)
     assert [Path(r.path).name for r in uncapped.analysed] == [huge.name]

@@ -58,9 +58,9 @@ def test_every_extra_is_installed_in_the_development_environment() -> None:
 
 
 def test_pyarrow_is_named_by_every_extra_whose_feature_reads_or_writes_parquet() -> None:
-    # Bundles, object stores and the fleet's tables are pyarrow's; recording writes a bundle,
-    # the models read GloVe's Parquet index, fleet --engine spark writes the fleet's tables.
-    for extra in ("bundles", "remote", "fleet", "record", "models", "spark", "train"):
+    # Bundles and object stores are pyarrow's; recording writes a bundle, the models read
+    # GloVe's Parquet index, pyspark's toArrow brings fleet --engine spark's rows back.
+    for extra in ("bundles", "remote", "record", "models", "spark", "train"):
         assert "pyarrow" in EXTRAS[extra].modules, extra
 
 
@@ -72,13 +72,13 @@ def test_the_table_matches_the_extras_pyproject_declares() -> None:
     assert set(EXTRAS) <= set(optional)
     base = " ".join(declared["project"]["dependencies"])
     assert "pyarrow" not in base and "networkx" not in base
-    for extra in ("bundles", "remote", "fleet"):
+    for extra in ("bundles", "remote", "spark"):
         assert any(d.startswith("pyarrow") for d in optional[extra]), extra
-    for extra, includes in (("record", "bundles"), ("models", "bundles"), ("spark", "fleet")):
+    for extra, includes in (("record", "bundles"), ("models", "bundles")):
         assert f"perfmodel[{includes}]" in optional[extra], extra
 
 
-@pytest.mark.parametrize("extra", ["bundles", "remote", "fleet"])
+@pytest.mark.parametrize("extra", ["bundles", "remote"])
 def test_hidden_pyarrow_names_the_extra(extra: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(MissingExtraError) as caught:

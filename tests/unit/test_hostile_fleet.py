@@ -16,13 +16,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfmodel.fleet.discover import MAX_DEPTH, FleetInputError, walk_inputs
-from perfmodel.fleet.schema import RESULT_TABLES
+from perfmodel.fleet.schema import RESULT_TABLES, Table, table_from_rows
 from perfmodel.fleet.summary import mark_duplicates, summarise
 
 KINDS = [
@@ -163,13 +162,11 @@ def test_a_missing_command_line_input_is_still_an_error() -> None:
         walk_inputs(["/nonexistent/perfmodel/logs"])
 
 
-def _apps(rows: list[dict[str, Any]]) -> pa.Table:
-    schema = RESULT_TABLES["apps"]
-    full = [{f.name: r.get(f.name) for f in schema} for r in rows]
-    return pa.Table.from_pylist(full, schema=schema)
+def _apps(rows: list[dict[str, Any]]) -> Table:
+    return table_from_rows(rows, RESULT_TABLES["apps"])
 
 
-def _tables(apps: pa.Table) -> dict[str, pa.Table]:
+def _tables(apps: Table) -> dict[str, Table]:
     from perfmodel.fleet.regress import find_regressions
 
     tables = {name: schema.empty_table() for name, schema in RESULT_TABLES.items()}
@@ -206,7 +203,7 @@ def test_one_application_in_several_files_counts_once(copies: list[int]) -> None
     assert s.held_core_hours == pytest.approx(sum(1.0 + app for app in range(len(copies))))
     assert all(d["same_as"] != d["log_path"] for d in s.duplicates)
     assert s.logs == len(rows)
-    marked = mark_duplicates(_apps(rows)).column("duplicate_of").to_pylist()
+    marked = mark_duplicates(_apps(rows)).column("duplicate_of")
     assert sum(m is not None for m in marked) == s.duplicate_logs
 
 
