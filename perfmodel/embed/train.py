@@ -34,7 +34,7 @@ import torch
 
 from perfmodel.embed.aggregate_eval import EXECUTOR_PLUMBING, evaluate_policies
 from perfmodel.embed.ast import binarize
-from perfmodel.embed.charlm import build_language_model, train_char_lm
+from perfmodel.embed.charlm import train_char_lm
 from perfmodel.embed.classifier import average_heads
 from perfmodel.embed.code_model import RecursiveAutoencoder
 from perfmodel.embed.doc_model import DocEmbedder, DocGRU
@@ -60,7 +60,6 @@ from perfmodel.embed.train_heads import (
 from perfmodel.embed.tree_batch import EncodedTree, encode_tree
 from perfmodel.embed.vocab import Vocab
 from perfmodel.embed.weights import ModelBundle, save_bundle
-from perfmodel.embed.word_embeddings import flair_embedder
 
 ENSEMBLE_ROW = "ensemble (code + doc + tokens, weighted)"
 """The shipped combination's row in the metrics."""
@@ -110,9 +109,7 @@ def train(
     timings["char_lms"] = time.monotonic() - t0
 
     t0 = time.monotonic()
-    embedder = DocEmbedder(
-        flair_embedder([build_language_model(s, st) for s, st in charlms], glove=config.glove)
-    )
+    embedder = DocEmbedder.from_weights(charlms, glove=config.glove)
     docs = [r.doc for r in data.records]
     vectors: list[torch.Tensor | None] = []
     chunk = 512

@@ -2,7 +2,7 @@
 
 Classifying a recording's frames means finding each frame's source, parsing the files it is
 in and running the code models: on a recorded PySpark job, about 5 s of a `diagnose` that
-then takes under 2 s more, plus 4 s of importing torch and flair. A user asks several
+then takes under 2 s more, plus 2 s of importing torch. A user asks several
 commands of one bundle (`diagnose`, then `predict` with a few what-ifs, then `report`), and
 each asks for the same frames. Their vectors are kept in a SQLite file in the user's cache
 directory; a command whose frames are all there neither imports the models nor parses a

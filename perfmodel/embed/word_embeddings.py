@@ -58,19 +58,26 @@ def _data_dir() -> Path:
     return Path(spec.origin).parent / "data"
 
 
-def glove_embeddings(max_words: int = DEFAULT_MAX_WORDS) -> WordEmbeddings:
-    """Flair ``WordEmbeddings`` holding the ``max_words`` most frequent GloVe vectors."""
-    import_flair_offline()
+def glove_vectors(max_words: int = DEFAULT_MAX_WORDS) -> tuple[list[str], np.ndarray]:
+    """The ``max_words`` most frequent GloVe words and their vectors (float32 rows)."""
     import pyarrow.parquet as pq
-    from flair.embeddings import WordEmbeddings
 
     data = _data_dir()
     words = pq.read_table(data / "glove_6B_index.parquet").column(0).to_pylist()[:max_words]
     matrix = np.load(data / "glove_6B_50d_emb.npy", mmap_mode="r")[: len(words)]
+    return words, np.ascontiguousarray(matrix, dtype=np.float32)
+
+
+def glove_embeddings(max_words: int = DEFAULT_MAX_WORDS) -> WordEmbeddings:
+    """Flair ``WordEmbeddings`` holding the ``max_words`` most frequent GloVe vectors."""
+    import_flair_offline()
+    from flair.embeddings import WordEmbeddings
+
+    words, matrix = glove_vectors(max_words)
     vocab = {w: i for i, w in enumerate(words)}
     emb = WordEmbeddings(None, vocab=vocab, embedding_length=int(matrix.shape[1]), name="glove")
     weights = torch.zeros(len(words) + 1, matrix.shape[1])
-    weights[: len(words)] = torch.from_numpy(np.ascontiguousarray(matrix, dtype=np.float32))
+    weights[: len(words)] = torch.from_numpy(matrix)
     emb.embedding = torch.nn.Embedding.from_pretrained(weights, freeze=True)
     return emb
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -81,7 +83,7 @@ def test_doc_model_learns_over_flair_embeddings() -> None:
     texts = [d for d, _ in DOCS] * 20
     spec, state = train_char_lm(texts, True, TINY_LM, seed=0)
     assert not any(k.startswith("decoder.") for k in state)
-    embedder = DocEmbedder(flair_embedder([build_language_model(spec, state)]))
+    embedder = DocEmbedder.from_flair(flair_embedder([build_language_model(spec, state)]))
     vectors = embedder.embed([d for d, _ in DOCS] + [""])
     assert vectors[-1] is None
     assert all(
@@ -155,7 +157,9 @@ def test_direct_doc_embedding_equals_flair(options: dict[str, object]) -> None:
     chars = sorted(set("".join(EDGE_DOCS)) - set("☃𝛼"))
     lms = [build_language_model(CharLMSpec(chars, forward, 12, 6, 1)) for forward in (True, False)]
     for glove in (False, True):
-        embedder = DocEmbedder(_stack(lms, glove, **options), batch_size=3, max_batch_chars=400)
+        embedder = DocEmbedder.from_flair(
+            _stack(lms, glove, **options), batch_size=3, max_batch_chars=400
+        )
         assert embedder.direct
         got = embedder.embed(EDGE_DOCS)
         assert got[6] is None and got[7] is None
@@ -163,10 +167,44 @@ def test_direct_doc_embedding_equals_flair(options: dict[str, object]) -> None:
         _assert_same_vectors(got, embedder.embed_with_flair(EDGE_DOCS))
 
 
+def test_an_embedder_of_stored_weights_is_flairs_without_importing_it() -> None:
+    """`DocEmbedder.from_weights` (what classifying runs) gives the vectors of Flair's own
+    Sentence path over the same weights rebuilt as Flair LanguageModels, GloVe included, in
+    a process that never imports Flair."""
+    torch.manual_seed(0)
+    chars = sorted(set("".join(EDGE_DOCS)) - set("☃𝛼"))
+    charlms = []
+    for forward in (True, False):
+        lm = build_language_model(CharLMSpec(chars, forward, 12, 6, 1))
+        state = {k: v for k, v in lm.state_dict().items() if not k.startswith("decoder.")}
+        charlms.append((CharLMSpec(chars, forward, 12, 6, 1), state))
+    for glove in (False, True):
+        ours = DocEmbedder.from_weights(charlms, glove=glove, batch_size=3, max_batch_chars=400)
+        flair = DocEmbedder.from_flair(
+            flair_embedder([build_language_model(s, w) for s, w in charlms], glove=glove)
+        )
+        assert ours.dim == flair.dim
+        _assert_same_vectors(ours.embed(EDGE_DOCS), flair.embed_with_flair(EDGE_DOCS))
+    code = (
+        "import sys, torch\n"
+        "from perfmodel.embed.charlm import CharLMSpec\n"
+        "from perfmodel.embed.doc_model import DocEmbedder\n"
+        "spec = CharLMSpec(list('abc '), True, 4, 3, 1)\n"
+        "state = {'encoder.weight': torch.zeros(5, 3)}\n"
+        "rnn = torch.nn.LSTM(3, 4, 1)\n"
+        "state.update({'rnn.' + k: v for k, v in rnn.state_dict().items()})\n"
+        "vectors = DocEmbedder.from_weights([(spec, state)], glove=True).embed(['a b'])\n"
+        "assert vectors[0].shape == (2, 54), vectors[0].shape\n"
+        "sys.exit('flair imported' if 'flair' in sys.modules else 0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_unsupported_stacks_fall_back_to_flair() -> None:
     torch.manual_seed(0)
     lm = build_language_model(CharLMSpec(sorted(set("abcdefghij ")), True, 8, 4, 1))
-    embedder = DocEmbedder(_stack([lm], False, is_lower=True))
+    embedder = DocEmbedder.from_flair(_stack([lm], False, is_lower=True))
     assert not embedder.direct
     _assert_same_vectors(embedder.embed(EDGE_DOCS), embedder.embed_with_flair(EDGE_DOCS))
 
@@ -176,6 +214,6 @@ def test_direct_doc_embedding_stacks_in_flairs_order() -> None:
     torch.manual_seed(0)
     chars = sorted(set("".join(EDGE_DOCS)))
     lms = [build_language_model(CharLMSpec(chars, i % 2 == 0, 3 + i, 4, 1)) for i in range(10)]
-    embedder = DocEmbedder(_stack(lms, True))
+    embedder = DocEmbedder.from_flair(_stack(lms, True))
     assert embedder.direct
     _assert_same_vectors(embedder.embed(EDGE_DOCS), embedder.embed_with_flair(EDGE_DOCS))

@@ -9,7 +9,10 @@ import pytest
 
 from perfmodel.embed import CONFIG_FILE
 from perfmodel.embed.classifier import FunctionInput, default_models_dir, load_classifier
+from perfmodel.embed.doc_model import DocEmbedder
 from perfmodel.embed.source.roots import SourceRoot, find_jdk_src_zip
+from perfmodel.embed.weights import rebuild_charlms
+from perfmodel.embed.word_embeddings import flair_embedder
 from tests.conftest import TEST_DATA
 
 SHIPPED = default_models_dir()
@@ -128,9 +131,14 @@ def test_predictions_match_the_reference_implementation() -> None:
         mixed = sum(h * w for h, w in heads) / sum(w for _, w in heads)
         assert res.label == ref["classes"][int(np.argmax(mixed))]
     embedder = clf._doc_embedder()
-    assert embedder is not None and embedder.direct
+    assert embedder is not None and embedder.direct and embedder.flair_stack is None
+    # The classifier's embedder runs the shipped LMs without Flair; Flair's own Sentence path
+    # over the same LMs, rebuilt as Flair LanguageModels, is the reference.
+    bundle = clf.bundle
+    reference = DocEmbedder.from_flair(flair_embedder(rebuild_charlms(bundle), glove=bundle.glove))
+    assert embedder.dim == reference.dim
     docs = [f["doc"] for f in funcs]
-    fast, slow = embedder.embed(docs), embedder.embed_with_flair(docs)
+    fast, slow = embedder.embed(docs), reference.embed_with_flair(docs)
     for a, b in zip(fast, slow, strict=True):
         assert (a is None) == (b is None)
         if a is not None and b is not None:
