@@ -306,21 +306,15 @@ def stage_of_key(key: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _stage_partitions(key: str, text: str) -> int:
-    if stage_of_key(key) is None:
-        raise SettingError(
-            f"unknown what-if key {_shown(key)}: a stage's task count is written "
-            "stage.ID.partitions=N (ID: the stage id that diagnose shows)"
-        )
-    raw = str(text).strip()
-    if not re.fullmatch(r"[+-]?[0-9]{1,30}", raw):
-        raise SettingError(f"{key}={_shown(raw)}: must be a whole number")
-    value = int(raw)
-    if not 1 <= value <= MAX_PARTITIONS:
-        raise SettingError(
-            f"{key}={_shown(raw)}: must be a whole number from 1 to {MAX_PARTITIONS:,}"
-        )
-    return value
+_STAGE_PARTITIONS = SettingKey(
+    "stage.ID.partitions",
+    INT,
+    1,
+    MAX_PARTITIONS,
+    reason="a stage's task count as the code would set it",
+)
+"""How every ``stage.ID.partitions`` value is written and bounded: a whole number, as a
+partition-count setting is."""
 
 
 def parse_value(key: str, text: str) -> SettingValue:
@@ -328,8 +322,14 @@ def parse_value(key: str, text: str) -> SettingValue:
     key's range; raises `SettingError` naming the key (an unknown key included). A
     ``stage.ID.partitions`` key is a code edit's task count (`stage_key`)."""
     if key.startswith(STAGE_PREFIX):
-        return _stage_partitions(key, text)
-    spec = lookup(key)
+        if stage_of_key(key) is None:
+            raise SettingError(
+                f"unknown what-if key {_shown(key)}: a stage's task count is written "
+                "stage.ID.partitions=N (ID: the stage id that diagnose shows)"
+            )
+        spec = _STAGE_PARTITIONS
+    else:
+        spec = lookup(key)
     if spec.kind == "text":
         raise SettingNotPredictedError(f"{key}: perfmodel cannot predict its effect: {spec.reason}")
     raw = str(text)
