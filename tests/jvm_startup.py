@@ -18,11 +18,13 @@ They reach every driver through ``SPARK_SUBMIT_OPTS``, which Spark's launcher ad
 driver's java command for `spark-submit` and for PySpark's in-process sessions alike, and the
 History Servers and the standalone cluster's master and workers through
 ``SPARK_DAEMON_JAVA_OPTS`` (a History Server is up after 3.1 s of CPU instead of 7.2 s, two
-runs each, 2026-11-29); the launcher's own small JVM and the cluster's executors keep the
-JVM's defaults. What the jobs compute does not change. How they run does, a little: in local
-mode the tasks run in the driver, whose code is then compiled by C1 alone, so long tasks run
-slower and a recording shows no C2 compiler threads. A user's own settings of either variable
-are left as they are.
+runs each, 2026-11-29). No variable reaches the cluster's executors: its test gives them the
+C1 option through ``spark.executor.extraJavaOptions`` (their class path holds the plugin jar,
+so the archive would not be used). The launcher's own small JVM keeps the JVM's defaults.
+What the jobs compute does not change. How they run does, a little: in local mode the tasks
+run in the driver, whose code is then compiled by C1 alone, so long tasks run slower and a
+recording shows no C2 compiler threads. A user's own settings of either variable are left as
+they are.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """`perfmodel fleet --engine spark` on local[2]: the same tables as the local engine, for
-the shared real logs plus about 40 generated ones, both from the CLI and through
+the shared real logs plus 24 generated ones, both from the CLI and through
 `spark-submit` with Spark reading the logs itself (binaryFiles, as for hdfs:// or s3a://
 URIs). The local engine's own run at fleet scale (about 200 generated logs) is
 tests/e2e/test_fleet.py; here what matters is that both engines give the same rows, which
-forty logs of every shape (plain, zstd, rolling, corrupt, a regressed series) show as well
-as two hundred, for a fifth of the analysis."""
+24 logs of every shape (plain, zstd, rolling, corrupt, a regressed series: the fewest of
+`make_fleet`'s copies that hold every shape) show as well as two hundred."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from tests.fleet_helpers import WHAT_IFS, make_fleet, read_tables, run
 
 pytestmark = pytest.mark.slow
 
-SPARK_FLEET_COPIES = 40
+SPARK_FLEET_COPIES = 24
 
 
 def _summary(cmd: list[str], env: dict[str, str], ok: tuple[int, ...]) -> dict[str, object]:
@@ -65,7 +65,7 @@ def test_both_ways_of_running_the_spark_engine_give_the_local_engine_s_tables(
 ) -> None:
     """One output folder filled by two Spark runs, each with a JVM of its own, holds the local
     engine's tables for all the logs. `perfmodel fleet --engine spark` analyses the generated
-    fleet (about 40 logs and its corrupt files); then `spark-submit`, with Spark reading the
+    fleet (24 logs and its corrupt files); then `spark-submit`, with Spark reading the
     files itself, is given those and the shared real logs (rolling directories among them) and
     a few more corrupt files, and analyses only what the first run left: it resumes."""
     shared = shared_eventlogs()

@@ -4,7 +4,7 @@ Unit tests read hand-written files in the sampler's line format (what the plugin
 local to the file); the slow test reads tests/data/record/job.py recorded with the sampler on
 (the suite's shared default recording) and checks that no JVM started JFR and that the
 samples cover the tasks as JFR's do. Both samplers on one run (`--jvm-sampler both`):
-tests/e2e/test_record_spark.py.
+tests/e2e/test_record_dataframe_job.py.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 the decision against what the recommendation and its neighbours measured.
 
 The "machines" are realised on this host as ``local[N]`` with a driver heap: a catalog of
-four (1 or 2 cores × 512m or 1g heap, priced per core and GiB), the suite's shared
-`machine_runs` (the study's word count over 8 MB of text, every configuration run once). The
-run on ``local[1]`` with a 1g heap is the profiled one. The deadline lies halfway between the
+two (1 or 2 cores with a 1g heap, priced per core and GiB), the suite's shared
+`machine_runs` (the study's word count over 8 MB of text, each configuration run once). The
+run on ``local[1]`` is the profiled one. The deadline lies halfway between the
 predicted upper bounds of the 1-core and the 2-core machines, so only the 2-core machines can
 meet it by the model, and the test reports whether the recommendation met the deadline and
 was the cheapest measured point that did. The verdict is printed
@@ -31,18 +31,14 @@ CATALOG = "\n".join(
         *(
             f"{name},local,{vcpu},{gib},10,250,1.0,{price},1,0,this host,{_SOURCE},2026-11-25"
             for name, vcpu, gib, price in (
-                ("loc-1c-512m", 1, 1.5, 0.055),
                 ("loc-1c-1g", 1, 2, 0.06),
-                ("loc-2c-512m", 2, 1.5, 0.095),
                 ("loc-2c-1g", 2, 2, 0.10),
             )
         ),
     ]
 )
 MACHINES = {  # vm_type: (local[N], driver heap), as the --local layout rule gives them
-    "loc-1c-512m": (1, "512m"),
     "loc-1c-1g": (1, "1g"),
-    "loc-2c-512m": (2, "512m"),
     "loc-2c-1g": (2, "1g"),
 }
 MACHINE_OF_CONFIG = {f"local[{n}] driver={heap}": name for name, (n, heap) in MACHINES.items()}
@@ -104,9 +100,9 @@ def test_recommendation_checked_against_measured_runs(
     for p in check.points:
         assert p.measured_cost > 0 and p.meets_deadline == (p.measured_s <= deadline)
 
-    # History: the four stored runs calibrate the same application's predictions.
+    # History: the stored runs calibrate the same application's predictions.
     with RunStore(store) as db:
-        assert len(db.runs(experiment=experiment)) == 4
+        assert len(db.runs(experiment=experiment)) == len(MACHINES)
 
     def calibrated_by_history(deadline_s: float | None) -> Recommendation:
         return recommend(
@@ -129,7 +125,7 @@ def test_recommendation_checked_against_measured_runs(
         assert "no configuration meets the deadline" in str(exc)
         calibrated, after = calibrated_by_history(None), None
     cal = calibrated.calibration
-    assert cal is not None and len(cal.runs) == 4
+    assert cal is not None and len(cal.runs) == len(MACHINES)
 
     report = {
         "profiled_s": profiled["app_s"],

@@ -1,7 +1,8 @@
 """Attribution rules on a small hand-built profile: plugin ids win, windows place the rest.
 
-The end-to-end check on a real application is in test_record_spark.py; this pins down the
-rules that real runs exercise only by chance (overlapping tasks of one or two stages).
+The end-to-end checks on real applications are in test_record_default.py and
+test_record_dataframe_job.py; this pins down the rules that real runs exercise only by chance
+(overlapping tasks of one or two stages).
 """
 
 from __future__ import annotations
