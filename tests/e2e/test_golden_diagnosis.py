@@ -38,11 +38,21 @@ def diagnosis_json(log: Path) -> dict[str, Any]:
     """What `perfmodel diagnose --json LOG` prints, less the volatile fields."""
     import perfmodel
 
-    text = json.dumps(perfmodel.load(log).diagnose().to_json(), default=str)
-    result = json.loads(text.replace(json.dumps(str(log))[1:-1], "<log>"))
+    return comparable(json.dumps(perfmodel.load(log).diagnose().to_json(), default=str), log)
+
+
+def comparable(text: str, log: Path) -> dict[str, Any]:
+    """The JSON ``text`` of a diagnosis of ``log`` as the golden files hold it: its path read
+    as ``<log>``, without the volatile fields."""
+    result: dict[str, Any] = json.loads(text.replace(json.dumps(str(log))[1:-1], "<log>"))
     for key in VOLATILE:
         result.pop(key, None)
     return result
+
+
+def differences(want: Any, got: Any) -> list[str]:
+    """Where a diagnosis differs from its golden file (floats to 1e-9 relative)."""
+    return _differences(want, got)
 
 
 def _differences(want: Any, got: Any, where: str = "$") -> list[str]:
@@ -74,7 +84,7 @@ def test_diagnosis_matches_golden(log: Path) -> None:
         pytest.skip(f"no golden file for {log.name}")
     want = json.loads(golden.read_text())
     got = diagnosis_json(log)
-    diffs = _differences(want, got)
+    diffs = differences(want, got)
     assert not diffs, "\n".join(diffs[:40])
 
 
