@@ -144,8 +144,8 @@ CONSOLE_SCRIPT_LOGS = (
     "truncated_eventlog.inprogress",
 )
 """A log of each kind a user passes (plain, zstd, a rolling directory, one still being
-written). What each shared log's diagnosis holds is tests/e2e/test_golden_diagnosis.py's, in
-this process: a process of its own costs a second of CPU."""
+written). Every shared log's diagnosis is compared with its golden file in the test's own
+process (tests/e2e/test_golden_diagnosis.py): a process of its own costs a second of CPU."""
 
 
 @pytest.mark.parametrize("name", CONSOLE_SCRIPT_LOGS)

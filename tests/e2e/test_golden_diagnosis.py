@@ -50,12 +50,8 @@ def comparable(text: str, log: Path) -> dict[str, Any]:
     return result
 
 
-def differences(want: Any, got: Any) -> list[str]:
+def differences(want: Any, got: Any, where: str = "$") -> list[str]:
     """Where a diagnosis differs from its golden file (floats to 1e-9 relative)."""
-    return _differences(want, got)
-
-
-def _differences(want: Any, got: Any, where: str = "$") -> list[str]:
     if isinstance(want, float) or isinstance(got, float):
         if isinstance(want, (int, float)) and isinstance(got, (int, float)):
             if math.isclose(want, got, rel_tol=1e-9, abs_tol=1e-9):
@@ -65,14 +61,14 @@ def _differences(want: Any, got: Any, where: str = "$") -> list[str]:
         out = [f"{where}: key {k!r} missing" for k in want if k not in got]
         out += [f"{where}: key {k!r} added" for k in got if k not in want]
         for key in want.keys() & got.keys():
-            out += _differences(want[key], got[key], f"{where}.{key}")
+            out += differences(want[key], got[key], f"{where}.{key}")
         return out
     if isinstance(want, list) and isinstance(got, list):
         if len(want) != len(got):
             return [f"{where}: {len(want)} items != {len(got)}"]
         out: list[str] = []
         for i, (w, g) in enumerate(zip(want, got, strict=True)):
-            out += _differences(w, g, f"{where}[{i}]")
+            out += differences(w, g, f"{where}[{i}]")
         return out
     return [] if want == got else [f"{where}: {want!r} != {got!r}"]
 
