@@ -4,6 +4,7 @@ predict every run from every other, and report the error beside a slot-only repl
     python experiments/dask/study.py --out build/dask-study                # the study
     python experiments/dask/study.py --out /tmp/s --scale 0.05 --configs 2  # a smoke run
     python experiments/dask/study.py --out build/dask-study --report-only   # re-report
+    python experiments/dask/study.py --out build/dask-study --repeat 3      # medians of 3
 
 Each workload script (``experiments/dask/workloads/*.py``, or ``--workloads DIR``) takes
 ``--workers --threads --memory --scale`` and starts its own ``LocalCluster``; it is run
@@ -14,6 +15,14 @@ what-if, the facade's ``predict``); the slot-only replay re-schedules the baseli
 observed task durations on the target's threads. The measured runtime is the target run's
 own, from its first graph submission to its last result received. Errors are
 |predicted − measured| / measured. The 1-minute load average is kept before each run.
+
+With ``--repeat N`` every configuration runs N times, in N rounds of all configurations (so
+that a drift of the machine is spread over them): a configuration's measured runtime is the
+median of its runs, and it predicts the others from its median run's bundle. The report then
+says how far the same configuration's runs lie from each other (the mean of |t_i − t_j| /
+t_j over its ordered pairs of runs): the error a prediction of one run cannot go below. On
+this 2-core machine single runs of the study's workloads differ by 11% on average (three runs
+more of each 1 GiB configuration, 2026-11-29), more than the 10% the study is judged by.
 """
 
 from __future__ import annotations
@@ -58,6 +67,8 @@ class Run:
     load_before: float
     load_after: float
     wall_s: float
+    repeat: int = 1
+    """Which of the configuration's runs (1 to ``--repeat``)."""
 
 
 @dataclass
@@ -101,8 +112,11 @@ def load_average() -> float:
     return os.getloadavg()[0]
 
 
-def record(workload: Path, config: Config, scale: float, out: Path, perfmodel: str) -> Run:
-    bundle = out / "bundles" / workload.stem / config.name
+def record(
+    workload: Path, config: Config, scale: float, out: Path, perfmodel: str, repeat: int = 1
+) -> Run:
+    name = config.name if repeat == 1 else f"{config.name}-run{repeat}"
+    bundle = out / "bundles" / workload.stem / name
     if bundle.exists():
         raise SystemExit(f"{bundle} exists: use a fresh --out (runs are never overwritten)")
     bundle.parent.mkdir(parents=True, exist_ok=True)
@@ -113,7 +127,7 @@ def record(workload: Path, config: Config, scale: float, out: Path, perfmodel: s
     command += ["--threads", str(config.threads), "--memory", config.memory]
     command += ["--scale", str(scale)]
     done = subprocess.run(command, capture_output=True, text=True)
-    (bundle.parent / f"{config.name}.log").write_text(done.stdout + done.stderr)
+    (bundle.parent / f"{name}.log").write_text(done.stdout + done.stderr)
     return Run(
         workload.stem,
         config,
@@ -122,24 +136,59 @@ def record(workload: Path, config: Config, scale: float, out: Path, perfmodel: s
         before,
         load_average(),
         time.time() - began,
+        repeat,
     )
 
 
-def predict_pairs(runs: list[Run]) -> list[Pair]:
-    """Every ordered pair of runs of one workload: perfmodel's prediction and slot-only's."""
+def runtimes(runs: list[Run]) -> dict[str, float]:
+    """Each run's measured runtime (s), by bundle: what its recording's event log spans."""
+    import perfmodel
+
+    return {
+        r.bundle: perfmodel.load(r.bundle, code_vectors=False).profile.duration_ms / 1000.0
+        for r in runs
+    }
+
+
+def median_runs(runs: list[Run], seconds: dict[str, float]) -> dict[Config, tuple[Run, float]]:
+    """Per configuration, the run whose runtime is the median of its runs (the lower of the
+    middle two for an even count) and that median."""
+    by_config: dict[Config, list[Run]] = {}
+    for r in runs:
+        by_config.setdefault(r.config, []).append(r)
+    out = {}
+    for config, group in by_config.items():
+        ordered = sorted(group, key=lambda r: seconds[r.bundle])
+        middle = ordered[(len(ordered) - 1) // 2]
+        out[config] = (middle, statistics.median(seconds[r.bundle] for r in group))
+    return out
+
+
+def repeat_noise(runs: list[Run], seconds: dict[str, float]) -> list[float]:
+    """|t_i − t_j| / t_j over every ordered pair of runs of one configuration."""
+    by_config: dict[Config, list[float]] = {}
+    for r in runs:
+        by_config.setdefault(r.config, []).append(seconds[r.bundle])
+    return [
+        abs(a - b) / b for times in by_config.values() for a, b in itertools.permutations(times, 2)
+    ]
+
+
+def predict_pairs(runs: list[Run], seconds: dict[str, float]) -> list[Pair]:
+    """Every ordered pair of configurations of one workload: perfmodel's prediction and
+    slot-only's, from the baseline's median run, against the target's median runtime."""
     import perfmodel
     from perfmodel.errors import PerfmodelError
     from perfmodel.simulate.config import WhatIf
     from perfmodel.simulate.units import parse_size
 
-    measured = {
-        r.config: perfmodel.load(r.bundle, code_vectors=False).profile.duration_ms / 1000.0
-        for r in runs
-    }
+    medians = median_runs(runs, seconds)
+    measured = {config: median for config, (_, median) in medians.items()}
+    chosen = [run for run, _ in medians.values()]
     pairs = []
-    for base in runs:
+    for base in chosen:
         analysis = perfmodel.load(base.bundle)
-        for target in runs:
+        for target in chosen:
             if target is base:
                 continue
             change = WhatIf(
@@ -190,6 +239,15 @@ def markdown(result: dict) -> str:
         f"Dask what-if study, {result['date']} on {result['machine']}",
         f"command: `{result['command']}`",
         "",
+    ]
+    noise = result.get("repeat_noise")
+    if noise:
+        lines += [
+            f"The same configuration's runs differ by {100 * noise['mean']:.1f}% on average "
+            f"({noise['pairs']} ordered pairs of runs); measured runtimes are medians.",
+            "",
+        ]
+    lines += [
         "| group | pairs | perfmodel mean error | slot-only mean error | worst |",
         "| --- | ---: | ---: | ---: | ---: |",
     ]
@@ -200,12 +258,13 @@ def markdown(result: dict) -> str:
         )
     lines += [
         "",
-        "| workload | config | measured s | load before | load after |",
-        "| --- | --- | ---: | ---: | ---: |",
+        "| workload | config | run | measured s | load before | load after |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
     ]
     for r in result["runs"]:
         lines.append(
-            f"| {r['workload']} | {r['config']} | {r.get('measured_s', float('nan')):.2f} | "
+            f"| {r['workload']} | {r['config']} | {r.get('repeat', 1)} | "
+            f"{r.get('measured_s', float('nan')):.2f} | "
             f"{r['load_before']:.2f} | {r['load_after']:.2f} |"
         )
     return "\n".join(lines) + "\n"
@@ -221,7 +280,12 @@ def main() -> None:
     ap.add_argument("--configs", type=int, default=None, help="first N configurations only")
     ap.add_argument("--perfmodel", default=str(Path(sys.executable).parent / "perfmodel"))
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="runs of each configuration (medians compared)"
+    )
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
     args.out.mkdir(parents=True, exist_ok=True)
     runs_file = args.out / "runs.json"
     if args.report_only:
@@ -234,31 +298,36 @@ def main() -> None:
             scripts = [p for p in scripts if p.stem in args.only]
         runs = []
         for script in scripts:
-            for config in configs(args.memory, args.configs):
-                run = record(script, config, args.scale, args.out, args.perfmodel)
-                print(
-                    f"{run.workload} {config.name}: exit {run.exit_code}, "
-                    f"{run.wall_s:.1f} s, load {run.load_before:.2f}",
-                    flush=True,
-                )
-                runs.append(run)
+            for repeat in range(1, args.repeat + 1):  # a round of every configuration
+                for config in configs(args.memory, args.configs):
+                    run = record(script, config, args.scale, args.out, args.perfmodel, repeat)
+                    print(
+                        f"{run.workload} {config.name} run {repeat}: exit {run.exit_code}, "
+                        f"{run.wall_s:.1f} s, load {run.load_before:.2f}",
+                        flush=True,
+                    )
+                    runs.append(run)
         runs_file.write_text(json.dumps([asdict(r) for r in runs], indent=1))
     good = [r for r in runs if r.exit_code == 0]
+    seconds = runtimes(good)
     pairs: list[Pair] = []
+    noise: list[float] = []
     for name in sorted({r.workload for r in good}):
-        pairs += predict_pairs([r for r in good if r.workload == name])
-    measured = {(p.workload, p.target): p.measured_s for p in pairs}
+        of_workload = [r for r in good if r.workload == name]
+        pairs += predict_pairs(of_workload, seconds)
+        noise += repeat_noise(of_workload, seconds)
     result = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "load_at_report": os.getloadavg(),
         "machine": f"{platform.node()}, {os.cpu_count()} cores, {platform.platform()}",
         "command": " ".join(sys.argv),
         "summary": summary(pairs) if pairs else {},
+        "repeat_noise": {"mean": statistics.fmean(noise), "pairs": len(noise)} if noise else None,
         "runs": [
             {
                 **asdict(r),
                 "config": r.config.name,
-                "measured_s": measured.get((r.workload, r.config.name), float("nan")),
+                "measured_s": seconds.get(r.bundle, float("nan")),
             }
             for r in runs
         ],
