@@ -150,14 +150,19 @@ def runtimes(runs: list[Run]) -> dict[str, float]:
     }
 
 
+def by_config(runs: list[Run]) -> dict[Config, list[Run]]:
+    """The runs of each configuration, in the order given."""
+    out: dict[Config, list[Run]] = {}
+    for r in runs:
+        out.setdefault(r.config, []).append(r)
+    return out
+
+
 def median_runs(runs: list[Run], seconds: dict[str, float]) -> dict[Config, tuple[Run, float]]:
     """Per configuration, the run whose runtime is the median of its runs (the lower of the
     middle two for an even count) and that median."""
-    by_config: dict[Config, list[Run]] = {}
-    for r in runs:
-        by_config.setdefault(r.config, []).append(r)
     out = {}
-    for config, group in by_config.items():
+    for config, group in by_config(runs).items():
         ordered = sorted(group, key=lambda r: seconds[r.bundle])
         middle = ordered[(len(ordered) - 1) // 2]
         out[config] = (middle, statistics.median(seconds[r.bundle] for r in group))
@@ -166,11 +171,10 @@ def median_runs(runs: list[Run], seconds: dict[str, float]) -> dict[Config, tupl
 
 def repeat_noise(runs: list[Run], seconds: dict[str, float]) -> list[float]:
     """|t_i − t_j| / t_j over every ordered pair of runs of one configuration."""
-    by_config: dict[Config, list[float]] = {}
-    for r in runs:
-        by_config.setdefault(r.config, []).append(seconds[r.bundle])
     return [
-        abs(a - b) / b for times in by_config.values() for a, b in itertools.permutations(times, 2)
+        abs(seconds[a.bundle] - seconds[b.bundle]) / seconds[b.bundle]
+        for group in by_config(runs).values()
+        for a, b in itertools.permutations(group, 2)
     ]
 
 
