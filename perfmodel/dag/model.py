@@ -293,6 +293,16 @@ class StageGraph:
         return [(p, c) for p, children in self._children.items() for c in children]
 
 
+SHARED_LOCK = "executor_threads_share_lock"
+"""`ApplicationProfile.extra` key a front end sets (True) when an executor's task threads
+are threads of one Python process, which share its interpreter lock
+(`perfmodel.simulate.interpreter_lock`)."""
+LOCK_HELD_MS = "lock_held_ms"
+"""`ApplicationProfile.extra` key: per stage id, how long the lock was held in its tasks'
+processes while they ran (ms), where the front end probed it; stages it did not probe are
+absent."""
+
+
 @dataclass(slots=True)
 class ApplicationProfile:
     """The whole hierarchical DAG execution profile of one application run."""

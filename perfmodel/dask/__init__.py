@@ -3,6 +3,6 @@ framework-independent DAG (`perfmodel.dag.model`), analysed by the same facade a
 
 `perfmodel.dask.plugin` is what runs inside Dask while recording (loaded by file path);
 `perfmodel.dask.stream` reads what it wrote, `perfmodel.dask.build` turns it into the DAG,
-`perfmodel.dask.samples` ties stack samples to the tasks on their threads, and
-`perfmodel.dask.frontend` is the one entry point the facade calls. docs/dask.md.
+and `perfmodel.dask.frontend`, the one entry point the facade calls, ties stack samples and
+lock probes to the tasks on their threads (`perfmodel.dag.thread_spans`). docs/dask.md.
 """

@@ -25,12 +25,13 @@ on the clock of the host, which the stack samples use too.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 
 from perfmodel.dag.model import (
+    SHARED_LOCK,
     ApplicationProfile,
     ExecutorInfo,
     JobNode,
@@ -39,6 +40,7 @@ from perfmodel.dag.model import (
     StageNode,
 )
 from perfmodel.dag.tasks import ALL_FIELDS, STATUSES, TaskColumns, TaskTable
+from perfmodel.dag.thread_spans import ThreadSpans
 from perfmodel.dask.stream import DaskStream, Done, Graph, SchedulerFile, Task, WorkerFile
 
 _T = TypeVar("_T")
@@ -58,20 +60,6 @@ _VALUES = (
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 StageRef = tuple[int, int, str]
 """(session, job id, task group): a stage is one task group of one job."""
-
-
-@dataclass(slots=True)
-class ThreadSpans:
-    """Where each task's function ran: process, thread and time, for tying stack samples to
-    tasks (`perfmodel.dask.samples`). One entry per task row with a known thread."""
-
-    pid: np.ndarray
-    thread: np.ndarray
-    start_ms: np.ndarray
-    stop_ms: np.ndarray
-    task_id: np.ndarray
-    stage_id: np.ndarray
-    executor_of_pid: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -190,7 +178,7 @@ def build(
         profile.properties["dask.scheduler.address"] = sessions[0].address
     if isinstance(host_cores, int) and host_cores > 0:
         profile.extra["host_cores"] = host_cores
-    profile.extra["executor_threads_share_lock"] = True  # one GIL per worker (docs/dask.md)
+    profile.extra[SHARED_LOCK] = True  # one GIL per worker (docs/dask.md)
     profile.resources = _resources(profile, sessions, host_cores, local_pids)
     profile.event_count = stream.records
     profile.event_counts = {

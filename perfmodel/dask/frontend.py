@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from perfmodel.dag.loaded import LoadedProfile
-from perfmodel.dag.model import HostUsage
+from perfmodel.dag.model import LOCK_HELD_MS, HostUsage
 from perfmodel.dask.stream import stream_files
 from perfmodel.extras import require_extra
 from perfmodel.profile.bundle import (
@@ -23,6 +25,9 @@ from perfmodel.profile.bundle import (
 from perfmodel.profile.eventlog import EventLogSource
 from perfmodel.profile.sources.stores import RemotePath
 
+WORKER_PROCESS = "dask worker"
+"""The process name of a worker's stack samples."""
+
 
 def is_dask_bundle(path: str | Path) -> bool:
     """True for a profile bundle with a Dask task stream in it."""
@@ -34,8 +39,8 @@ def read_dask_bundle(path: str | Path) -> LoadedProfile:
     require_extra("bundles", f"reading the recorded bundle {path}")
     # Here, not at the top: every analysis imports this module, and reading a Spark log
     # never needs the Dask reader, builder and sample tables (~40 ms of start-up).
+    from perfmodel.dag.thread_spans import LockProbes, lock_held_ms, tie_samples
     from perfmodel.dask.build import build
-    from perfmodel.dask.samples import tie_samples
     from perfmodel.dask.stream import read_stream
     from perfmodel.dask.threads import worker_thread_cpu
 
@@ -54,6 +59,17 @@ def read_dask_bundle(path: str | Path) -> LoadedProfile:
     profile.source = str(bundle)
     profile.host_usage = _host_usage(bundle)
     profile.thread_cpu = worker_thread_cpu(bundle, stream, built.spans.executor_of_pid)
+    probes = {
+        w.pid: LockProbes(
+            np.concatenate([r.t0 * 1000.0 + np.asarray(r.at, np.float64) for r in w.probes]),
+            np.concatenate([np.asarray(r.lag_us, np.int64) for r in w.probes]),
+        )
+        for w in stream.workers
+        if w.pid is not None and w.probes
+    }
+    held = lock_held_ms(built.spans, probes)
+    if held:
+        profile.extra[LOCK_HELD_MS] = held
     bad = sum(1 for p in stream.problems if p.line is not None)
     if bad:
         profile.warnings.append(
@@ -73,7 +89,7 @@ def read_dask_bundle(path: str | Path) -> LoadedProfile:
         task_end_events=built.tasks,
         task_end_reasons=built.task_end_reasons,
         quality=stream.quality,
-        samples=tie_samples(load_samples(bundle), built.spans),
+        samples=tie_samples(load_samples(bundle), built.spans, WORKER_PROCESS),
     )
 
 

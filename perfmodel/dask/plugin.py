@@ -24,6 +24,8 @@ from typing import Any
 
 DIR_ENV = "PERFMODEL_DASK_DIR"
 FORMAT_VERSION = 1
+PROBE_S = 0.01
+"""How often a worker's lock probe asks for the interpreter lock (`_LockProbe`)."""
 
 
 def _text(key: object) -> str:
@@ -147,6 +149,44 @@ class SchedulerRecorder(SchedulerPlugin):
         self.out.close()
 
 
+class _LockProbe:
+    """Whether the worker's interpreter lock (CPython's GIL) is held, every `PROBE_S`.
+
+    A thread that wakes from a sleep needs the lock to go on. Held by a thread running
+    Python, it is handed over only after the interpreter's switch interval (5 ms); free, or
+    released by numpy, pandas or I/O, it is taken at once (about 0.1 ms here, including the
+    sleep's own overshoot). How late each wake-up was therefore tells a held lock from a
+    free one, even in a worker with a single task thread, which never waits for the lock
+    itself. The lateness of each probe is written, a line a second; the reader
+    (`perfmodel.dag.thread_spans.lock_held_ms`) judges it. The cost: a hand-over of the lock
+    every 10 ms while Python code runs.
+    """
+
+    def __init__(self, out: _Lines) -> None:
+        self.out = out
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="perfmodel-lock-probe", daemon=True)
+
+    def _run(self) -> None:
+        at: list[int] = []
+        lag: list[int] = []
+        t0 = time.time()
+        while not self.stopped.is_set():
+            before = time.perf_counter()
+            time.sleep(PROBE_S)
+            late = max(0.0, time.perf_counter() - before - PROBE_S)
+            at.append(round((time.time() - late - t0) * 1000.0))  # when it asked for the lock
+            lag.append(round(late * 1e6))
+            if at[-1] >= 1000 or self.stopped.is_set():
+                self.out.write({"e": "lock", "t0": t0, "at": at, "lag_us": lag})
+                at, lag, t0 = [], [], time.time()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        if self.thread.ident is not None:  # started
+            self.thread.join(timeout=1.0)
+
+
 class WorkerRecorder(WorkerPlugin):
     """Per task: when it took a thread, the CPU time of its thread, and when its result was
     stored with the worker's memory then (its start and end on the worker, overheads
@@ -167,10 +207,13 @@ class WorkerRecorder(WorkerPlugin):
         self.executing: dict[Any, float] = {}
         self.ready: dict[Any, float] = {}
         self.idents: set[int] = set()
+        self.probe = _LockProbe(self.out)
 
     def setup(self, worker: Any) -> None:
         self.worker = worker
         self.out.write({"e": "worker", "worker": worker.address, "nthreads": worker.state.nthreads})
+        if self.out.handle is not None:
+            self.probe.thread.start()
         digest = worker.digest_metric
 
         def digest_metric(name: Any, value: float) -> None:
@@ -230,6 +273,7 @@ class WorkerRecorder(WorkerPlugin):
             self.out.write({"e": "thread", "ident": ident, "native": native})
 
     def teardown(self, worker: Any) -> None:
+        self.probe.stop()
         self.out.close()
 
 

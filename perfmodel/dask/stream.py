@@ -124,6 +124,16 @@ class ThreadIds(msgspec.Struct, tag="thread", tag_field="e", frozen=True):
     native: int | None = None
 
 
+class LockRecord(msgspec.Struct, tag="lock", tag_field="e", frozen=True):
+    """A worker's interpreter-lock probes (`perfmodel.dask.plugin._LockProbe`): when each
+    asked for the lock (ms after ``t0``) and how late it got it (µs)."""
+
+    t0: float
+    at: list[int]
+    lag_us: list[int]
+    t: float
+
+
 class ClientStart(msgspec.Struct, tag="client", tag_field="e", frozen=True):
     id: str
     t: float
@@ -151,6 +161,7 @@ Record = (
     | Done
     | ThreadCpu
     | ThreadIds
+    | LockRecord
     | ClientStart
     | Submit
     | Gathered
@@ -171,6 +182,7 @@ class WorkerFile:
     done: dict[str, list[Done]] = field(default_factory=dict)
     natives: dict[int, int] = field(default_factory=dict)
     """pthread id → OS thread id of the threads that ran tasks."""
+    probes: list[LockRecord] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -352,6 +364,11 @@ def _add(
                 _problem(out, name, number, "out_of_range_value", "thread time out of range")
                 return False
             sink.cpu_s.setdefault(r.key, []).append(r.s)
+        elif isinstance(r, LockRecord):
+            if len(r.at) != len(r.lag_us) or not _time_ok(r.t0) or min(r.lag_us, default=0) < 0:
+                _problem(out, name, number, "out_of_range_value", "lock probes out of range")
+                return False
+            sink.probes.append(r)
         elif isinstance(r, ThreadIds):
             if r.native is not None:
                 sink.natives[r.ident] = r.native

@@ -13,23 +13,25 @@ stage's CPU work took ``s`` = (its on-CPU time, CPU beside it and off-CPU ``othe
 its thread CPU time to run; with a lock held ``g`` of the time, ``k`` tasks stretch by
 ``max(1, k·g)`` (`laws.lock_factor`), so ``g`` = min(1, s/k). The baseline's stretch is
 then ``s`` as measured (it may exceed ``k·g`` where the host's cores were short too), and a
-target's is the larger of its lock's and its cores' (`laws.contention_factor`). A baseline
-that ran one task per process never waited for the lock and says nothing of ``g``: it is
-left at 0 there (no lock modelled), and the docs say so.
+target's is the larger of its lock's and its cores' (`laws.contention_factor`).
+
+A baseline that ran one task per process never waited for the lock, so its run times say
+nothing of ``g``. Where the front end probed the lock instead (`LOCK_HELD_MS`: how long it
+was held while the stage's tasks ran; Dask's workers), ``g`` = that time ÷ the stage's
+thread CPU time, and the baseline's stretch is the law's own ``max(1, k·g)``. Elsewhere
+``g`` is left at 0 (no lock modelled), and the prediction says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from perfmodel.simulate import laws
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.stage_work import CPU, CPU_OTHER, OTHER, StageWork
 
-SHARED_LOCK = "executor_threads_share_lock"
-"""`ApplicationProfile.extra` key a front end sets (True) when an executor's task threads
-are threads of one Python process."""
 MIN_PER_PROCESS = 1.5
 """Mean tasks running at once in one process above which a stage's stretch is read as the
 lock's: below it most of its tasks ran alone in their process."""
@@ -53,18 +55,27 @@ def config_tasks_per_process(concurrency: np.ndarray | float, config: ClusterCon
     return tasks_per_process(concurrency, config.executors_per_host, config.executor_cores)
 
 
-def measure(works: Sequence[StageWork], baseline: ClusterConfig) -> str | None:
-    """Set each stage's `StageWork.lock_share` where the baseline measured it; a note for
-    the prediction, or None where no stage ran several tasks in one process."""
+def measure(
+    works: Sequence[StageWork], baseline: ClusterConfig, held_ms: Mapping[int, float]
+) -> str | None:
+    """Set each stage's `StageWork.lock_share` where the baseline measured it, from its
+    waits or from ``held_ms`` (`LOCK_HELD_MS`, by stage id); a note for the prediction, or
+    None where neither measured it."""
     measured: list[float] = []
     stretches: list[float] = []
     unmetered: list[StageWork] = []
+    probed: list[float] = []
     for work in works:
         per_process = float(config_tasks_per_process(work.concurrency, baseline))
-        if per_process < MIN_PER_PROCESS:
-            continue
         c = work.components
         cpu = float(c[CPU].sum())
+        if per_process < MIN_PER_PROCESS:
+            held = held_ms.get(work.key[0])
+            if held is not None and cpu > 0:
+                work.lock_share = min(1.0, held / cpu)
+                work.lock_stretch = float(laws.lock_factor(per_process, work.lock_share))
+                probed.append(work.lock_share)
+            continue
         if cpu <= 0:
             if float((c[CPU_OTHER] + c[OTHER]).sum()) > 0:
                 unmetered.append(work)
@@ -81,14 +92,26 @@ def measure(works: Sequence[StageWork], baseline: ClusterConfig) -> str | None:
         share, stretch = float(np.median(measured)), float(np.median(stretches))
         for work in unmetered:
             work.lock_share, work.lock_stretch = share, stretch
-    if not measured:
+    notes = []
+    if measured:
+        notes.append(
+            f"measured for {len(measured)} stage(s) that ran several tasks at once in one "
+            f"process, {np.median(measured):.0%} of a task's CPU work holds it (median; "
+            f"{min(measured):.0%}–{max(measured):.0%}; {len(unmetered)} stage(s) without "
+            "thread CPU take the median)"
+        )
+    if probed:
+        notes.append(
+            f"probed for {len(probed)} stage(s) that ran one task at a time per process, "
+            f"{np.median(probed):.0%} of a task's CPU work holds it (median; "
+            f"{min(probed):.0%}–{max(probed):.0%})"
+        )
+    if not notes:
         return None
     return (
-        f"interpreter lock: an executor's task threads share one (Python threads); measured "
-        f"for {len(measured)} stage(s) that ran several tasks at once in one process, "
-        f"{np.median(measured):.0%} of a task's CPU work holds it (median; "
-        f"{min(measured):.0%}–{max(measured):.0%}; {len(unmetered)} stage(s) without thread "
-        "CPU take the median): its time off CPU scales with tasks per process"
+        "interpreter lock: an executor's task threads share one (Python threads); "
+        + "; ".join(notes)
+        + ": its time off CPU scales with tasks per process"
     )
 
 
@@ -98,7 +121,7 @@ def unmeasured_note(works: Sequence[StageWork]) -> str | None:
         return None
     return (
         "interpreter lock: an executor's task threads share one (Python threads), but the "
-        "baseline ran one task at a time per process and cannot say how much of the work "
-        "holds it; not modelled (a target with more threads per process may be slower "
-        "than predicted)"
+        "baseline ran one task at a time per process and was not probed, so it cannot say "
+        "how much of the work holds it; not modelled (a target with more threads per "
+        "process may be slower than predicted)"
     )

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from perfmodel.dag.concurrency import task_concurrency
-from perfmodel.dag.model import ApplicationProfile, StageKey, StageNode
+from perfmodel.dag.model import LOCK_HELD_MS, SHARED_LOCK, ApplicationProfile, StageKey, StageNode
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.tasks import TaskRun
 from perfmodel.simulate import (
@@ -191,10 +191,11 @@ def compile_workload(
         estimated = demands.get(stage.key) if demands else None
         if estimated is not None and stage.key not in measured and not work.vector:
             work.cpu_demand = estimated
-    if profile.extra.get(interpreter_lock.SHARED_LOCK):
-        lock_note = interpreter_lock.measure(works, baseline) or interpreter_lock.unmeasured_note(
-            works
-        )
+    if profile.extra.get(SHARED_LOCK):
+        held = profile.extra.get(LOCK_HELD_MS, {})
+        lock_note = interpreter_lock.measure(
+            works, baseline, held
+        ) or interpreter_lock.unmeasured_note(works)
         if lock_note:
             notes.append(lock_note)
 

@@ -93,6 +93,25 @@ def test_worker_threads_are_filed_under_their_worker(dask_bundle: Path) -> None:
         assert series.cpu_ms[-1] > 0
 
 
+def test_the_workers_lock_probes_see_pure_python_hold_it(dask_bundle: Path) -> None:
+    """`count_odd` is a Python loop: its worker's interpreter lock is held all the time it
+    runs, which the workers' lock probes see though each has one thread; the array stages'
+    numpy code releases it for much of theirs. (Held time per CPU time: on a busy host a
+    preempted thread holds the lock without running, hence no upper bound.)"""
+    import perfmodel
+
+    profile = perfmodel.load(dask_bundle, code_vectors=False).profile
+    held = profile.extra["lock_held_ms"]
+    held_cpu = {"count_odd": [0.0, 0.0], "arrays": [0.0, 0.0]}
+    for (stage_id, _), stage in profile.stages.items():
+        kind = "count_odd" if stage.name == "count_odd" else "arrays"
+        if stage_id in held and stage.name != "sum":
+            held_cpu[kind][0] += held[stage_id]
+            held_cpu[kind][1] += float(stage.table.cpu_ms.sum())
+    share = {kind: h / cpu for kind, (h, cpu) in held_cpu.items()}
+    assert share["count_odd"] > 0.7 and share["arrays"] < share["count_odd"], share
+
+
 def test_predict_with_workers_and_threads(dask_bundle: Path) -> None:
     p = json.loads(_command("predict", dask_bundle, "--workers", "1", "--threads", "2", "--json"))
     assert p["config"]["executors"] == 1 and p["config"]["executor_cores"] == 2

@@ -116,6 +116,14 @@ class StreamBuilder:
         if cpu is not None:
             self.workers[worker].append({"e": "thread-cpu", "key": name, "s": cpu, "t": done["t"]})
 
+    def probes(self, worker: str, start: float, stop: float, lag_us: int) -> None:
+        """The worker's interpreter-lock probes every 10 ms from ``start`` to ``stop`` (s),
+        each ``lag_us`` late, as one record (the plugin writes one a second)."""
+        at = list(range(0, round((stop - start) * 1000), 10))
+        self.workers[worker].append(
+            {"e": "lock", "t0": T0 + start, "at": at, "lag_us": [lag_us] * len(at), "t": T0 + stop}
+        )
+
     def gathered(self, at: float, keys: list[str]) -> None:
         self.client.append({"e": "gathered", "keys": keys, "t": T0 + at})
 

@@ -251,3 +251,51 @@ def test_threads_of_one_worker_share_its_interpreter_lock(tmp_path: Path) -> Non
     bounds = analysis.lower_bounds_s(targets)
     assert bounds[0] <= one.predicted_s * 1.0001 and bounds[1] <= two.predicted_s * 1.0001
     assert bounds[0] > 0.1 + 3 * 0.2  # still a bound that says something
+
+
+@pytest.mark.parametrize(
+    ("lag_us", "share", "two_threads_s"),
+    [
+        (5000, 1.0, 0.1 + 4 * 0.2),  # held at every probe: a second thread gains nothing
+        (100, 0.0, 0.1 + 2 * 0.2),  # never held (numpy): two threads on two cores
+    ],
+)
+def test_a_one_thread_worker_s_lock_is_probed(
+    tmp_path: Path, lag_us: int, share: float, two_threads_s: float
+) -> None:
+    """Four tasks of 0.2 s of CPU, one after the other on a worker's one thread: their run
+    times cannot say how much of them holds the lock, the worker's lock probes do. Probes
+    that waited 5 ms (the interpreter's switch interval) found it held: two threads then
+    run the tasks two at a time at half speed, no faster than one; probes that got it at
+    once found it free, and two threads run them side by side on the host's two cores."""
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    names = [key(A, i) for i in range(4)]
+    s.submit(0.0, names, names)
+    for i, name in enumerate(names):
+        s.task(name, WORKER_A, 1, (0.1 + 0.2 * i, 0.3 + 0.2 * i), cpu=0.2)
+    s.probes(WORKER_A, 0.0, 1.0, lag_us)
+    s.gathered(0.9, names)
+    s.close(1.0)
+    analysis = perfmodel.load(s.bundle(tmp_path / "b"))
+    held = analysis.profile.extra["lock_held_ms"]
+    assert held == {0: pytest.approx(share * 800.0)}
+    two = analysis.predict(WhatIf(executor_cores=2))
+    assert two.predicted_s == pytest.approx(two_threads_s, rel=0.03)
+    note = next(n for n in two.notes if "interpreter lock" in n)
+    assert f"probed for 1 stage(s) that ran one task at a time per process, {share:.0%}" in note
+
+
+def test_without_probes_a_one_thread_worker_s_lock_is_not_modelled(tmp_path: Path) -> None:
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    names = [key(A, i) for i in range(4)]
+    s.submit(0.0, names, names)
+    for i, name in enumerate(names):
+        s.task(name, WORKER_A, 1, (0.1 + 0.2 * i, 0.3 + 0.2 * i), cpu=0.2)
+    s.gathered(0.9, names)
+    s.close(1.0)
+    analysis = perfmodel.load(s.bundle(tmp_path / "b"))
+    assert "lock_held_ms" not in analysis.profile.extra
+    two = analysis.predict(WhatIf(executor_cores=2))
+    assert any("was not probed" in n for n in two.notes)

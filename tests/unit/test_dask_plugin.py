@@ -7,8 +7,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from perfmodel.dask.build import ThreadSpans, build
-from perfmodel.dask.samples import WORKER_PROCESS, tie_samples
+from perfmodel.dag.thread_spans import ThreadSpans, tie_samples
+from perfmodel.dask.build import build
+from perfmodel.dask.frontend import WORKER_PROCESS
 from perfmodel.dask.stream import read_stream
 from perfmodel.profile import sampletable
 from perfmodel.profile.record.setup import DASK_DIR_ENV, DASK_PLUGIN, dask_env
@@ -48,6 +49,9 @@ def test_preloads_record_a_real_clusters_task_stream(tmp_path, monkeypatch) -> N
     assert all(t.thread and t.startstops and t.worker == worker.worker for t in scheduler.tasks)
     # Every task's thread CPU reached its key (the digest follows the task's transition).
     assert {t.key for t in scheduler.tasks} == set(worker.cpu_s)
+    # The worker probed its interpreter lock every 10 ms until it closed.
+    probes = [lag for p in worker.probes for lag in p.lag_us]
+    assert probes and all(lag >= 0 for lag in probes)
     profile = build(stream, host_cores=2).profile
     assert len(profile.jobs) == 2 and profile.complete
     names = {s.name for s in profile.stages.values()}
@@ -99,7 +103,7 @@ def test_samples_are_tied_to_the_task_on_their_thread() -> None:
             "recording": ["r"] * n,
         }
     )
-    tied = tie_samples(table, spans)
+    tied = tie_samples(table, spans, WORKER_PROCESS)
     assert tied.column("task_id").to_pylist() == [0, None, 1, 2, None]
     assert tied.column("stage_id").to_pylist() == [0, None, 1, 1, None]
     assert tied.column("process").to_pylist() == [WORKER_PROCESS] * 4 + ["python driver"]

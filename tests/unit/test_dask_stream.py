@@ -77,13 +77,27 @@ def test_a_task_ending_before_it_starts_is_kept_and_counted() -> None:
     assert len(out.schedulers[0].tasks) == 1
 
 
+def test_lock_probes_are_read_and_bad_ones_counted() -> None:
+    good = {"e": "lock", "t0": 1.0, "at": [0, 10], "lag_us": [120, 5100], "t": 2.0}
+    lines = [
+        json.dumps(good).encode() + b"\n",
+        json.dumps({**good, "lag_us": [120]}).encode() + b"\n",  # one lag for two probes
+        json.dumps({**good, "lag_us": [120, -1]}).encode() + b"\n",
+        json.dumps({**good, "t0": -3.0}).encode() + b"\n",
+    ]
+    out = _read("worker", lines)
+    assert [p.line for p in out.problems] == [2, 3, 4]
+    assert out.quality.counts["out_of_range_value"] == 3
+    assert [(p.at, p.lag_us) for p in out.workers[0].probes] == [([0, 10], [120, 5100])]
+
+
 def test_a_file_of_unknown_kind_is_reported() -> None:
     out = _read("other", [b"{}\n"])
     assert out.quality.counts["unknown_event"] == 1 and not out.schedulers
 
 
 _record = st.fixed_dictionaries(
-    {"e": st.sampled_from(["task", "graph", "done", "thread-cpu", "submit", "x", "close"])},
+    {"e": st.sampled_from(["task", "graph", "done", "thread-cpu", "lock", "submit", "x", "close"])},
     optional={
         "t": st.one_of(st.floats(allow_nan=True), st.integers(), st.text(max_size=3)),
         "key": st.one_of(st.text(max_size=5), st.integers()),
@@ -99,6 +113,9 @@ _record = st.fixed_dictionaries(
         "prefix": st.text(max_size=3),
         "status": st.text(max_size=3),
         "worker": st.text(max_size=3),
+        "t0": st.one_of(st.floats(allow_nan=True), st.integers()),
+        "at": st.lists(st.integers(-5, 2000), max_size=3),
+        "lag_us": st.lists(st.integers(-5, 9000), max_size=3),
     },
 )
 _line = st.one_of(
