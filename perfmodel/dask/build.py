@@ -258,8 +258,12 @@ def _rows(
         cpu = _nth(file.cpu_s, task.key, run) if file is not None else None
         parts = _parts(task, done)
         launch = parts[0]
-        listed = [j for t, j in job_of_key.get(task.key, ()) if t <= launch + 1000.0]
-        job_id = listed[-1] if listed else None  # the latest submission before it ran
+        # The latest submission before it ran; one received up to a second after it (the
+        # scheduler's clock) only where none came before: a later graph recomputing the key
+        # must not take an earlier graph's run of it.
+        sent = job_of_key.get(task.key, ())
+        listed = [j for t, j in sent if t <= launch] or [j for t, j in sent if t <= launch + 1e3][:1]
+        job_id = listed[-1] if listed else None
         if job_id is None:
             if orphan is None:
                 orphan = len(jobs)

@@ -18,8 +18,10 @@ target's is the larger of its lock's and its cores' (`laws.contention_factor`).
 A baseline that ran one task per process never waited for the lock, so its run times say
 nothing of ``g``. Where the front end probed the lock instead (`LOCK_HELD_MS`: how long it
 was held while the stage's tasks ran; Dask's workers), ``g`` = that time ÷ the stage's
-thread CPU time, and the baseline's stretch is the law's own ``max(1, k·g)``. Elsewhere
-``g`` is left at 0 (no lock modelled), and the prediction says so.
+thread CPU time (at most 1: on a host short of cores a thread holding the lock may be
+waiting for a core, which the probes count as held), and the baseline's stretch is the
+law's own ``max(1, k·g)``. Elsewhere ``g`` is left at 0 (no lock modelled), and the
+prediction says so.
 """
 
 from __future__ import annotations

@@ -149,6 +149,33 @@ def test_tasks_without_a_recorded_graph_form_a_job_of_their_own(tmp_path: Path) 
     assert any("no recorded graph" in w for w in p.warnings)
 
 
+def test_a_key_recomputed_by_a_later_graph_keeps_each_run_in_its_own_job(tmp_path: Path) -> None:
+    """Two compute() calls over the same array chunks: the second graph holds the first's
+    keys again (Dask released them) and recomputes them. A run of a key that began before
+    the second graph was submitted, even a moment before, is the first job's; its rerun
+    after, the second's. (A graph received up to a second after a task began still owns it
+    where no graph came before: the scheduler's clock.)"""
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    first, rerun = key(A, 0), key(A, 1)
+    s.submit(0.0, [first], [first, rerun])
+    s.task(first, WORKER_A, 1, (0.1, 0.5), cpu=0.4)
+    s.task(rerun, WORKER_A, 1, (0.5, 0.9), cpu=0.4)  # ends 0.1 s before the next graph
+    s.gathered(0.95, [first])
+    s.submit(1.0, [rerun], [rerun])
+    s.task(rerun, WORKER_A, 1, (1.1, 1.5), cpu=0.4)
+    s.gathered(1.6, [rerun])
+    s.close(2.0)
+    p = _profile(s, tmp_path).profile
+    job_of_run = sorted(
+        (float(launch), stage.job_ids[0])
+        for stage in p.stages.values()
+        for launch in stage.table.launch_ms
+    )
+    assert [job for _, job in job_of_run] == [0, 0, 1]
+    assert p.jobs[0].complete_ms == pytest.approx((T0 + 0.95) * MS)
+
+
 def test_a_scheduler_that_never_closed_makes_an_incomplete_profile(tmp_path: Path) -> None:
     s = two_stage()
     s.scheduler = [r for r in s.scheduler if r["e"] != "close"]
