@@ -262,7 +262,8 @@ def _rows(
         # scheduler's clock) only where none came before: a later graph recomputing the key
         # must not take an earlier graph's run of it.
         sent = job_of_key.get(task.key, ())
-        listed = [j for t, j in sent if t <= launch] or [j for t, j in sent if t <= launch + 1e3][:1]
+        listed = [j for t, j in sent if t <= launch]
+        listed = listed or [j for t, j in sent if t <= launch + 1e3][:1]
         job_id = listed[-1] if listed else None
         if job_id is None:
             if orphan is None:
