@@ -320,13 +320,17 @@ def _thread_times(rows: list[_Row]) -> None:
     run, to its result stored. Of its inputs' transfers only what the thread waited for
     counts (network wait): Dask moves data on the worker's event loop, beside the threads'
     work. From when it could run to taking the thread is the worker's overhead (scheduling
-    time); a thread idle because nothing could run holds no task."""
+    time); a thread idle because nothing could run, or whose last result is stored after
+    its next task's function began (late, by the event loop), holds no task."""
     on_thread: dict[tuple[str, int | None], list[_Row]] = {}
     for row in rows:
         on_thread.setdefault((row.worker, row.thread), []).append(row)
     for (_, thread), runs in on_thread.items():
         runs.sort(key=lambda r: r.launch_ms)
         free = -np.inf if thread is not None else np.nan
+        for row, after in zip(runs, runs[1:], strict=False):  # stored late, thread moved on
+            if thread is not None and row.compute and after.compute:
+                row.finish_ms = max(min(row.finish_ms, after.compute[0]), row.compute[1])
         for row in runs:
             began = row.launch_ms
             runnable = min(row.ready_ms or began, began)

@@ -176,6 +176,28 @@ def test_a_key_recomputed_by_a_later_graph_keeps_each_run_in_its_own_job(tmp_pat
     assert p.jobs[0].complete_ms == pytest.approx((T0 + 0.95) * MS)
 
 
+def test_a_result_stored_after_the_next_task_began_does_not_hold_the_thread(
+    tmp_path: Path,
+) -> None:
+    """The worker's event loop stores a result late (it waits for the interpreter lock
+    behind the threads) while the thread already runs the next task: the first task held
+    the thread only until its function ended, not until its result was stored."""
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    names = [key(A, i) for i in range(3)]
+    s.submit(0.0, names, names)
+    s.task(names[0], WORKER_A, 1, (0.1, 0.3), cpu=0.2, began=0.1, stored=0.45)
+    s.task(names[1], WORKER_A, 1, (0.3, 0.5), cpu=0.2, began=0.3, stored=0.52)
+    s.task(names[2], WORKER_A, 1, (0.55, 0.7), cpu=0.15, began=0.53, stored=0.72, ready=0.4)
+    s.gathered(0.75, names)
+    s.close(1.0)
+    t = _profile(s, tmp_path).profile.stages[(0, 0)].table
+    assert list(t.finish_ms - T0 * MS) == pytest.approx([300.0, 520.0, 720.0])
+    # Stored before the next task, ready since 0.4 s, began: the storing was the thread's
+    # time (scheduling), and the next task held the thread from then.
+    assert t.launch_ms[2] == pytest.approx((T0 + 0.52) * MS)
+
+
 def test_a_scheduler_that_never_closed_makes_an_incomplete_profile(tmp_path: Path) -> None:
     s = two_stage()
     s.scheduler = [r for r in s.scheduler if r["e"] != "close"]
