@@ -262,9 +262,9 @@ def _rows(
         # scheduler's clock) only where none came before: a later graph recomputing the key
         # must not take an earlier graph's run of it.
         sent = job_of_key.get(task.key, ())
-        listed = [j for t, j in sent if t <= launch]
-        listed = listed or [j for t, j in sent if t <= launch + 1e3][:1]
-        job_id = listed[-1] if listed else None
+        before = [j for t, j in sent if t <= launch]
+        soon_after = [j for t, j in sent if launch < t <= launch + 1e3]
+        job_id = before[-1] if before else (soon_after[0] if soon_after else None)
         if job_id is None:
             if orphan is None:
                 orphan = len(jobs)

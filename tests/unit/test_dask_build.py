@@ -302,6 +302,22 @@ def test_threads_of_one_worker_share_its_interpreter_lock(tmp_path: Path) -> Non
     assert bounds[0] > 0.1 + 3 * 0.2  # still a bound that says something
 
 
+def _one_thread_run(lag_us: int | None) -> StreamBuilder:
+    """Four tasks of 0.2 s of CPU, one after the other on a worker's one thread, with the
+    worker's lock probes each ``lag_us`` late (None: a recording without probes)."""
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    names = [key(A, i) for i in range(4)]
+    s.submit(0.0, names, names)
+    for i, name in enumerate(names):
+        s.task(name, WORKER_A, 1, (0.1 + 0.2 * i, 0.3 + 0.2 * i), cpu=0.2)
+    if lag_us is not None:
+        s.probes(WORKER_A, 0.0, 1.0, lag_us)
+    s.gathered(0.9, names)
+    s.close(1.0)
+    return s
+
+
 @pytest.mark.parametrize(
     ("lag_us", "share", "two_threads_s"),
     [
@@ -317,16 +333,7 @@ def test_a_one_thread_worker_s_lock_is_probed(
     that waited 5 ms (the interpreter's switch interval) found it held: two threads then
     run the tasks two at a time at half speed, no faster than one; probes that got it at
     once found it free, and two threads run them side by side on the host's two cores."""
-    s = StreamBuilder()
-    s.worker(WORKER_A, pid=20, nthreads=1)
-    names = [key(A, i) for i in range(4)]
-    s.submit(0.0, names, names)
-    for i, name in enumerate(names):
-        s.task(name, WORKER_A, 1, (0.1 + 0.2 * i, 0.3 + 0.2 * i), cpu=0.2)
-    s.probes(WORKER_A, 0.0, 1.0, lag_us)
-    s.gathered(0.9, names)
-    s.close(1.0)
-    analysis = perfmodel.load(s.bundle(tmp_path / "b"))
+    analysis = perfmodel.load(_one_thread_run(lag_us).bundle(tmp_path / "b"))
     held = analysis.profile.extra["lock_held_ms"]
     assert held == {0: pytest.approx(share * 800.0)}
     two = analysis.predict(WhatIf(executor_cores=2))
@@ -336,15 +343,7 @@ def test_a_one_thread_worker_s_lock_is_probed(
 
 
 def test_without_probes_a_one_thread_worker_s_lock_is_not_modelled(tmp_path: Path) -> None:
-    s = StreamBuilder()
-    s.worker(WORKER_A, pid=20, nthreads=1)
-    names = [key(A, i) for i in range(4)]
-    s.submit(0.0, names, names)
-    for i, name in enumerate(names):
-        s.task(name, WORKER_A, 1, (0.1 + 0.2 * i, 0.3 + 0.2 * i), cpu=0.2)
-    s.gathered(0.9, names)
-    s.close(1.0)
-    analysis = perfmodel.load(s.bundle(tmp_path / "b"))
+    analysis = perfmodel.load(_one_thread_run(None).bundle(tmp_path / "b"))
     assert "lock_held_ms" not in analysis.profile.extra
     two = analysis.predict(WhatIf(executor_cores=2))
     assert any("was not probed" in n for n in two.notes)
