@@ -112,13 +112,13 @@ def replacing(path: Path | str, *, overwrite: bool = True) -> Iterator[Path]:
     make_output_dir(path.parent)
     tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}{path.suffix}")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+        fd = _create(tmp, path)
     except FileExistsError:
         # Left by a killed run of a process with this pid; a regular file is ours to drop.
         if not stat.S_ISREG(os.lstat(tmp).st_mode):
             raise OutputPathError(f"{tmp} is in the way and is not a regular file") from None
         tmp.unlink()
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+        fd = _create(tmp, path)
     os.close(fd)
     try:
         yield tmp
@@ -127,6 +127,19 @@ def replacing(path: Path | str, *, overwrite: bool = True) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _create(tmp: Path, path: Path) -> int:
+    """Open the new temporary file ``tmp`` for ``path``; a folder that takes no new file
+    (``/proc``, read-only, full) is an `OutputPathError` naming ``path``, the user's word,
+    not the temporary name."""
+    try:
+        return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise OutputPathError(f"{path}: cannot write a file in {path.parent} ({reason})") from None
 
 
 def write_atomically(path: Path | str, data: str | bytes, *, overwrite: bool = True) -> None:

@@ -145,6 +145,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=key)  # stable: a file's tests, and the unlisted files, keep their order
 
 
+def cli_in_process(
+    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str, str]:
+    """``perfmodel ARGS`` through `perfmodel.cli.main`, as the installed script runs it, in
+    this process (a subprocess pays a second of start-up): exit status, stdout, stderr. An
+    exception escaping ``main`` fails the test with its traceback."""
+    from perfmodel import cli
+
+    monkeypatch.setattr(sys, "argv", ["perfmodel", *args])
+    capsys.readouterr()
+    try:
+        cli.main()
+        code: int | str | None = 0
+    except SystemExit as done:
+        code = done.code
+    said = capsys.readouterr()
+    return (code if isinstance(code, int) else 1), said.out, said.err
+
+
 def shared_eventlogs() -> Path:
     """The shared real event logs, or a clean skip when ../shared is not checked out."""
     if not SHARED_EVENTLOGS.is_dir():

@@ -277,8 +277,30 @@ class Analysis:
                 return settings_target(self.baseline, what_if, self._resources(change))
             change = change.resolve(self.baseline)
         if isinstance(change, WhatIf):
+            self._allocation_applies(change)
             return apply_what_if(self.baseline, change)
         return change
+
+    def _allocation_applies(self, change: WhatIf) -> None:
+        """Dynamic allocation is Spark's executor policy. Dask's adaptive scaling is another,
+        not modelled: replaying Spark's policy for a Dask profile would predict a change
+        its what-if line does not show, so it is refused."""
+        framework = self.profile.framework
+        if not framework or framework == "spark":
+            return
+        limits = {
+            "--dynamic-allocation": change.dynamic_allocation,
+            "--min-executors": change.min_executors,
+            "--max-executors": change.max_executors,
+            "--initial-executors": change.initial_executors,
+        }
+        given = [option for option, value in limits.items() if value is not None]
+        if given:
+            raise ConfigError(
+                f"{self.source}: {given[0]} is Spark's dynamic allocation; a {framework} "
+                "profile's workers are a fixed count (its adaptive scaling is not modelled): "
+                "give its workers instead (--workers, or workers= in a what-if)"
+            )
 
     def _resources(self, change: Change) -> WhatIf | None:
         rest = change.resources
@@ -434,8 +456,8 @@ class Analysis:
     ) -> Iterator[SweepPoint]:
         """`sweep`, one point at a time: each prediction holds every stage, so a caller that
         writes them out as they come (``predict --sweep --json``) holds one, not the grid.
-        ``fixed`` (``"mem=2g"``) applies at every point unless an axis sets it. The axes and
-        every point's configuration are checked before the first replay."""
+        ``fixed`` (``"mem=2g"``) applies at every point; an axis may not set what it sets.
+        The axes and every point's configuration are checked before the first replay."""
         if isinstance(fixed, str):
             fixed = parse_change(fixed, CONF)
         parsed = [a for a in axes if isinstance(a, SweepAxis)]

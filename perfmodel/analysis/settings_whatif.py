@@ -164,7 +164,9 @@ def dynamic_allocation_fields(
             notes.append("dynamic allocation does not apply in local mode: no change predicted")
         return {}
     out: dict[str, int | bool] = {}
-    if toggled is not None and bool(toggled) != baseline.allocation.enabled:
+    if toggled is not None and (bool(toggled) or baseline.allocation.enabled):
+        # Said even where the run had it on: with a fixed executor count beside it, the
+        # contradiction is refused as --dynamic-allocation on is, not turned into a static run.
         out["dynamic_allocation"] = bool(toggled)
     if not enabled:
         bounds = [k for k in keys if k != _ENABLED]

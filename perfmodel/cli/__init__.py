@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
+
+# typer 0.28 (pinned <0.29) runs its own copy of click: the installed click's exception
+# classes never match what it raises.
+from typer._click.exceptions import BadParameter, NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
 
 from perfmodel._version import __version__
@@ -69,6 +74,33 @@ def user_error_line(exc: BaseException) -> str:
     return f"error: {exc}"
 
 
+_QUOTED_HINT = re.compile(r"^(Invalid value for )(.+?): ")
+"""Click's ``Invalid value for '--host-cores': `` prefix: the option's quotes are dropped, as
+the other ``error:`` lines name options bare (``--mem must be …``)."""
+
+
+def usage_error_line(exc: UsageError) -> str:
+    """A usage error as the same one ``error:`` line as every other user error.
+
+    Click prints a usage block, a hint and ``Error: …`` on four lines; the README promises
+    one line, and scripts that read the last line of stderr expect it. Click's own wording
+    of the problem is kept (it names the option and the allowed values), then the help that
+    explains the command line.
+    """
+    text = exc.format_message()
+    if isinstance(exc, BadParameter):
+        text = _QUOTED_HINT.sub(lambda m: m.group(1) + m.group(2).replace("'", "") + ": ", text)
+    text = " ".join(line.strip() for line in text.splitlines() if line.strip())
+    if text.endswith(".") and not text.endswith(".."):
+        text = text[:-1]
+    if text[:2].istitle():  # "Invalid value …", "No such option …"; not "PATH …"
+        text = text[0].lower() + text[1:]
+    ctx = exc.ctx
+    if ctx is not None and ctx.command.get_help_option(ctx) is not None:
+        text += f" (see {ctx.command_path} {ctx.help_option_names[0]})"
+    return f"error: {text}"
+
+
 class _ErrorBoundary(TyperGroup):
     """The one place where user errors become an ``error:`` line and exit status 2.
 
@@ -76,17 +108,45 @@ class _ErrorBoundary(TyperGroup):
     rise); every command, however deeply nested, is invoked inside this group's
     ``invoke``, so no command needs its own handler. Anything else is a bug and keeps its
     traceback.
+
+    Click's usage errors (an unknown option or command, a value out of an option's range)
+    end the same way: a subcommand's command line is parsed inside ``invoke``, the root's
+    own in ``make_context``. Help for a bare group (``perfmodel``, ``perfmodel corpus``) is
+    click's too (a usage error that shows the help) and is left to click.
     """
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
+    ) -> Any:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except UsageError as exc:
+            _refuse_usage(exc)
 
     def invoke(self, ctx: Any) -> Any:  # typer's own (vendored) click Context
         try:
             return super().invoke(ctx)
+        except UsageError as exc:
+            _refuse_usage(exc)
         except (PerfmodelError, OSError) as exc:
             if isinstance(exc, BrokenPipeError):
                 raise
-            typer.echo(user_error_line(exc), err=True)
-            sys.stderr.flush()
-            raise typer.Exit(EXIT_BAD_INPUT) from None
+            _refuse(user_error_line(exc))
+
+
+def _refuse(line: str) -> NoReturn:
+    """End the run on ``line``: flushed before the exit, so it is the last line of stderr."""
+    typer.echo(line, err=True)
+    sys.stderr.flush()
+    raise typer.Exit(EXIT_BAD_INPUT) from None
+
+
+def _refuse_usage(exc: UsageError) -> NoReturn:
+    """Refuse a command line; a bare group's help (click's `NoArgsIsHelpError`) is not an
+    error and goes back to click, which prints it."""
+    if isinstance(exc, NoArgsIsHelpError):
+        raise exc
+    _refuse(usage_error_line(exc))
 
 
 SUB_APPS = ("corpus", "cluster")

@@ -9,6 +9,7 @@ report); errors are the CLI's boundary's (`perfmodel.cli`).
 from __future__ import annotations
 
 import math
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -131,6 +132,32 @@ def experiment_run(
         raise typer.Exit(1)
 
 
+_ID_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+def _id_range(target: str) -> tuple[int, int] | None:
+    """A run id (``7``) or inclusive id range (``3-9``) as its bounds; None for anything
+    that is not made of digits and dashes (an experiment name or spec file). Bounds only,
+    never a list of every id: ``1-99999999999`` must cost what ``1-9`` does. A malformed
+    spec (``1-2-3``, ``1--2``), a reversed range or an id no store can hold is refused
+    rather than read as an empty selection: the report would be silently empty."""
+    from perfmodel.experiment.spec_grid import SpecError
+
+    if not target or target.strip("0123456789-"):
+        return None
+    match = _ID_RANGE.fullmatch(target)
+    if match is None:
+        raise SpecError(f"{target!r} is not a run id (7) or an id range (3-9)")
+    lo = int(match.group(1))
+    hi = int(match.group(2)) if match.group(2) is not None else lo
+    for value in (lo, hi):
+        if not 1 <= value <= options.ID_MAX:
+            raise SpecError(f"run id {value} in {target!r} is out of range (1 to {options.ID_MAX})")
+    if hi < lo:
+        raise SpecError(f"run id range {target!r} is reversed: write {hi}-{lo}")
+    return lo, hi
+
+
 def _select_runs(db: RunStore, targets: list[str]) -> list[RunRow]:
     """Run ids, ranges (3-9), experiment names or spec files → the runs they name."""
     from perfmodel.experiment.spec import load_spec
@@ -138,13 +165,19 @@ def _select_runs(db: RunStore, targets: list[str]) -> list[RunRow]:
 
     runs: dict[int, RunRow] = {}
     for target in targets:
-        if target.replace("-", "").isdigit():
-            lo, _, hi = target.partition("-")
-            ids = list(range(int(lo), int(hi or lo) + 1))
-            for r in db.runs(ids=ids):
+        bounds = _id_range(target)
+        if bounds is not None:
+            lo, hi = bounds
+            if lo == hi:
+                found = [db.run(lo)]  # a missing run raises a clear error
+            else:
+                found = db.runs(id_range=bounds)
+                if not found:
+                    raise SpecError(
+                        f"no runs with ids {lo} to {hi} in {db.path} (see `perfmodel runs list`)"
+                    )
+            for r in found:
                 runs[r.id] = r
-            if not hi and int(lo) not in runs:
-                db.run(int(lo))  # raises a clear error
             continue
         name = target
         if target.endswith(".toml") or Path(target).is_file():

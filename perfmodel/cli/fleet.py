@@ -121,6 +121,16 @@ def fleet(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+    _check_engine_options(
+        engine,
+        {
+            "--master": master is not None,
+            "--spark-conf": bool(spark_conf),
+            "--spark-staging": spark_staging is not None,
+            "--spark-transfer": spark_transfer != "auto",
+        },
+        spark_transfer,
+    )
     if engine == "spark":
         require_extra("spark", "fleet --engine spark")
 
@@ -183,6 +193,26 @@ def fleet(
     renderer("json" if as_json else "text").fleet_summary(
         result.summary, sys.stdout, out_dir=str(out)
     )
+
+
+def _check_engine_options(engine: str, spark_only: dict[str, bool], transfer: str) -> None:
+    """Refuse what the chosen engine would ignore: a Spark-engine option (``spark_only``:
+    option name → given) with the local engine, and an unknown ``--spark-transfer`` with
+    either, so a typo or a forgotten ``--engine spark`` is not a run that quietly did
+    something else."""
+    from perfmodel.fleet.run import ENGINES, FleetOptionError
+    from perfmodel.fleet.spark import TRANSFERS
+
+    if engine not in ENGINES:
+        raise FleetOptionError(f"--engine must be one of {', '.join(ENGINES)}")
+    if transfer not in TRANSFERS:
+        raise FleetOptionError(
+            f"--spark-transfer {transfer!r}: must be one of {', '.join(TRANSFERS)}"
+        )
+    if engine != "spark":
+        for option, given in spark_only.items():
+            if given:
+                raise FleetOptionError(f"{option} applies to --engine spark only")
 
 
 def _date(text: str | None) -> datetime | None:

@@ -110,7 +110,7 @@ def predict(
             "min-executors": min_executors,
             "max-executors": max_executors,
             "initial-executors": initial_executors,
-            **conf_pairs(conf or []),
+            **conf_pairs(conf or [], conf=CONF),
         },
         conf=CONF,
     )

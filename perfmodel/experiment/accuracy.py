@@ -179,6 +179,7 @@ def evaluate(
         by_exp[group_key(r)].append(r)
     pairs: list[PairResult] = []
     for _experiment, exp_runs in sorted(by_exp.items()):
+        before = len(pairs)
         by_config: dict[str, list[RunRow]] = defaultdict(list)
         for r in exp_runs:
             by_config[r.config].append(r)
@@ -215,6 +216,8 @@ def evaluate(
                         pair.bare_log_widening = analysis.interval_widening(variant)
                         pair.bare_log_scale = scale_factors(variant.baseline_config, variant.config)
                 pairs.append(pair)
+        if len(pairs) == before:
+            skipped.append(_no_pairs_reason(exp_runs, by_config))
     repeats: dict[str, list[float]] = defaultdict(list)
     for group in by_exp.values():
         times_by_config: defaultdict[str, list[float]] = defaultdict(list)
@@ -225,9 +228,49 @@ def evaluate(
                 abs(a - b) / b for i, a in enumerate(times) for j, b in enumerate(times) if i != j
             ]
     report = _summarise(pairs, version, len(usable), skipped, repeats)
+    report.measured, report.measured_hosts = _measured(usable)
     if split is not None:
         apply_split(report, split)
     return report
+
+
+def _measured(runs: list[RunRow]) -> tuple[str, list[str]]:
+    """When (first start to last end, UTC) and where the runs were measured, from the store:
+    a report made later, or on another machine, must not claim its own time and host."""
+    if not runs:
+        return "", []
+    first = min(r.started_at for r in runs)
+    last = max(r.ended_at or r.started_at for r in runs)
+    start, end = time.gmtime(first), time.gmtime(last)
+    same_day = start[:3] == end[:3]
+    shown = time.strftime("%Y-%m-%d %H:%M", start) + "–"
+    shown += time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", end)
+    return f"{shown} UTC", sorted({r.host for r in runs if r.host})
+
+
+def _no_pairs_reason(exp_runs: list[RunRow], by_config: dict[str, list[RunRow]]) -> str:
+    """Why a group of measured runs gave no pair: one line for the report's list of what was
+    not used, so a table without rows is never left unexplained."""
+    first = exp_runs[0]
+    params = ", ".join(f"{k}={v}" for k, v in sorted(first.params.items()))
+    where = f"experiment {first.experiment}" + (f" ({params})" if params else "")
+    runs = f"{len(exp_runs)} measured run(s)"
+    if len(by_config) == 1:
+        return (
+            f"{where}: no pairs: {runs}, all of one configuration ({first.config}); a pair "
+            "needs runs of two configurations"
+        )
+    names = sorted(by_config)
+    if not any(
+        _comparable(by_config[a][0].config_settings, by_config[b][0].config_settings)
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+    ):
+        return (
+            f"{where}: no pairs: {runs} of {len(names)} configurations, no two of which differ "
+            "only in what the model predicts (task slots, heap, network, dynamic allocation)"
+        )
+    return f"{where}: no pairs: {runs}; no baseline bundle could be replayed (listed above)"
 
 
 def _pair(

@@ -192,6 +192,18 @@ class AccuracyReport:
     load_avg: list[float]
     runs: int
     skipped: list[str] = field(default_factory=list)
+    measured: str = ""
+    """When the runs were measured, first start to last end (UTC), from the store; `created`
+    and the machine fields are the report's own, made later and maybe elsewhere."""
+    measured_hosts: list[str] = field(default_factory=list)
+    """The hosts the runs were measured on, as the store recorded them."""
+
+    @property
+    def measured_where(self) -> str:
+        """``2026-11-29 13:39–13:42 UTC on `vm` ``: when and where the runs were measured."""
+        hosts = ", ".join(f"`{h}`" for h in self.measured_hosts) or "an unrecorded host"
+        return f"{self.measured or 'at an unrecorded time'} on {hosts}"
+
     repeat_error: float = math.nan
     """The noise floor over all workloads (see `WorkloadAccuracy.repeat_error`)."""
     split: str = ""

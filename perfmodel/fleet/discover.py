@@ -157,7 +157,9 @@ class _Walk:
             self.paths.append(path)
 
     def refuse(self, path: Path | str, kind: str, reason: str) -> None:
-        self.unusable.append(Unusable(str(path), kind, reason))
+        # Absolute, as logs are (not resolved: a dangling link is named by itself), so that
+        # runs from other folders key the same entry's errors row alike.
+        self.unusable.append(Unusable(os.path.abspath(path), kind, reason))
 
     def input(self, text: str, *, listed_in: str | None = None) -> None:
         """One input: given on the command line, or a line of a listing (``listed_in``)."""
@@ -169,9 +171,19 @@ class _Walk:
         kind = self._kind(p)
         if kind == "missing":
             if _GLOB_CHARS & set(raw):
-                for m in sorted(glob.glob(os.path.expanduser(raw))):
-                    if not _skipped(Path(m).name):
-                        self.entry(Path(m), 0)
+                found = sorted(glob.glob(os.path.expanduser(raw)))
+                matches = [m for m in found if not _skipped(Path(m).name)]
+                if not matches:
+                    # As a missing path: a pattern that names nothing is a mistake to report,
+                    # not a run that analyses nothing and succeeds.
+                    why = "only names that are never logs (hidden, _*, .crc...)" if found else ""
+                    why = f"matches {why or 'no file or directory'}"
+                    if listed_in is not None:
+                        self.refuse(p, "missing", f"a glob in the listing {listed_in}; it {why}")
+                    else:
+                        raise FleetInputError(f"{text}: this glob {why}")
+                for m in matches:
+                    self.entry(Path(m), 0)
             elif listed_in is not None:
                 self.refuse(p, "missing", f"named in the listing {listed_in}; no such file")
             else:

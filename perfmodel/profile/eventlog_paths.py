@@ -17,16 +17,24 @@ Reading the parts it finds is `perfmodel.profile.eventlog`'s job.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from perfmodel.errors import AmbiguousEventLogError, EventLogNotFoundError, NotAnEventLogError
+from perfmodel.errors import (
+    AmbiguousEventLogError,
+    EventLogNotFoundError,
+    NotAnEventLogError,
+    PerfmodelError,
+)
+from perfmodel.profile.codec_streams import StreamProblem
 from perfmodel.profile.codecs import (
     CODEC_SUFFIXES,
     DEFAULT_MAX_DECOMPRESSED,
     HEAD_SIZE,
+    iter_decompressed,
     sniff_codec,
 )
 from perfmodel.profile.sources.locate import log_path
@@ -49,6 +57,11 @@ _OTHER_ATTEMPT_RE = re.compile(
 """An attempt after an app id of Spark's other cluster managers (local, standalone,
 Kubernetes): ``_N`` after any other name (``report_2024``, ``myapp_3``) is part of the name."""
 _MAX_LISTED = 20
+_APP_START_EVENT = "SparkListenerApplicationStart"
+_APP_START_WITHIN = 8 << 20
+"""Decompressed bytes read looking for the application-start event, to name the application
+in a message: it follows the environment, whose size this bounds (a few hundred KiB at most
+in practice)."""
 
 
 @dataclass(slots=True)
@@ -184,7 +197,19 @@ def _looks_like_log(p: LogPath) -> bool:
 def _scan(d: LogPath, *, sniff: bool) -> list[_Candidate]:
     """Event logs directly inside ``d``. ``sniff`` checks file contents (slower, but a directory
     of logs often holds READMEs and such); without it, names decide."""
-    out: list[_Candidate] = []
+    return list(_iter_scan(d, sniff=sniff))
+
+
+def _holds_logs(d: LogPath) -> bool:
+    """Whether ``d`` holds an event log, by content, stopping at the first: worth suggesting
+    to a user whose path inside it does not exist (``/`` holds files but no logs)."""
+    try:
+        return next(_iter_scan(d, sniff=True), None) is not None
+    except PerfmodelError:
+        return False
+
+
+def _iter_scan(d: LogPath, *, sniff: bool) -> Iterator[_Candidate]:
     try:
         entries = scandir(d)
     except OSError as e:
@@ -198,10 +223,9 @@ def _scan(d: LogPath, *, sniff: bool) -> list[_Candidate]:
             if cand is None and entry.name.startswith(_ROLLING_PREFIX):
                 cand = _Candidate(p, entry.name[len(_ROLLING_PREFIX) :], "rolling")
             if cand is not None:
-                out.append(cand)
+                yield cand
         elif not sniff or _looks_like_log(p):
-            out.append(_file_candidate(p))
-    return out
+            yield _file_candidate(p)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,13 +283,13 @@ def _resolve_prefix(given: LogPath, p: LogPath, attempt: str | None) -> EventLog
     cands = _scan(parent, sniff=False)
     matching = [c for c in cands if c.app == key or c.key == key]
     if matching:
-        return _select(given, matching, attempt, where=f"{parent} for {key}")
+        return _select(given, matching, attempt, where=f"{parent}")
     names = [c.path.name for c in cands]
     close = difflib.get_close_matches(p.name, names, n=3, cutoff=0.6)
     hint = f" Did you mean {', '.join(str(parent / n) for n in close)}?" if close else ""
-    if not close and names:
-        hint = f" Point perfmodel at {parent} itself to list the event logs there."
-    raise EventLogNotFoundError(f"No event log at {given}.{hint}")
+    if not close and names and _holds_logs(parent):
+        hint = f" {parent} holds event logs: point perfmodel at it to list them."
+    raise EventLogNotFoundError(f"No event log at {given}: it does not exist.{hint}")
 
 
 def _resolve_with_siblings(given: LogPath, cand: _Candidate, attempt: str | None) -> EventLogSource:
@@ -278,7 +302,7 @@ def _resolve_with_siblings(given: LogPath, cand: _Candidate, attempt: str | None
     if not any(c.path == cand.path for c in siblings):
         siblings.append(cand)
     if attempt is not None and attempt != cand.attempt:
-        return _select(given, siblings, attempt, where=f"{cand.path.parent} for {cand.app}")
+        return _select(given, siblings, attempt, where=f"{cand.path.parent}", named=cand)
     return _materialize(given, cand, _other_attempts(siblings, cand.attempt))
 
 
@@ -295,8 +319,15 @@ def _listing(paths: list[LogPath]) -> str:
 
 
 def _select(
-    given: LogPath, cands: list[_Candidate], attempt: str | None, *, where: str
+    given: LogPath,
+    cands: list[_Candidate],
+    attempt: str | None,
+    *,
+    where: str,
+    named: _Candidate | None = None,
 ) -> EventLogSource:
+    """The log of ``attempt`` (default: the latest) among ``cands``, the logs of one
+    application found in ``where``; ``named`` is the log the user pointed at, if one."""
     apps = sorted({c.app for c in cands})
     if len(apps) > 1:
         raise AmbiguousEventLogError(
@@ -312,6 +343,8 @@ def _select(
         chosen_attempt = attempt
     else:
         known = [a for a in sorted(by_attempt, key=_attempt_order) if a is not None]
+        if named is not None:
+            raise EventLogNotFoundError(_no_such_attempt(named, attempt, known))
         listed = ", ".join(known) if known else "none (the log carries no attempt id)"
         raise EventLogNotFoundError(
             f"No attempt {attempt} of application {apps[0]} in {where}; attempts found: {listed}."
@@ -323,6 +356,58 @@ def _select(
             f"({chosen[0].key}); point at one of them:\n" + _listing([c.path for c in chosen])
         )
     return _materialize(given, chosen[0], _other_attempts(cands, chosen_attempt))
+
+
+def _no_such_attempt(named: _Candidate, attempt: str, known: list[str]) -> str:
+    """Why the log a user pointed at has no attempt ``attempt``, naming its application as
+    the log does (the file's name is only a guess at it) and the attempts of it that lie
+    beside it (``known``)."""
+    text = f"{named.path.name} holds no attempt {attempt} of application {_app_label(named)}"
+    held = named.attempt or "none (its name carries no attempt id)"
+    others = [a for a in known if a != named.attempt]
+    text += f"; attempts in it: {held}"
+    if others:
+        text += f"; other attempts beside it: {', '.join(others)}"
+    return text + "."
+
+
+def _app_label(cand: _Candidate) -> str:
+    """The application's id and name from the log's application-start event, else the id
+    its file name suggests."""
+    if cand.kind != "file":
+        return cand.app
+    found = _app_start(cand.path)
+    if found is None:
+        return cand.app
+    app_id, name = found
+    return f"{app_id} ({name})" if name and name != app_id else app_id
+
+
+def _app_start(path: LogPath) -> tuple[str, str] | None:
+    """(app id, app name) from the application-start event near the start of the log at
+    ``path``; None where it is not found there or the log cannot be read (the message that
+    asks for it has its answer without)."""
+    seen = b""
+    try:
+        for piece in iter_decompressed(path, max_decompressed_bytes=_APP_START_WITHIN):
+            seen += piece
+            end = seen.rfind(b"\n") + 1  # whole lines only: a cut one waits for the rest
+            for line in seen[:end].splitlines():
+                if _APP_START_EVENT.encode() in line:
+                    event = json.loads(line)
+                    if isinstance(event, dict) and event.get("Event") == _APP_START_EVENT:
+                        return _id_and_name(event)
+            seen = seen[end:]
+    except (PerfmodelError, StreamProblem, OSError, ValueError):
+        return None
+    return None
+
+
+def _id_and_name(event: dict[str, object]) -> tuple[str, str] | None:
+    app_id, name = event.get("App ID"), event.get("App Name")
+    if not isinstance(app_id, str) or not app_id:
+        return None
+    return app_id, name if isinstance(name, str) else ""
 
 
 def _materialize(given: LogPath, cand: _Candidate, others: list[str]) -> EventLogSource:

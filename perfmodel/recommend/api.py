@@ -153,6 +153,11 @@ def recommend(
 
     from perfmodel.analysis import load
 
+    if request.local and request.driver_node:
+        raise RequestError(
+            "--driver-node with --local: in local mode the one machine runs the driver and "
+            "the tasks, so no other node is paid for; give one of them"
+        )
     machines = parse_catalog(catalog)
     machine = profiled_machine(
         machines, baseline_machine, baseline_cpu_speed, baseline_disk_bw, baseline_net_bw
@@ -203,14 +208,18 @@ def parse_duration(text: str) -> float:
         unit = m.group(2).lower() if m.group(2) else None
         total += float(m.group(1)) * _UNIT_S[unit]
         pos, parts = m.end(), parts + 1
-    if not s or pos != len(s) or parts == 0 or total <= 0:
+    if not s or pos != len(s) or parts == 0:
         raise RequestError(f"cannot read duration {text!r}: write e.g. 20m, 1h30m, 90s, 600")
+    if total <= 0:
+        raise RequestError(f"duration {text!r} must be more than zero")
     return total
 
 
 def parse_money(text: str) -> float:
     """USD of ``5usd``, ``$5``, ``5.50 USD`` or ``5``."""
     m = re.fullmatch(r"\s*\$?\s*(\d+(?:\.\d+)?)\s*(usd)?\s*", text, re.IGNORECASE)
-    if m is None or float(m.group(1)) <= 0:
+    if m is None:
         raise RequestError(f"cannot read budget {text!r}: write e.g. 5usd, $5, 0.50")
+    if float(m.group(1)) <= 0:
+        raise RequestError(f"budget {text!r} must be more than zero")
     return float(m.group(1))

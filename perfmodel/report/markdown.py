@@ -45,8 +45,9 @@ def render_markdown(report: AccuracyReport, run_load: tuple[float, float] | None
     lines = [
         "## Accuracy: predicted vs measured runtime",
         "",
-        f"Measured {report.created} on `{report.host}` ({report.machine}, {report.cores} "
-        f"logical cores); model {report.model_version}; {report.runs} measured runs.",
+        f"{report.runs} runs measured {report.measured_where}; model {report.model_version}; "
+        f"report made {report.created} on `{report.host}` ({report.machine}, {report.cores} "
+        "logical cores).",
     ]
     if run_load:
         lines.append(

@@ -67,6 +67,10 @@ def _check_store_path(path: Path, *, create: bool) -> None:
         raise StoreError(f"{path} is a directory; give the store's file path")
     if not stat.S_ISREG(mode):
         raise StoreError(f"{path} is not a regular file (a device or FIFO); give a store file")
+    if not create and path.stat().st_size == 0:
+        # SQLite would make an empty file a new database on first use: a command that only
+        # reads must leave the user's file as it found it (a wrong --store, a truncated copy).
+        raise StoreError(f"{path} is empty, not a run store; name an existing store with --store")
 
 
 def _process_started(pid: int) -> float:
@@ -350,14 +354,20 @@ class RunStore:
         experiment: str | None = None,
         status: str | None = None,
         limit: int | None = None,
+        *,
+        id_range: tuple[int, int] | None = None,
     ) -> list[RunRow]:
-        """Runs, newest last; filtered by ids, experiment name and status."""
+        """Runs, newest last; filtered by ids, an inclusive id range (bounds, so a wide range
+        costs no more than a narrow one), experiment name and status."""
         sql = self._RUN_SELECT
         where: list[str] = []
         args: list[Any] = []
         if ids is not None:
             where.append(f"r.id IN ({','.join('?' * len(ids))})")
             args += list(ids)
+        if id_range is not None:
+            where.append("r.id BETWEEN ? AND ?")
+            args += list(id_range)
         if experiment is not None:
             where.append("e.name = ?")
             args.append(experiment)

@@ -146,10 +146,10 @@ def validate_fields(obj: Any, schema: type[msgspec.Struct], baseline: bool = Fal
         option = allowed.option
         if baseline:
             option = _BASELINE_OPTIONS.get(name, option)
-            name = "baseline " + name
-        raise ConfigError(
-            f"{option} ({name}) must be {allowed.describe()}; got {values.get(name.split()[-1])!r}"
-        ) from None
+        got = values.get(name)
+        # As the user wrote it: a factor with its x, a number as a number.
+        shown = f"{got:g}x" if name.endswith("_factor") and isinstance(got, float) else repr(got)
+        raise ConfigError(f"{option} must be {allowed.describe()}; got {shown}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,13 +272,7 @@ def baseline_config(
     src: dict[str, str] = {}
     local = r.local_mode
     cores = r.executor_cores
-    driver = profile.executors.get("driver")
-    if local and r.master.replace(" ", "").startswith("local[*") and driver and driver.cores:
-        # local[*] runs one task per core of the driver; the driver's executor event says
-        # how many (observed concurrency can exceed it by a task finishing late).
-        cores = driver.cores
-        src["executor_cores"] = "log: local[*] driver executor cores"
-    elif cores:
+    if cores:
         src["executor_cores"] = r.sources.get("executor_cores", "log")
     else:
         cores = max(1, r.total_slots or 1)
@@ -356,7 +350,7 @@ def _host_cores(
         return max(1, allotted), False
     if not profile.resources.local_mode:
         src["host_cores"] = "assumed: the cores the cluster manager gave the executors"
-        return max(1, allotted), False
+        return max(1, allotted), True
     src["host_cores"] = "assumed equal to the task slots (pass --host-cores)"
     return max(1, allotted), True
 
@@ -381,7 +375,7 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
         _positive("--executors", change.executors)
         if base.local_mode and change.executors != 1:
             raise ConfigError(
-                "--executors does not apply in local mode (one JVM runs every task); "
+                "--executors (--workers) does not apply in local mode (one JVM runs every task); "
                 "use --cores to change local[N]"
             )
         executors = change.executors
@@ -430,8 +424,9 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
         host_cores, assumed = change.host_cores, False
         src["host_cores"] = "what-if"
     elif not base.local_mode and not base.hosts_fixed:
-        # Cluster hosts get the cores the cluster manager allots.
-        host_cores = allotted
+        # Cluster hosts get the cores the cluster manager allots; a host whose cores were
+        # given or recorded is that machine still, unless the executors outgrow it.
+        host_cores = allotted if assumed else max(allotted, base.host_cores)
     elif assumed:
         # An unknown local host is assumed big enough for its slots; fewer slots run on
         # the same machine (local[1] does not shrink the host local[2] ran on). A known

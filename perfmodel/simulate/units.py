@@ -2,10 +2,10 @@
 
 Users type what they type in ``spark-submit`` (``--executor-memory 7g``) and what disk and
 network vendors print (``500MB/s``, ``10Gbit/s``), so both conventions are accepted:
-memory sizes use Spark's binary units (``1g`` = 2^30 bytes; a bare number is MiB, as in
-``spark.executor.memory``); bandwidths use the decimal SI units vendors use (``1GB/s`` =
-10^9 bytes/s), with a lower-case ``b``/``bit`` meaning bits and an upper-case ``B``/``byte``
-meaning bytes.
+memory sizes use Spark's binary units (``1g`` = 2^30 bytes; ``512b`` is bytes, as Spark
+reads it; a bare number is MiB, as in ``spark.executor.memory``); bandwidths use the decimal
+SI units vendors use (``1GB/s`` = 10^9 bytes/s), with a lower-case ``b``/``bit`` meaning bits
+and an upper-case ``B``/``byte`` meaning bytes.
 """
 
 from __future__ import annotations
@@ -15,8 +15,11 @@ import re
 
 from perfmodel.errors import PerfmodelError
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b)?\s*$", re.IGNORECASE)
-_SIZE_UNIT = {"": 1 << 20, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:([kmgtp])(?:i?b)?|(b))?\s*$", re.IGNORECASE)
+"""A number, then a binary prefix with an optional ``b``/``ib`` (``4g``, ``4gb``, ``4GiB``), or
+a lone ``b`` for bytes, or nothing (MiB)."""
+_SIZE_UNIT = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+_BARE_SIZE_UNIT = 1 << 20
 
 _BW = re.compile(
     r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(i?)(bits?|[Bb]ytes?|b|B)\s*(/\s*s|ps|/sec)?\s*$",
@@ -39,16 +42,24 @@ class UnitError(PerfmodelError, ValueError):
 
 
 def parse_size(text: str) -> int:
-    """Bytes of a memory size: ``7g``, ``512m``, ``1.5G``, ``2048`` (MiB), ``4gb``, ``4GiB``."""
+    """Bytes of a memory size: ``7g``, ``512m``, ``1.5G``, ``2048`` (MiB), ``4gb``, ``4GiB``,
+    ``512b`` (bytes).
+
+    A lone ``b`` is bytes, as in Spark's ``spark.executor.memory``: read as MiB, ``--mem 1b``
+    was a MiB of memory while ``--mem 1k`` was refused as too small.
+    """
     m = _SIZE.match(text)
     if m is None:
         raise UnitError(
             f"cannot read memory size {_shown(text)}: write it as Spark does, e.g. 7g, 512m, "
             "2048 (MiB)"
         )
-    value = float(m.group(1)) * _SIZE_UNIT[m.group(2).lower()]
-    if not 0 < value < _MAX_SIZE:
-        raise UnitError(f"memory size {_shown(text)} must be positive and below 1024p")
+    number, prefix, in_bytes = m.groups()
+    scale = _SIZE_UNIT[prefix.lower()] if prefix else 1 if in_bytes else _BARE_SIZE_UNIT
+    value = float(number) * scale
+    # At least a byte: ``0.5b`` would otherwise round down to a size of 0.
+    if not 1 <= value < _MAX_SIZE:
+        raise UnitError(f"memory size {_shown(text)} must be at least 1b and below 1024p")
     return int(value)
 
 

@@ -38,7 +38,7 @@ from perfmodel.simulate.config import (
     ConfigError,
     WhatIf,
 )
-from perfmodel.simulate.units import parse_bandwidth, parse_factor, parse_size
+from perfmodel.simulate.units import UnitError, parse_bandwidth, parse_factor, parse_size
 
 INT, SIZE, FLOAT, BANDWIDTH, SWITCH = "int", "size", "float", "bandwidth", "switch"
 
@@ -202,17 +202,20 @@ def parse_value(name: str, text: str, where: str = "", conf: ConfTable | None = 
     label = f"{where} {written}" if where else f"--{written}"
     if setting.kind == SWITCH:
         return Value(key, text, absolute=float(_switch(label, text)))
-    factor = parse_factor(text)
-    if factor is not None:
-        return Value(key, text, factor=factor)
-    if setting.kind == INT:
-        absolute: float = _int(label, text)
-    elif setting.kind == SIZE:
-        absolute = parse_size(text)
-    elif setting.kind == BANDWIDTH:
-        absolute = parse_bandwidth(text)
-    else:
-        absolute = _float(label, text)
+    try:
+        factor = parse_factor(text)
+        if factor is not None:
+            return Value(key, text, factor=factor)
+        if setting.kind == SIZE:
+            absolute: float = parse_size(text)
+        elif setting.kind == BANDWIDTH:
+            absolute = parse_bandwidth(text)
+        elif setting.kind == INT:
+            absolute = _int(label, text)
+        else:
+            absolute = _float(label, text)
+    except UnitError as exc:  # the units' own words, under the name the user wrote
+        raise ConfigError(f"{label}: {exc}") from None
     _in_range(key, label, text, absolute)
     return Value(key, text, absolute=absolute)
 
@@ -343,9 +346,13 @@ def change_of(
     return Change(tuple(parsed.values()))
 
 
-def conf_pairs(items: Sequence[str], option: str = "--conf") -> dict[str, str]:
+def conf_pairs(
+    items: Sequence[str], option: str = "--conf", conf: ConfTable | None = None
+) -> dict[str, str]:
     """``["spark.sql.shuffle.partitions=64", ...]`` (spark-submit's ``--conf KEY=VALUE``,
-    repeatable) → key → value as written; a key given twice is refused, not overridden."""
+    repeatable) → key → value as written; a key given twice is refused, not overridden.
+    With ``conf``, a resource's name (``cores=4``) is refused too: it has an option of its
+    own, and taken here it would silently win over that option."""
     out: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -354,6 +361,11 @@ def conf_pairs(items: Sequence[str], option: str = "--conf") -> dict[str, str]:
             raise ConfigError(f"{option} {item[:200]!r}: write KEY=VALUE")
         if key in out:
             raise ConfigError(f"{option} sets {key[:200]} twice")
+        if conf is not None and not _owned(key, conf) and setting_key(key) in SETTINGS:
+            raise ConfigError(
+                f"{option} {item[:200]}: {key} is a resource, not a setting of {option}; "
+                f"give --{setting_key(key)} {value.strip()[:_SHOWN]}"
+            )
         out[key] = value.strip()
     return out
 
@@ -486,6 +498,12 @@ def sweep_points(
     the change they make on top of ``fixed`` (``conf`` reads axes of its settings)."""
     check_grid(axes)
     base = fixed or Change()
+    for axis in axes:
+        if axis.name in base.settings:
+            raise ConfigError(
+                f"--sweep {axis.name} and {axis.name}={base.settings[axis.name][:_SHOWN]} "
+                "set the same thing: give it once (as an axis, or as a fixed value)"
+            )
     points: list[tuple[dict[str, str], Change]] = []
     for combo in itertools.product(*(axis.values for axis in axes)):
         settings = {axis.name: value for axis, value in zip(axes, combo, strict=True)}

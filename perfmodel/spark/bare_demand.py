@@ -22,7 +22,7 @@ time, the resource it was taken to be, and the evidence; or that the time is unk
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -63,9 +63,14 @@ class DemandEstimate:
     resource: str
     """What the unattributed time was taken to be (`PYTHON_WORKER_CPU` or `UNKNOWN`)."""
     unattributed_share: float
+    """Unattributed share of the stage's run time (launch overheads excluded): the model's."""
     evidence: str
     from_stretch: bool = False
     """A JVM stage whose tasks ran beside each other: the demand is its own stretch's."""
+    task_share: float | None = None
+    """Unattributed share of the stage's whole task time, launch overheads included: what
+    the diagnosis' stage table shows, so the sentence the user reads matches it (None: the
+    run-time share, for an estimate made without the task times)."""
 
     @property
     def unknown_share(self) -> float:
@@ -74,7 +79,8 @@ class DemandEstimate:
 
     @property
     def assumption(self) -> str:
-        share = f"{self.unattributed_share:.0%} of its task time is unattributed"
+        shown = self.unattributed_share if self.task_share is None else self.task_share
+        share = f"{shown:.0%} of its task time is unattributed"
         if self.resource == UNKNOWN:
             return f"{share} and unknown (counted as CPU; {self.evidence})"
         return f"{share}, taken to be {self.resource} because {self.evidence}"
@@ -87,9 +93,22 @@ class BareLogEstimates:
     stages: dict[StageKey, DemandEstimate]
     fits: dict[str, ContentionFit]
     unknown_share: float
-    """Run-time-weighted share of task time that stays unknown."""
+    """Share of task run time (launch overheads excluded) that stays unknown: the model's."""
     python_share: float
-    """Run-time-weighted share of task time taken to be Python-worker CPU."""
+    """Share of task run time taken to be Python-worker CPU."""
+    unknown_task_share: float | None = None
+    python_task_share: float | None = None
+    """The two shares above over all task time, launch overheads included, as the diagnosis'
+    time split counts it: the shares the sentences show, so that their parts never add to
+    more than the unattributed share beside them (None: the run-time shares)."""
+
+    @property
+    def shown_unknown_share(self) -> float:
+        return self.unknown_share if self.unknown_task_share is None else self.unknown_task_share
+
+    @property
+    def shown_python_share(self) -> float:
+        return self.python_share if self.python_task_share is None else self.python_task_share
 
     def host_cores_at_least(self) -> int:
         """Cores an unknown host must have had for the estimates to hold: a Python task's
@@ -122,21 +141,26 @@ def estimate_bare_log(profile: ApplicationProfile, host_cores: float) -> BareLog
     concurrency = task_concurrency(profile.task_table())
     fits = estimate_contention(profile, host_cores, groups, concurrency)
     # Run-time-weighted mean concurrency per stage, from cumulative sums over the app table.
-    parts_run = _run_per_task(profile)
+    parts_run, parts_scheduling = _run_per_task(profile)
     cum_kr = np.concatenate([[0.0], np.cumsum(concurrency * parts_run)])
+    cum_scheduling = np.concatenate([[0.0], np.cumsum(parts_scheduling)])
     b = sums.bounds
     kr = cum_kr[b[1:]] - cum_kr[b[:-1]]
+    task_time = sums.run + cum_scheduling[b[1:]] - cum_scheduling[b[:-1]]
     out: dict[StageKey, DemandEstimate] = {}
     weights = {"unknown": 0.0, "python": 0.0, "all": 0.0}
+    # The same unattributed time over all task time, for the sentences (see `task_share`).
+    shown = {"unknown": 0.0, "python": 0.0, "all": 0.0}
     rows = zip(
         sums.keys,
         sums.thread.tolist(),
         sums.unattributed.tolist(),
         sums.run.tolist(),
         kr.tolist(),
+        task_time.tolist(),
         strict=True,
     )
-    for key, jvm, unattributed, run, k_run in rows:
+    for key, jvm, unattributed, run, k_run, task in rows:
         k_stage = k_run / run if run > 0 else 1.0
         # The demand at which the contention law explains the whole of the tasks' stretch
         # (their thread's run time over its CPU time, k·d/C = run/thread), for tasks that ran
@@ -150,25 +174,33 @@ def estimate_bare_log(profile: ApplicationProfile, host_cores: float) -> BareLog
             if w.is_python
             else _jvm_stage(w, fit, run, jvm + unattributed, stretch)
         )
+        estimate = replace(estimate, task_share=unattributed / task if task > 0 else 0.0)
         out[key] = estimate
         weights["all"] += run
         weights["unknown"] += run * estimate.unknown_share
+        shown["all"] += task
+        if estimate.resource == UNKNOWN:
+            shown["unknown"] += unattributed
         if estimate.resource == PYTHON_WORKER_CPU:
             weights["python"] += run * estimate.unattributed_share
-    total = weights["all"]
+            shown["python"] += unattributed
+    total, all_task = weights["all"], shown["all"]
     return BareLogEstimates(
         stages=out,
         fits=fits,
         unknown_share=weights["unknown"] / total if total > 0 else 0.0,
         python_share=weights["python"] / total if total > 0 else 0.0,
+        unknown_task_share=shown["unknown"] / all_task if all_task > 0 else 0.0,
+        python_task_share=shown["python"] / all_task if all_task > 0 else 0.0,
     )
 
 
-def _run_per_task(profile: ApplicationProfile) -> np.ndarray:
-    """Per row of the app task table: run time of an ended attempt (0 otherwise)."""
+def _run_per_task(profile: ApplicationProfile) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of the app task table: run time and launch overheads (scheduling) of an
+    ended attempt (0 otherwise)."""
     parts = decompose_table(profile.task_table())
     run = parts.cpu + parts.gc + parts.unattributed + parts.network + parts.disk
-    return np.where(parts.ended, run, 0.0)
+    return np.where(parts.ended, run, 0.0), np.where(parts.ended, parts.scheduling, 0.0)
 
 
 def _python_stage(
@@ -250,13 +282,13 @@ def assumption_notes(estimates: BareLogEstimates) -> list[str]:
             f"{PYTHON_MIN_DEMAND:g} (no slowdown with concurrency to read them from)"
         )
         notes.append(
-            f"{estimates.python_share:.0%} of task time is unattributed time taken to be "
+            f"{estimates.shown_python_share:.0%} of task time is unattributed time taken to be "
             f"Python-worker CPU in {len(python)} stage(s) whose RDD names or plan show Python "
             f"work; {how}"
         )
     if estimates.unknown_share >= SMALL_UNKNOWN:
         notes.append(
-            f"{estimates.unknown_share:.0%} of task time is unattributed with no evidence of "
+            f"{estimates.shown_unknown_share:.0%} of task time is unattributed with no evidence of "
             "what it was (counted as CPU); the prediction's range widens to match"
         )
     jvm_stages = [
@@ -306,12 +338,12 @@ def application_assumption(estimates: BareLogEstimates) -> str:
             else "no slowdown with concurrency to measure its cores"
         )
         parts.append(
-            f"{estimates.python_share:.0%} of task time is unattributed time taken to be "
+            f"{estimates.shown_python_share:.0%} of task time is unattributed time taken to be "
             f"{PYTHON_WORKER_CPU} (the log names {_python_markers(estimates)}; {how})"
         )
     if estimates.unknown_share >= 0.05:
         parts.append(
-            f"{estimates.unknown_share:.0%} of task time is unattributed with no evidence of "
+            f"{estimates.shown_unknown_share:.0%} of task time is unattributed with no evidence of "
             "what it was, counted as CPU (no Python operator in the log; record a bundle to "
             "measure it)"
         )

@@ -154,11 +154,19 @@ def _resources(profile: ApplicationProfile) -> ResourceConfig:
             cfg.executor_cores = int(n)
             src["executor_cores"] = f"log: spark.master={cfg.master}"
         else:
-            cfg.executor_cores = max(observed, 1)
-            src["executor_cores"] = (
-                "observed: most tasks running at once for ≥2% of the busy time "
-                "(local[*] does not log the core count)"
-            )
+            # local[*] runs one task per core of the driver, whose executor event says how
+            # many (observed concurrency can exceed it by a task finishing late); a log
+            # without that event leaves the most tasks seen running at once.
+            driver = profile.executors.get("driver")
+            if driver is not None and driver.cores:
+                cfg.executor_cores = driver.cores
+                src["executor_cores"] = "log: local[*] driver executor cores"
+            else:
+                cfg.executor_cores = max(observed, 1)
+                src["executor_cores"] = (
+                    "observed: most tasks running at once for ≥2% of the busy time "
+                    "(local[*] does not log the core count)"
+                )
         mem = cfg.driver_memory_bytes
         cfg.executor_memory_bytes = mem
         if mem:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from perfmodel import cli
+from tests.conftest import cli_in_process
 
 PERFMODEL = str(Path(sys.executable).with_name("perfmodel"))
 CATALOG = Path(__file__).resolve().parents[2] / "catalogs" / "example-cloud.csv"
@@ -57,22 +57,6 @@ IN_A_PROCESS = {"diagnose", "predict"}
 each)."""
 
 
-def _in_process(
-    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> tuple[int, str, str]:
-    """``perfmodel ARGS`` through `cli.main`, as the installed script runs it: exit status,
-    stdout, stderr. An exception escaping ``main`` fails the test with its traceback."""
-    monkeypatch.setattr(sys, "argv", ["perfmodel", *args])
-    capsys.readouterr()
-    try:
-        cli.main()
-        code: int | str | None = 0
-    except SystemExit as done:
-        code = done.code
-    said = capsys.readouterr()
-    return (code if isinstance(code, int) else 1), said.out, said.err
-
-
 @pytest.mark.parametrize("kind", ["missing", "garbage"])
 def test_every_subcommand_fails_cleanly(
     kind: str,
@@ -91,7 +75,7 @@ def test_every_subcommand_fails_cleanly(
     monkeypatch.setenv("PERFMODEL_STATE_DIR", str(tmp_path / "state"))
     as_processes = set()
     for args in commands:
-        code, out, err = _in_process(args, capsys, monkeypatch)
+        code, out, err = cli_in_process(args, capsys, monkeypatch)
         said = out + err
         assert "Traceback" not in said, (args, said)
         assert code == 2, (args, code, said)

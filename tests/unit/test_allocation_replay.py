@@ -156,9 +156,9 @@ def test_what_if_grammar_refuses_contradictions() -> None:
         apply_what_if(base, WhatIf(cores=4, dynamic_allocation=True))
     with pytest.raises(ConfigError, match="above the maximum"):
         apply_what_if(base, WhatIf(min_executors=5, max_executors=2))
-    with pytest.raises(ConfigError, match=r"--max-executors \(max_executors\) must be"):
+    with pytest.raises(ConfigError, match=r"^--max-executors must be"):
         WhatIf(max_executors=0)
-    with pytest.raises(ConfigError, match=r"--min-executors \(min_executors\) must be"):
+    with pytest.raises(ConfigError, match=r"^--min-executors must be"):
         WhatIf(min_executors=-1)
     static, _ = compiled(cluster_profile([[equal_tasks(0, 2, 10.0)]], 2))
     with pytest.raises(ConfigError, match="add --dynamic-allocation on"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from perfmodel.analysis import analyse_profile
+from perfmodel.analysis import CONF, analyse_profile
 from perfmodel.simulate.config import ClusterConfig, ConfigError, WhatIf, apply_what_if
 from perfmodel.simulate.whatif import (
     SETTINGS,
@@ -112,3 +112,18 @@ def test_the_facade_predicts_a_sweep_of_maxima() -> None:
     assert [p.prediction.config.allocation.max_executors for p in points] == [1, 2, 4, 8]
     assert all(b <= a + 1e-9 for a, b in zip(seconds, seconds[1:], strict=False))
     assert seconds[-1] < seconds[0]
+
+
+def test_switching_it_on_beside_a_fixed_count_is_refused_however_written() -> None:
+    """``--conf spark.dynamicAllocation.enabled=true`` on a run that had it on is still the
+    user's word: with ``--executors 4`` beside it, the contradiction is refused as
+    ``--dynamic-allocation on --executors 4`` is, not replayed as a static run."""
+    analysis = analyse_profile(cluster_profile([[equal_tasks(0, 8, 1000.0)]], 1, DYNAMIC))
+    for change in (
+        change_of({"executors": "4", "dynamic-allocation": "on"}, conf=CONF),
+        change_of({"executors": "4", "spark.dynamicAllocation.enabled": "true"}, conf=CONF),
+    ):
+        with pytest.raises(ConfigError, match="fix the executor count"):
+            analysis.predict(change)
+    on = analysis.predict(change_of({"spark.dynamicAllocation.enabled": "true"}, conf=CONF))
+    assert on.config.allocation.enabled

@@ -88,6 +88,31 @@ def test_conf_options_are_key_value_each_key_once() -> None:
         parse_change(f"{SHUFFLE}=64,{SHUFFLE}=8", CONF)
 
 
+def test_a_resource_in_conf_is_refused_naming_its_own_option() -> None:
+    """``--conf cores=4`` would silently win over ``--cores 1``: a resource has its option."""
+    with pytest.raises(ConfigError, match="give --cores 4"):
+        conf_pairs(["cores=4"], conf=CONF)
+    with pytest.raises(ConfigError, match="give --mem 4g"):
+        conf_pairs(["mem=4g"], conf=CONF)
+    assert conf_pairs(["spark.executor.cores=4"], conf=CONF) == {"spark.executor.cores": "4"}
+    assert conf_pairs(["cores=4"]) == {"cores": "4"}  # without a table: any KEY=VALUE
+
+
+def test_a_sweep_axis_may_not_set_what_a_fixed_value_sets() -> None:
+    """An axis over what an option also gives would drop the option without a word."""
+    for axis, fixed in (
+        ("cores=1,2", "cores=4"),
+        (f"{SHUFFLE}=4,8", f"{SHUFFLE}=16"),
+    ):
+        with pytest.raises(ConfigError, match="set the same thing"):
+            sweep_points(parse_axes([axis], CONF), parse_change(fixed, CONF), CONF)
+    points = sweep_points(parse_axes(["cores=1,2"], CONF), parse_change("mem=2g", CONF), CONF)
+    assert [c.settings for _, c in points] == [
+        {"mem": "2g", "cores": "1"},
+        {"mem": "2g", "cores": "2"},
+    ]
+
+
 @given(st.integers(-(10**6), 10**6))
 def test_a_partition_count_is_read_or_refused_by_its_range(n: int) -> None:
     if 1 <= n <= 100_000:

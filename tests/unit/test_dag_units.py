@@ -6,7 +6,7 @@ import pytest
 
 from perfmodel.analysis.diagnosis import critical_path
 from perfmodel.dag.decomposition import decompose_task, decompose_tasks
-from perfmodel.dag.model import ApplicationProfile, StageNode
+from perfmodel.dag.model import ApplicationProfile, ExecutorInfo, StageNode
 from perfmodel.dag.resources import ResourceVector
 from perfmodel.dag.tasks import TaskMetrics, TaskRun
 from perfmodel.spark.config import parse_jvm_memory, resolve_resources, sustained_concurrency
@@ -97,6 +97,12 @@ def test_local_modes() -> None:
     assert resolve_resources(_profile("local[4]")).total_slots == 4
     star = resolve_resources(_profile("local[*]"))
     assert star.total_slots == 3 and "observed" in star.sources["executor_cores"]
+    # The driver's executor event says how many cores local[*] had, whatever ran at once.
+    logged = _profile("local[*]")
+    logged.executors["driver"] = ExecutorInfo("driver", "localhost", cores=8)
+    told = resolve_resources(logged)
+    assert (told.executor_cores, told.total_slots) == (8, 8)
+    assert told.sources["executor_cores"] == "log: local[*] driver executor cores"
     cluster = resolve_resources(_profile("local-cluster[2,3,1024]"))
     assert (cluster.executor_instances, cluster.executor_cores) == (2, 3)
     assert cluster.executor_memory_bytes == 1024 << 20

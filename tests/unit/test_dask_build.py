@@ -13,7 +13,9 @@ from perfmodel.dag.decomposition import decompose_table
 from perfmodel.dask.build import build
 from perfmodel.dask.frontend import is_dask_bundle, read_dask_bundle
 from perfmodel.dask.stream import read_stream
-from perfmodel.simulate.config import WhatIf
+from perfmodel.report.base import ProfileSource
+from perfmodel.report.text.prediction import render_sweep
+from perfmodel.simulate.config import ConfigError, WhatIf
 from tests.unit.dask_streams import (
     T0,
     WORKER_A,
@@ -232,6 +234,25 @@ def test_facade_replays_the_baseline_and_a_what_if_exactly(tmp_path: Path) -> No
     one = analysis.predict(WhatIf(executor_cores=1))
     assert one.predicted_s == pytest.approx(0.69)
     assert analysis.slot_only_s(WhatIf(executor_cores=1)) == pytest.approx(0.69)
+
+
+def test_spark_s_dynamic_allocation_is_refused_for_a_dask_profile(tmp_path: Path) -> None:
+    """Replaying Spark's allocation policy for Dask workers would predict a change the
+    what-if does not show; its adaptive scaling is not modelled, so the options are refused."""
+    analysis = perfmodel.load(two_stage().bundle(tmp_path / "b"))
+    for change in (WhatIf(dynamic_allocation=True), WhatIf(max_executors=100)):
+        with pytest.raises(ConfigError, match="Spark's dynamic allocation; a dask profile"):
+            analysis.predict(change)
+    with pytest.raises(ConfigError, match="--max-executors"):
+        analysis.sweep(["max-executors=1,2"])
+    assert analysis.predict(WhatIf(executors=2)).config.executors == 2
+
+
+def test_a_sweep_table_names_its_axes_in_dask_s_words(tmp_path: Path) -> None:
+    analysis = perfmodel.load(two_stage().bundle(tmp_path / "b"))
+    points = [p.summary() for p in analysis.sweep(["workers=1,2", "threads=1,2"])]
+    header = render_sweep(points, ProfileSource(str(tmp_path / "b"), False)).splitlines()[4]
+    assert header.split()[:2] == ["workers", "threads"]
 
 
 def test_more_workers_on_a_local_cluster_share_its_cores(tmp_path: Path) -> None:

@@ -211,3 +211,18 @@ def test_logs_without_an_application_id_are_never_merged() -> None:
     rows = [_row("/logs/a", None, 1.0), _row("/logs/b", None, 1.0)]
     s = summarise(_tables(_apps(rows)), analysed_now=2, skipped=0)
     assert s.applications == 2 and s.duplicate_logs == 0
+
+
+def test_unusable_entries_are_named_by_absolute_path_from_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs from two folders name the same dangling link alike (as logs are named), so its
+    errors row is not stored twice under two relative names."""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "gone.zstd").symlink_to(tmp_path / "nowhere")
+    names = []
+    for cwd, arg in ((tmp_path, "logs"), (tmp_path / "logs", ".")):
+        monkeypatch.chdir(cwd)
+        _, unusable = walk_inputs([arg])
+        names.append([u.path for u in unusable])
+    assert names[0] == names[1] == [str(tmp_path / "logs" / "gone.zstd")]

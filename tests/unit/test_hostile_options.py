@@ -89,6 +89,11 @@ def test_a_value_out_of_range_is_refused_naming_the_option(
         assert not isinstance(result.exception, Exception) or isinstance(
             result.exception, SystemExit
         ), (args, result.exception)
+        if p.param_type_name == "argument" and value.startswith("-"):
+            # Click reads ``-inf`` as options (``-i``), so it is refused before the argument
+            # is read: the one `error:` line names the option and the command's help.
+            assert "no such option" in result.output, (args, result.output)
+            continue
         label = p.opts[0] if p.param_type_name == "option" else p.name
         assert label in result.output, (args, result.output)
 

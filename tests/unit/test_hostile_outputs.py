@@ -205,3 +205,14 @@ def test_runs_list_on_a_missing_store_creates_nothing(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "no run store at" in result.output
     assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/version").exists(), reason="needs Linux's /proc")
+def test_a_folder_that_takes_no_file_is_named_by_the_user_s_path() -> None:
+    """``/proc`` takes no new file: the error names the path given, not the hidden temporary
+    name the write goes through."""
+    with pytest.raises(OutputPathError) as caught:
+        write_atomically("/proc/version", "x")
+    message = str(caught.value)
+    assert message.startswith("/proc/version: cannot write a file in /proc")
+    assert ".tmp-" not in message

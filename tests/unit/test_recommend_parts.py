@@ -148,6 +148,19 @@ def test_durations_and_money() -> None:
             parse_duration(bad)
     with pytest.raises(RequestError):
         parse_money("five")
+    # A readable value out of range says so, rather than that it cannot be read.
+    with pytest.raises(RequestError, match="must be more than zero"):
+        parse_duration("0m")
+    with pytest.raises(RequestError, match="must be more than zero"):
+        parse_money("0usd")
+
+
+def test_a_driver_node_in_local_mode_is_refused() -> None:
+    """In local mode the one machine is the driver: a driver node would be paid twice."""
+    from perfmodel.recommend.api import recommend
+
+    with pytest.raises(RequestError, match="--driver-node with --local"):
+        recommend("unused.log", "unused.csv", Request(local=True, driver_node=True))
 
 
 # --- bounds ---------------------------------------------------------------------------

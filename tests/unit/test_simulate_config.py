@@ -66,6 +66,19 @@ def test_local_host_stays_the_same_machine() -> None:
     assert t.slots == 4 and t.host_cores == 2
 
 
+def test_cluster_hosts_given_cores_stay_that_machine() -> None:
+    """``--host-cores`` names the profiled hosts: no change replays them as they are, and a
+    change keeps them unless its executors need more cores per host than they have."""
+    b = baseline_config(_cluster(), BaselineOverrides(host_cores=16))
+    assert b.host_cores == 16 and not b.host_cores_assumed
+    assert apply_what_if(b, WhatIf()).host_cores == 16
+    assert apply_what_if(b, WhatIf(executors=16)).host_cores == 16
+    assert apply_what_if(b, WhatIf(executor_cores=8)).host_cores == 16
+    assert apply_what_if(b, WhatIf(executor_cores=12)).host_cores == 24
+    assumed = baseline_config(_cluster())  # assumed: the cores the cluster manager allots
+    assert apply_what_if(assumed, WhatIf(executor_cores=2)).host_cores == 4
+
+
 def test_contradictory_cores_are_refused() -> None:
     b = baseline_config(_cluster())
     with pytest.raises(ConfigError, match="give two of the three"):

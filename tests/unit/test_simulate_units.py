@@ -1,6 +1,8 @@
 """Sizes and bandwidths parse the way Spark users and vendors write them."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from perfmodel.errors import PerfmodelError
 from perfmodel.simulate.units import (
@@ -23,6 +25,9 @@ from perfmodel.simulate.units import (
         ("4GiB", 4 << 30),
         ("1.5g", int(1.5 * (1 << 30))),
         ("64k", 64 << 10),
+        ("1b", 1),  # a lone b is bytes, as Spark reads it, not MiB
+        ("512B", 512),
+        ("4 b", 4),
     ],
 )
 def test_parse_size(text: str, expected: int) -> None:
@@ -46,7 +51,15 @@ def test_parse_bandwidth(text: str, expected: float) -> None:
     assert parse_bandwidth(text) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("text", ["", "seven", "7q", "-1g", "0g"])
+@given(st.integers(min_value=1, max_value=1 << 50), st.sampled_from(["b", "B", " b"]))
+def test_a_b_suffix_is_bytes_and_a_bare_number_mib(n: int, b: str) -> None:
+    assert parse_size(f"{n}{b}") == n
+    mib = n >> 11  # a bare number is MiB: up to 2^39 MiB, below the 1024p limit
+    if mib:
+        assert parse_size(str(mib)) == mib << 20
+
+
+@pytest.mark.parametrize("text", ["", "seven", "7q", "-1g", "0g", "0b", "0.5b", "1ib", "b"])
 def test_bad_sizes_are_user_errors(text: str) -> None:
     with pytest.raises(PerfmodelError):
         parse_size(text)

@@ -17,8 +17,8 @@ def accuracy_page(report: AccuracyReport, run_load: tuple[float, float] | None =
     `perfmodel report` (the same section kinds: cards, scatter, table)."""
     page = Page(
         title="Accuracy: predicted vs measured runtime",
-        subtitle=f"{report.runs} measured runs on {report.host} ({report.machine}, "
-        f"{report.cores} logical cores) · model {report.model_version} · {report.created}",
+        subtitle=f"{report.runs} runs measured {report.measured_where.replace('`', '')} · "
+        f"model {report.model_version} · report made {report.created} on {report.host}",
     )
     load_text = (
         f"1-minute load average at run starts {run_load[0]:.2f}–{run_load[1]:.2f}"

@@ -3,6 +3,8 @@ and nothing from the logs (names, ids, paths) read as markup."""
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -15,7 +17,33 @@ if TYPE_CHECKING:
     from perfmodel.fleet.summary import FleetSummary
 
 MAX_ROWS = 10
-"""Failed applications and unreadable logs listed at most (summary.html lists them all)."""
+"""Failed applications and unreadable logs listed at most (summary.html lists them all); a
+line under the table says how many more there are and where they are."""
+MAX_REASON = 160
+"""Characters of a reason shown in the terminal (the errors table holds it whole)."""
+
+
+def amount(value: float, places: int = 1) -> str:
+    """``value`` with ``places`` decimals, or with two significant digits where those would
+    round a non-zero value under 1 to zero: 0.04 core-hours must not read as 0.0."""
+    if value == 0 or abs(value) >= 1:
+        return f"{value:,.{places}f}"
+    digits = max(places, 1 - math.floor(math.log10(abs(value))))
+    return f"{value:,.{digits}f}"
+
+
+def clip(text: str, limit: int = MAX_REASON) -> str:
+    """The first line of ``text`` in at most ``limit`` characters, cut at a word boundary,
+    with an ellipsis wherever anything was left out (a later line or the tail)."""
+    lines = text.splitlines()
+    first = lines[0] if lines else ""
+    if len(first) <= limit:
+        return first + (" …" if len(lines) > 1 else "")
+    cut = first[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:  # a word boundary not too far back; else cut the long word
+        cut = cut[:space]
+    return cut.rstrip() + "…"
 
 
 def _t(value: Any) -> Text:
@@ -23,7 +51,7 @@ def _t(value: Any) -> Text:
     if value is None:
         return Text("–")
     if isinstance(value, float):
-        return Text(f"{value:,.2f}")
+        return Text(amount(value, 2))
     return Text(str(value))
 
 
@@ -37,8 +65,8 @@ def render_summary(s: FleetSummary, console: Console, out_dir: str) -> None:
         Text(
             f"perfmodel fleet: {s.applications} application(s) from {s.logs} log(s) "
             f"({s.analysed_now} analysed now, {s.skipped} unchanged since the last run), "
-            f"{s.errors} error(s); {s.held_core_hours:,.1f} core-hours held, "
-            f"{s.wasted_core_hours:,.1f} wasted."
+            f"{s.errors} error(s); {amount(s.held_core_hours)} core-hours held, "
+            f"{amount(s.wasted_core_hours)} wasted."
             + (
                 f" {s.duplicate_logs} log(s) repeat an application another log holds: "
                 "counted once (the JSON lists them)."
@@ -91,6 +119,7 @@ def render_summary(s: FleetSummary, console: Console, out_dir: str) -> None:
             ["application", "why", "failed tasks"],
             [[_name(a), a["why"], a["failed_tasks"]] for a in s.failed[:MAX_ROWS]],
         )
+        _more(console, len(s.failed), f"{Path(out_dir) / 'summary.html'} or --json")
     if s.regressions:
         _table(
             console,
@@ -103,9 +132,17 @@ def render_summary(s: FleetSummary, console: Console, out_dir: str) -> None:
             console,
             "Logs that could not be analysed",
             ["log", "reason"],
-            [[e["log_path"], e["reason"].splitlines()[0][:160]] for e in s.error_list[:MAX_ROWS]],
+            [[e["log_path"], clip(e["reason"])] for e in s.error_list[:MAX_ROWS]],
         )
+        errors_table = Path(out_dir) / "errors.parquet" if out_dir else Path("errors.parquet")
+        _more(console, len(s.error_list), f"{errors_table} or --json")
     console.print(Text(f"Tables and summary.html in {out_dir}"))
+
+
+def _more(console: Console, rows: int, where: str) -> None:
+    """Under a table cut at `MAX_ROWS`: how many rows it left out and where they all are."""
+    if rows > MAX_ROWS:
+        console.print(Text(f"… and {rows - MAX_ROWS} more (see {where})"))
 
 
 def _table(console: Console, title: str, header: list[str], rows: list[list[Any]]) -> None:

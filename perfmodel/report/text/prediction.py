@@ -141,6 +141,10 @@ def _controls(controls: dict[str, int]) -> str:
     return f"who sets the task counts of the {total} stage(s) that ran: " + ", ".join(parts)
 
 
+_DASK_WORDS = {"executors": "workers", "executor-cores": "threads"}
+"""A sweep axis's column as a Dask user names it (`describe_config`'s words)."""
+
+
 def render_sweep(points: list[SweepPoint], source: ProfileSource) -> str:
     """The sweep as a table: one row per grid point, with its bottleneck. The table needs
     no stage: points without theirs (`SweepPoint.summary`) are enough."""
@@ -153,9 +157,10 @@ def render_sweep(points: list[SweepPoint], source: ProfileSource) -> str:
         f" · model error {first.model_error:+.1%}",
     ]
     names = list(points[0].settings)
-    width = {n: max(14, len(n)) for n in names}
+    words = _DASK_WORDS if first.framework == "dask" else {}
+    width = {n: max(14, len(words.get(n, n))) for n in names}
     lines.append(
-        "  ".join(f"{n:>{width[n]}}" for n in names)
+        "  ".join(f"{words.get(n, n):>{width[n]}}" for n in names)
         + f"  {'predicted':>10}  {f'{LEVEL:.0%} range':>13}  bottleneck"
     )
     for pt in points:
