@@ -17,7 +17,8 @@ HELP = (
     "a terminal summary and summary.html (docs/fleet.md).\n\n"
     "A log analysed by an earlier run into the same --out is skipped unless its path, size "
     "or mtime changed; new logs are picked up and regressions recomputed. Exit status 0 when "
-    "the run completes, even with logs in the errors table; 2 for unusable input."
+    "the run completes, even with logs in the errors table; 2 for unusable input; 130 on "
+    "Ctrl-C, after saving the logs finished by then (the same command resumes)."
 )
 
 
@@ -135,7 +136,7 @@ def fleet(
         require_extra("spark", "fleet --engine spark")
 
     from perfmodel.analysis import CONF
-    from perfmodel.fleet.run import FleetOptions, run_fleet
+    from perfmodel.fleet.run import FleetInterrupted, FleetOptions, run_fleet
     from perfmodel.report import render_to_file, renderer
     from perfmodel.simulate.config import ConfigError
     from perfmodel.simulate.units import parse_size
@@ -179,13 +180,21 @@ def fleet(
         console=err,
         disable=not err.is_terminal,
     )
-    with progress:
-        task = progress.add_task("analysing logs", total=None)
-        result = run_fleet(
-            opts,
-            on_start=lambda n: progress.update(task, total=n),
-            on_done=lambda _ref: progress.advance(task),
+    try:
+        with progress:
+            task = progress.add_task("analysing logs", total=None)
+            result = run_fleet(
+                opts,
+                on_start=lambda n: progress.update(task, total=n),
+                on_done=lambda _ref: progress.advance(task),
+            )
+    except FleetInterrupted as stop:
+        typer.echo(
+            f"interrupted: the {stop.saved:,} of {stop.total:,} log(s) finished are saved in "
+            f"{stop.out}; the same command analyses the rest",
+            err=True,
         )
+        raise typer.Exit(options.EXIT_INTERRUPTED) from None
     html = renderer("html")
     render_to_file(
         out.expanduser() / "summary.html", lambda f: html.fleet_summary(result.summary, f)

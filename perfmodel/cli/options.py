@@ -25,6 +25,9 @@ import typer
 
 from perfmodel.simulate.whatif import BASELINE_SETTINGS, SETTINGS, setting_key
 
+EXIT_INTERRUPTED = 130
+"""Exit status of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
 COUNT_MAX = 1_000_000
 """Most of anything counted (repetitions, rows, functions, epochs)."""
 WORKERS_MAX = 4096

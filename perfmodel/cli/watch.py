@@ -11,7 +11,6 @@ import typer
 from perfmodel.cli import options
 
 EXIT_TIMEOUT = 3
-EXIT_INTERRUPTED = 130
 
 HELP = (
     "Follow a running Spark application: one line per stage as it completes, with its "
@@ -99,11 +98,11 @@ def watch_command(
         )
     except KeyboardInterrupt:  # Ctrl-C while decoding (not while waiting): stop at once
         typer.echo("stopped (Ctrl-C)", err=True)
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        raise typer.Exit(options.EXIT_INTERRUPTED) from None
     output.watch_end(result, sys.stdout)
     if result.stopped == "timeout":
         typer.echo(f"stopped: the log did not grow for {timeout:g} s", err=True)
         raise typer.Exit(EXIT_TIMEOUT)
     if result.stopped == "interrupted":
         typer.echo("stopped (Ctrl-C)", err=True)
-        raise typer.Exit(EXIT_INTERRUPTED)
+        raise typer.Exit(options.EXIT_INTERRUPTED)

@@ -55,6 +55,15 @@ def merge_rows(into: Rows, rows: Rows) -> None:
         into[name].extend(values)
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a local run, carrying the rows of the logs that were finished (and
+    those logs), so the caller can keep them: a long run interrupted need not start over."""
+
+    def __init__(self, rows: Rows, finished: list[LogRef]) -> None:
+        super().__init__()
+        self.rows, self.finished = rows, finished
+
+
 def run_local(
     refs: Sequence[LogRef],
     scenarios: Sequence[Change],
@@ -71,15 +80,30 @@ def run_local(
         return out
     workers = max(1, min(jobs or default_jobs(), len(refs)))
     batch = workers * TASKS_PER_WORKER
-    pending: list[LogRef] = []
-    for first in range(0, len(refs), batch):
-        pending += _run_batch(
-            refs[first : first + batch], scenarios, workers, memory_cap_bytes, out, on_done, sources
-        )
-    for ref in pending:  # a worker died: isolate each unfinished log in a worker of its own
-        merge_rows(out, _run_isolated(ref, scenarios, memory_cap_bytes, sources))
+    finished: list[LogRef] = []
+
+    def done(ref: LogRef) -> None:
+        finished.append(ref)
         if on_done is not None:
             on_done(ref)
+
+    try:
+        pending: list[LogRef] = []
+        for first in range(0, len(refs), batch):
+            pending += _run_batch(
+                refs[first : first + batch],
+                scenarios,
+                workers,
+                memory_cap_bytes,
+                out,
+                done,
+                sources,
+            )
+        for ref in pending:  # a worker died: isolate each unfinished log in a worker of its own
+            merge_rows(out, _run_isolated(ref, scenarios, memory_cap_bytes, sources))
+            done(ref)
+    except KeyboardInterrupt as stop:
+        raise Interrupted(out, finished) from stop
     return out
 
 
@@ -108,6 +132,10 @@ def _run_batch(
                     on_done(ref)
         except BrokenProcessPool:
             return [ref for ref in refs if ref.path not in done]
+        except KeyboardInterrupt:
+            # Not the rest of the batch first (leaving the block would wait for it).
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
     return []
 
 

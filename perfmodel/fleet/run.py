@@ -19,7 +19,8 @@ from perfmodel.atomic import check_output_dir
 from perfmodel.errors import PerfmodelError
 from perfmodel.extras import require_extra
 from perfmodel.fleet.analyse import Rows
-from perfmodel.fleet.discover import LogRef, discover
+from perfmodel.fleet.discover import LogRef, Unusable, discover
+from perfmodel.fleet.local import Interrupted, run_local
 from perfmodel.fleet.regress import find_regressions
 from perfmodel.fleet.remote import history_refs, list_store_refs
 from perfmodel.fleet.schema import MANIFEST, RESULT_TABLES, Table, concat, table_from_rows
@@ -40,6 +41,15 @@ ENGINES = ("local", "spark")
 class FleetOptionError(PerfmodelError):
     """A fleet option that cannot work (unknown engine, a History Server on the Spark
     engine)."""
+
+
+class FleetInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a local fleet run, after the ``saved`` logs of ``total`` finished by
+    then were written to ``out`` as a finished run writes them: the same command resumes."""
+
+    def __init__(self, saved: int, total: int, out: Path) -> None:
+        super().__init__()
+        self.saved, self.total, self.out = saved, total, out
 
 
 @dataclass(slots=True)
@@ -103,17 +113,38 @@ def run_fleet(
         if remote:
             since_ns = int(opts.since.timestamp() * 1e9) if opts.since else None
             refs = sorted(refs + list_remote(spark, remote, since_ns))
+    what_if = ";".join(s.label for s in opts.scenarios)
     try:
-        what_if = ";".join(s.label for s in opts.scenarios)
         manifest = MANIFEST.empty_table() if opts.fresh else read_table(out, "manifest", MANIFEST)
         entries = manifest_entries(manifest)
         todo = [r for r in refs if not unchanged(r, entries, what_if)]
         if on_start is not None:
             on_start(len(todo))
         new = _analyse(opts, spark, todo, out, on_done)
+    except Interrupted as stop:
+        # What was finished is saved as a finished run would save it; the next run skips it.
+        partial = {n: table_from_rows(stop.rows[n], schema) for n, schema in RESULT_TABLES.items()}
+        _save(opts, out, manifest, what_if, partial, stop.finished, unusable)
+        raise FleetInterrupted(len(stop.finished), len(todo), out) from None
     finally:
         if spark is not None and own_session:
             spark.stop()  # a session the caller made (a notebook, a test) stays theirs
+    tables = _save(opts, out, manifest, what_if, new, todo, unusable)
+    summary = summarise(tables, analysed_now=len(todo), skipped=len(refs) - len(todo))
+    return FleetResult(tables, todo, len(refs) - len(todo), summary)
+
+
+def _save(
+    opts: FleetOptions,
+    out: Path,
+    manifest: Table,
+    what_if: str,
+    new: dict[str, Table],
+    todo: Sequence[LogRef],
+    unusable: Sequence[Unusable],
+) -> dict[str, Table]:
+    """Merge the rows of the logs of ``todo`` into the tables in ``out`` (each replaces its
+    log's earlier rows), recompute the regressions and record them in the manifest."""
     # Entries discovery found unusable (a dangling link, a FIFO, a listing loop) are
     # accounted for as errors rows, found afresh by every run.
     found_unusable = table_from_rows(
@@ -158,8 +189,7 @@ def run_fleet(
         MANIFEST,
     )
     write_table(out, "manifest", replace_logs(manifest, done, paths))
-    summary = summarise(tables, analysed_now=len(todo), skipped=len(refs) - len(todo))
-    return FleetResult(tables, todo, len(refs) - len(todo), summary)
+    return tables
 
 
 def _analyse(
@@ -180,8 +210,6 @@ def _analyse(
             staging=opts.staging or default_staging(spark, out),
             transfer=opts.transfer,
         )
-    from perfmodel.fleet.local import run_local
-
     rows: Rows = run_local(
         todo,
         opts.scenarios,

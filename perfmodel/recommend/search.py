@@ -53,7 +53,7 @@ from perfmodel.recommend.layouts import Layout, layouts_for, spark_conf, spark_m
 from perfmodel.recommend.pareto import Front, pareto_front
 from perfmodel.recommend.pricing import run_cost
 from perfmodel.recommend.tuning import MAX_TUNED_POINTS, MIN_GAIN, Tuning, candidate_settings
-from perfmodel.recommend.uncertainty import Band, prediction_band
+from perfmodel.recommend.uncertainty import Band, interval_band, prediction_band
 from perfmodel.simulate.config import ClusterConfig
 
 DEFAULT_TOLERANCE = 0.0
@@ -401,10 +401,16 @@ def _cost(point: Point, runtime_s: float) -> float:
 
 
 def _price(point: Point, prediction: Prediction, scale: float, band: Band, r: Request) -> None:
+    """The point's time, cost and limits. Its upper end is its own prediction's interval
+    where that is wider than ``band`` (the baseline's): a far change is less certain, and
+    `predict` on the same configuration says so. Never narrower than ``band``, so the
+    search's bounds, which use ``band``, skip only points that could not meet a deadline."""
     point.evaluated = True
     point.raw_predicted_s = prediction.predicted_s
     point.predicted_s = prediction.predicted_s * scale
-    point.upper_s = band.upper(point.predicted_s)
+    own = interval_band(prediction)
+    upper = band if own is None or own.relative <= band.relative else own
+    point.upper_s = upper.upper(point.predicted_s)
     point.bottleneck = prediction.bottleneck
     point.cost = _cost(point, point.predicted_s)
     point.cost_upper = _cost(point, point.upper_s)

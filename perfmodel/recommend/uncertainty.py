@@ -11,6 +11,10 @@ meeting a deadline only when the band's **upper** end does:
   error on this profile, ``|model_error|``, when that is larger;
 * with history (`perfmodel.recommend.history`), it widens to the calibrated model's
   leave-one-out error on the stored runs, when that is larger.
+
+That band is a floor: each replayed point's upper end is its own prediction's interval
+where that is wider (a change far from the profiled run widens it), as `predict` reports
+for the same configuration (`perfmodel.recommend.search`).
 """
 
 from __future__ import annotations

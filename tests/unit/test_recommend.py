@@ -234,3 +234,24 @@ def _key(p: object) -> tuple:
 
 def _fields(req: Request) -> dict:
     return {name: getattr(req, name) for name in req.__slots__}  # type: ignore[attr-defined]
+
+
+def test_each_point_s_upper_end_is_its_own_interval_where_wider() -> None:
+    """A deadline is checked on what `predict` would say of that configuration: a change far
+    from the profiled run has a wider interval than the baseline's, and the point's upper end
+    is that interval's (never narrower than the baseline's band)."""
+    # Seven tenths of each task's time unattributed: unknown, so a bigger change is less sure.
+    task = TaskSpec(run_ms=10_000, cpu_ms=3_000)
+    profile = build_synthetic([[StageSpec(0, [task] * 60)]], 2)
+    analysis = SyntheticAnalysis(profile, BaselineOverrides(host_cores=2, disk_bw=250 * MB))
+    machines = catalog(*SMALL_AND_BIG)
+    answer = search(analysis, machines, Request(max_nodes=8, exhaustive=True))
+    wider = 0
+    for p in answer.points:
+        own = analysis.predict(p.config)
+        assert p.upper_s >= answer.band.upper(p.predicted_s) * (1 - 1e-12)
+        assert p.upper_s == pytest.approx(
+            max(own.predicted_high_s, answer.band.upper(p.predicted_s))
+        )
+        wider += own.predicted_high_s > answer.band.upper(p.predicted_s)
+    assert wider > 0  # some changes are far enough to widen their interval

@@ -39,7 +39,8 @@ def render_recommendation(answer: Recommendation, console: Console) -> None:
     console.print(
         Text(
             f"{len(r.points)} points ({r.unique_configs} distinct configurations), "
-            f"{r.replays} replayed; interval ±{r.band.relative:.0%} from {r.band.source}"
+            f"{r.replays} replayed; upper bound: each point's own 80% interval, at least "
+            f"+{r.band.relative:.0%} ({r.band.source})"
             + (f"; {', '.join(limits)}" if limits else "")
         )
     )
