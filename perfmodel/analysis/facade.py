@@ -311,12 +311,17 @@ class Analysis:
         A `Change` with Spark settings (``spark.sql.shuffle.partitions=64``) re-partitions
         the stages they set (`predict_settings`)."""
         if isinstance(change, Change) and change.conf:
-            return self._predict_settings(change.conf, change.conf_text, self._resources(change))
-        with gc_paused():
-            prediction = replay_workload(
-                self.workload, self.baseline, self.target(change), self._base()
+            prediction = self._predict_settings(
+                change.conf, change.conf_text, self._resources(change)
             )
-        return self._finished(prediction)
+        else:
+            with gc_paused():
+                prediction = self._finished(
+                    replay_workload(self.workload, self.baseline, self.target(change), self._base())
+                )
+        if isinstance(change, Change):
+            prediction.notes.extend(change.rounded(self.baseline))
+        return prediction
 
     @property
     def partitioning(self) -> Partitioning:

@@ -142,16 +142,27 @@ def summarise(
     s.regressions = tables["regressions"].rows()
     s.error_list = errors
     preds = tables["predictions"].rows(["what_if", "observed_s", "predicted_s", "error"])
-    totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+    why: dict[str, str] = {}  # per what-if, the first reason an application was not predicted
     for p in preds:
         t = totals[p["what_if"]]
         if p["error"] is None and p["predicted_s"] is not None:
             t[0] += p["observed_s"] or 0.0
             t[1] += p["predicted_s"]
             t[2] += 1
+        else:
+            t[3] += 1
+            why.setdefault(p["what_if"], p["error"] or "no prediction")
     s.predictions = [
-        {"what_if": w, "apps": int(n), "observed_s": o, "predicted_s": pr}
-        for w, (o, pr, n) in totals.items()
+        {
+            "what_if": w,
+            "apps": int(n),
+            "observed_s": o if n else None,
+            "predicted_s": pr if n else None,
+            "not_predicted": int(skipped),
+            "why_not": why.get(w),
+        }
+        for w, (o, pr, n, skipped) in totals.items()
     ]
     return s
 

@@ -272,6 +272,26 @@ class Change:
         merged.update({v.setting: v for v in values})
         return Change(tuple(merged.values()))
 
+    def rounded(self, base: ClusterConfig) -> list[str]:
+        """What a factor of a count made of ``base`` but could not give whole, as the replay
+        takes it: ``cores=1.25x`` of 2 cores is 2.5, replayed as 2 (a note, not silence)."""
+        counts = {
+            "cores": base.executors * base.executor_cores,
+            "executors": base.executors,
+            "executor-cores": base.executor_cores,
+            "host-cores": base.host_cores,
+        }
+        notes = []
+        for v in self.values:
+            count = counts.get(v.setting)
+            if v.factor is None or v.conf is not None or count is None:
+                continue
+            wanted = count * v.factor
+            taken = max(1, round(wanted))
+            if taken != wanted:
+                notes.append(f"{v.setting}={v.text} of {count} is {wanted:g}: replayed as {taken}")
+        return notes
+
     def resolve(self, base: ClusterConfig) -> WhatIf:
         """The resource change this makes to ``base``: factors become absolute values of
         this baseline (bandwidth factors stay factors, as `apply_what_if` scales them)."""

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from perfmodel.analysis import CONF, SettingError, SettingNotPredictedError
 from perfmodel.errors import PerfmodelError
-from perfmodel.simulate.config import ConfigError
+from perfmodel.simulate.config import ClusterConfig, ConfigError
 from perfmodel.simulate.whatif import (
     change_of,
     conf_pairs,
@@ -130,3 +130,21 @@ def test_any_text_is_read_or_refused_with_a_perfmodel_error(text: str) -> None:
         except PerfmodelError:
             continue
         assert value.conf is not None and value.is_conf
+
+
+def test_a_factor_that_gives_no_whole_count_says_how_it_was_taken() -> None:
+    """``cores=1.25x`` of 4 cores is 5, whole; of 2 cores it is 2.5, replayed as 2: said."""
+    base = ClusterConfig(
+        executors=2,
+        executor_cores=2,
+        memory_bytes=2**30,
+        hosts=1,
+        host_cores=4,
+        host_cores_assumed=False,
+    )
+    assert parse_change("cores=2x,mem=0.5x", CONF).rounded(base) == []
+    assert parse_change("cores=1.25x", CONF).rounded(base) == []  # 5 cores: whole
+    assert parse_change("executors=1.25x,host-cores=0.1x", CONF).rounded(base) == [
+        "executors=1.25x of 2 is 2.5: replayed as 2",
+        "host-cores=0.1x of 4 is 0.4: replayed as 1",
+    ]

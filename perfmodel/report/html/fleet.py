@@ -128,9 +128,15 @@ def sections(s: FleetSummary) -> list[tuple[str, str]]:
             (
                 "What-ifs across the fleet",
                 table(
-                    ["what-if", "applications", "observed s", "predicted s"],
+                    ["what-if", "applications", "observed s", "predicted s", "not predicted"],
                     [
-                        [p["what_if"], p["apps"], p["observed_s"], p["predicted_s"]]
+                        [
+                            p["what_if"],
+                            p["apps"],
+                            p["observed_s"],
+                            p["predicted_s"],
+                            f"{p['not_predicted']}: {p['why_not']}" if p["not_predicted"] else 0,
+                        ]
                         for p in s.predictions
                     ],
                 ),

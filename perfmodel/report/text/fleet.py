@@ -109,8 +109,17 @@ def render_summary(s: FleetSummary, console: Console, out_dir: str) -> None:
         _table(
             console,
             "What-ifs across the fleet",
-            ["what-if", "apps", "observed s", "predicted s"],
-            [[p["what_if"], p["apps"], p["observed_s"], p["predicted_s"]] for p in s.predictions],
+            ["what-if", "apps", "observed s", "predicted s", "not predicted"],
+            [
+                [
+                    p["what_if"],
+                    p["apps"],
+                    p["observed_s"],
+                    p["predicted_s"],
+                    f"{p['not_predicted']}: {clip(p['why_not'], 80)}" if p["not_predicted"] else 0,
+                ]
+                for p in s.predictions
+            ],
         )
     if s.failed:
         _table(
