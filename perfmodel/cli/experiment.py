@@ -103,6 +103,7 @@ def experiment_run(
     as_json: JsonOption = False,
 ) -> None:
     """Run every configuration of SPEC, recording each run into the store."""
+    require_extra("spark", "perfmodel experiment run")
     from perfmodel.experiment.runner import RunReport, run_experiment
     from perfmodel.experiment.spec import load_spec
     from perfmodel.profile.record.children import find_orphans
@@ -232,8 +233,7 @@ def experiment_report(
     as_json: JsonOption = False,
 ) -> None:
     """Measured vs predicted for every (baseline run → other configuration) pair."""
-    if out is not None and plots:
-        require_extra("spark", "experiment report's figures (--no-plots skips them)")
+    require_extra("spark", "perfmodel experiment report")
     from perfmodel.experiment.accuracy import evaluate
     from perfmodel.experiment.split import load_split
     from perfmodel.report import render_to_file, renderer
@@ -304,6 +304,7 @@ def experiment_calibrate(
     ] = True,
 ) -> None:
     """Fit the prediction intervals on the split's fit workloads and write them as JSON."""
+    require_extra("spark", "perfmodel experiment calibrate")
     import json
     from contextlib import ExitStack
 
@@ -390,6 +391,7 @@ def experiment_settings(
 ) -> None:
     """The settings study: every run of a spec predicts every other configuration of it from
     its bare event log, under the other's Spark settings (scripts/settings_study.sh)."""
+    require_extra("spark", "perfmodel experiment settings")
     from perfmodel.experiment.settings_study import evaluate_settings
     from perfmodel.experiment.spec import load_spec
     from perfmodel.experiment.split import load_split

@@ -430,11 +430,18 @@ def _answer(points: list[Point], band: Band, r: Request, replays: int) -> Search
     fastest = by_time[0]
     notes: list[str] = []
     if r.deadline_s is not None and cheapest is None:
+        # More nodes can help only where the fastest point already uses all it may.
+        if fastest.nodes < r.max_nodes:
+            hint = (
+                f"more nodes would not be faster (the fastest uses {fastest.nodes} of the "
+                f"{r.max_nodes} allowed): allow a later deadline"
+            )
+        else:
+            hint = "allow more nodes (--max-nodes) or a later deadline"
         raise RecommendError(
             f"no configuration meets the deadline of {_dur(r.deadline_s)} at the upper bound "
-            f"(+{band.relative:.0%}, {band.source}): the fastest is {_name(fastest)}, "
-            f"predicted {_dur(fastest.predicted_s)} (upper {_dur(fastest.upper_s)}); "
-            "allow more nodes (--max-nodes) or a later deadline"
+            f"(at least +{band.relative:.0%}, {band.source}): the fastest is {_name(fastest)}, "
+            f"predicted {_dur(fastest.predicted_s)} (upper {_dur(fastest.upper_s)}); {hint}"
         )
     if r.budget_usd is not None and fastest_within is None:
         cheapest_all = by_cost[0]

@@ -45,6 +45,15 @@ def _cli_without(hidden: list[str], *args: str, cwd: Path) -> subprocess.Complet
             ["experiment", "report", str(SPEC), "--out", "study", "--store", "r.db"],
             "spark",
         ),
+        # Without --out too: the report reads bundles (pyarrow) and the study's code.
+        (["pyarrow"], ["experiment", "report", str(SPEC), "--store", "r.db"], "spark"),
+        (["pyarrow"], ["experiment", "run", str(SPEC), "--store", "r.db"], "spark"),
+        (
+            ["pyarrow"],
+            ["experiment", "calibrate", "--split", "s.toml", "--out", "i.json", "--store", "r.db"],
+            "spark",
+        ),
+        (["pyarrow"], ["experiment", "settings", str(SPEC), "--store", "r.db"], "spark"),
         (["pyarrow"], ["diagnose", "s3://perfmodel-test/eventlogs/app-1"], "remote"),
         (["pyarrow"], ["profile", str(EXAMPLE_LOG), "--out", "bundle"], "bundles"),
         (["pyarrow"], ["record", "--no-pyspy", "--out", "bundle", "--", "true"], "bundles"),

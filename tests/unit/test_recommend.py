@@ -121,9 +121,17 @@ def test_hourly_billing_buys_more_nodes_when_the_hour_is_paid_anyway() -> None:
 
 
 def test_deadline_nobody_meets_names_the_fastest() -> None:
+    """And suggests more nodes only where the fastest point uses every node allowed."""
     analysis = _cpu_bound()
-    with pytest.raises(RecommendError, match="fastest is .* predicted"):
+    with pytest.raises(RecommendError, match="fastest is .* predicted.*--max-nodes"):
         search(analysis, catalog(*SMALL_AND_BIG), Request(max_nodes=2, deadline_s=1.0))
+    io = _io_bound()  # the host's disk is the limit: more nodes than the fastest uses are idle
+    fastest = search(io, catalog(*SMALL_AND_BIG), Request(max_nodes=30, exhaustive=True))
+    nodes = min(fastest.points, key=lambda p: p.predicted_s).nodes
+    assert nodes < 30
+    with pytest.raises(RecommendError, match=f"uses {nodes} of the 30 allowed") as caught:
+        search(io, catalog(*SMALL_AND_BIG), Request(max_nodes=30, deadline_s=1.0))
+    assert "--max-nodes" not in str(caught.value)
 
 
 def test_budget_nobody_meets_names_the_cheapest() -> None:
