@@ -506,6 +506,10 @@ class Analysis:
         }
         if not profiles:
             known = sorted({sid for sid, _ in self.samples.stages})
+            if not any(sid == stage for sid, _ in self.profile.stages):
+                raise NoSamplesError(
+                    f"the application has no stage {stage}; stages with samples: {known}"
+                )
             raise NoSamplesError(
                 f"no samples attributed to stage {stage}; stages with samples: {known}"
             )

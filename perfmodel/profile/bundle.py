@@ -127,15 +127,25 @@ def _field_error(exc: msgspec.ValidationError) -> str:
 
 
 def is_bundle(path: str | Path) -> bool:
-    """True for a directory with a perfmodel manifest (cheap: reads one small file)."""
+    """True for a directory with a perfmodel manifest (cheap: reads one small file), or
+    with a manifest beside a bundle's own parts (`has_bundle_parts`): a damaged manifest is
+    then read as a bundle's, so its reader says what is wrong with it, not that the folder
+    holds no event log."""
     manifest = Path(path) / MANIFEST
     if not manifest.is_file():
         return False
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(data, dict) and data.get("format") == FORMAT
+        return has_bundle_parts(path)
+    return (isinstance(data, dict) and data.get("format") == FORMAT) or has_bundle_parts(path)
+
+
+def has_bundle_parts(path: str | Path) -> bool:
+    """True where a directory holds what only a bundle writes (its sample, task-span and
+    resource tables, its ``raw/`` recordings)."""
+    d = Path(path)
+    return any((d / part).exists() for part in (SAMPLES, TASK_SPANS, RESOURCES, "raw"))
 
 
 def read_manifest(bundle: str | Path) -> BundleManifest:

@@ -29,6 +29,7 @@ from perfmodel.errors import (
     NotAnEventLogError,
     PerfmodelError,
 )
+from perfmodel.profile.bundle import has_bundle_parts
 from perfmodel.profile.codec_streams import StreamProblem
 from perfmodel.profile.codecs import (
     CODEC_SUFFIXES,
@@ -262,6 +263,11 @@ def resolve_event_log(path: str | LogPath, attempt: str | None = None) -> EventL
             return _resolve_with_siblings(given, cand, attempt)
         cands = _scan(p, sniff=True)
         if not cands:
+            if not isinstance(p, RemotePath) and has_bundle_parts(p):
+                raise NotAnEventLogError(
+                    f"{given} holds a perfmodel bundle's parts but no manifest.json: "
+                    "record the run again, or point perfmodel at its event log"
+                )
             raise NotAnEventLogError(
                 f"{given} is a directory without Spark event logs in it (no JSON-lines or "
                 "compressed event-log files, no eventlog_v2_* directories)."

@@ -274,12 +274,22 @@ def compile_workload(
         remap[-1 - job.job_id] = m
     for ms in milestones:
         ms.prereqs = [remap.get(p, p) if p < 0 else p for p in ms.prereqs]
-    # Application end: after the latest milestone that happened before it.
+    # Application end: after the latest milestone that happened before it, and after every
+    # job that ended before it. Jobs that ran side by side (Dask futures, a driver's threads)
+    # need not end in the order they did: a replay with more slots may end the latest one
+    # first, and the application still waited for all of them.
     candidates = [(ms.observed_ms, i) for i, ms in enumerate(milestones) if ms.kind != APP_END]
     t_end = end - start
     anchor_time, anchor = max((t, i) for t, i in candidates if t <= t_end + 1e-9)
+    jobs_ended = [
+        i
+        for i, ms in enumerate(milestones)
+        if ms.kind == JOB_COMPLETE and ms.observed_ms <= t_end + 1e-9 and i != anchor
+    ]
     end_m = len(milestones)
-    milestones.append(Milestone(APP_END, -1, [anchor], max(0.0, t_end - anchor_time), t_end))
+    milestones.append(
+        Milestone(APP_END, -1, [anchor, *jobs_ended], max(0.0, t_end - anchor_time), t_end)
+    )
     return Workload(
         app_id=profile.app_id,
         observed_ms=t_end,

@@ -144,3 +144,6 @@ def test_the_pristine_bundle_works(worker: Worker, bundle: Path) -> None:
     *whole, by_stage = answers
     assert all(a["exit_code"] == 0 for a in whole), [a["output"][-300:] for a in whole]
     assert by_stage["exit_code"] == 2 and "no samples attributed" in by_stage["output"]
+    # A stage the application does not have is named as such, not as one without samples.
+    missing = worker.cli("flame", bundle, "--stage", "99999")
+    assert missing["exit_code"] == 2 and "has no stage 99999" in missing["output"]

@@ -13,6 +13,7 @@ from perfmodel.dag.decomposition import decompose_table
 from perfmodel.dask.build import build
 from perfmodel.dask.frontend import is_dask_bundle, read_dask_bundle
 from perfmodel.dask.stream import read_stream
+from perfmodel.errors import PerfmodelError
 from perfmodel.report.base import ProfileSource
 from perfmodel.report.text.prediction import render_sweep
 from perfmodel.simulate.config import ConfigError, WhatIf
@@ -253,6 +254,39 @@ def test_a_sweep_table_names_its_axes_in_dask_s_words(tmp_path: Path) -> None:
     points = [p.summary() for p in analysis.sweep(["workers=1,2", "threads=1,2"])]
     header = render_sweep(points, ProfileSource(str(tmp_path / "b"), False)).splitlines()[4]
     assert header.split()[:2] == ["workers", "threads"]
+
+
+def test_the_application_ends_after_every_job_not_only_the_last_seen(tmp_path: Path) -> None:
+    """Two futures' graphs on one thread: the short job's second task waited behind the long
+    job's task and ended last. With two threads it runs at once and its job ends first; the
+    application still waits for the long one (it ended only after both had)."""
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    long, first, second = key(A, 0), key(B, 0), key(B, 1)
+    s.submit(0.0, [long], [long])
+    s.submit(0.0, [second], [first, second])
+    s.task(first, WORKER_A, 1, (0.0, 0.05), cpu=0.05)
+    s.task(long, WORKER_A, 1, (0.05, 0.85), cpu=0.8)
+    s.task(second, WORKER_A, 1, (0.85, 0.95), cpu=0.1, deps=[first])
+    s.gathered(0.9, [long])
+    s.gathered(1.0, [second])
+    s.close(1.05)
+    analysis = perfmodel.load(s.bundle(tmp_path / "b"))
+    two = analysis.predict(WhatIf(executor_cores=2))
+    assert two.predicted_s >= 0.85  # the long task alone runs from 0.05 s to 0.85 s
+
+
+def test_a_bundle_with_a_damaged_or_missing_manifest_is_named_as_such(tmp_path: Path) -> None:
+    """Beside a bundle's own parts, a manifest cut short is read as the bundle's (its reader
+    says what is wrong with it) and a missing one is named, rather than "no event log"."""
+    bundle = two_stage().bundle(tmp_path / "b")
+    manifest = bundle / "manifest.json"
+    manifest.write_text('{"format": "perfmodel-bundle", "format_version": 1, ')
+    with pytest.raises(PerfmodelError, match=r"manifest.json is unreadable"):
+        perfmodel.load(bundle)
+    manifest.unlink()
+    with pytest.raises(PerfmodelError, match="a perfmodel bundle's parts but no manifest.json"):
+        perfmodel.load(bundle)
 
 
 def test_more_workers_on_a_local_cluster_share_its_cores(tmp_path: Path) -> None:
