@@ -20,6 +20,7 @@ from perfmodel.profile.bundle import (
     is_bundle,
     load_resources,
     load_samples,
+    missing_dask_files,
     read_manifest,
 )
 from perfmodel.profile.eventlog import EventLogSource
@@ -70,12 +71,12 @@ def read_dask_bundle(path: str | Path) -> LoadedProfile:
     held = lock_held_ms(built.spans, probes)
     if held:
         profile.extra[LOCK_HELD_MS] = held
-    bad = sum(1 for p in stream.problems if p.line is not None)
-    if bad:
+    if bad := sum(1 for p in stream.problems if p.line is not None):
         profile.warnings.append(
             f"{bad} task-stream line(s) could not be read and were skipped (see problems)"
         )
     parts: list[Path | RemotePath] = list(stream_files(bundle / DASK_DIR))
+    profile.warnings += missing_dask_files(manifest, len(parts))
     return LoadedProfile(
         profile=profile,
         source=EventLogSource(

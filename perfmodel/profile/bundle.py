@@ -148,6 +148,21 @@ def has_bundle_parts(path: str | Path) -> bool:
     return any((d / part).exists() for part in (SAMPLES, TASK_SPANS, RESOURCES, "raw"))
 
 
+def missing_dask_files(manifest: BundleManifest, found: int) -> list[str]:
+    """A warning when fewer task-stream files are in the bundle than its recording wrote
+    (``sampling.dask.files``): a lost worker file silently turns its tasks' CPU into time
+    of unknown nature, so it is said (nothing when all are there, or the count is unknown)."""
+    dask = manifest.sampling.get("dask")
+    written = dask.get("files") if isinstance(dask, dict) else None
+    if not isinstance(written, int) or isinstance(written, bool) or found >= written:
+        return []
+    return [
+        f"{written - found} of the {written} task-stream file(s) the recording wrote are "
+        f"missing from {DASK_DIR}: the tasks of a missing worker file have no CPU time or "
+        "lock probes, so their time is unattributed"
+    ]
+
+
 def read_manifest(bundle: str | Path) -> BundleManifest:
     path = Path(bundle) / MANIFEST
     try:

@@ -14,6 +14,7 @@ from perfmodel.dask.build import build
 from perfmodel.dask.frontend import is_dask_bundle, read_dask_bundle
 from perfmodel.dask.stream import read_stream
 from perfmodel.errors import PerfmodelError
+from perfmodel.profile.bundle import DASK_DIR, read_manifest
 from perfmodel.report.base import ProfileSource
 from perfmodel.report.text.prediction import render_sweep
 from perfmodel.simulate.config import ConfigError, WhatIf
@@ -287,6 +288,23 @@ def test_a_bundle_with_a_damaged_or_missing_manifest_is_named_as_such(tmp_path: 
     manifest.unlink()
     with pytest.raises(PerfmodelError, match="a perfmodel bundle's parts but no manifest.json"):
         perfmodel.load(bundle)
+
+
+def test_a_worker_file_missing_from_the_recording_is_said(tmp_path: Path) -> None:
+    """The manifest says how many task-stream files the recording wrote; a bundle with fewer
+    (a worker's lost) warns, since its tasks' CPU then reads as time of unknown nature."""
+    bundle = two_stage().bundle(tmp_path / "b")
+    manifest = read_manifest(bundle)
+    files = sorted((bundle / DASK_DIR).glob("*.jsonl"))
+    manifest.sampling["dask"] = {"dir": DASK_DIR, "files": len(files)}
+    (bundle / "manifest.json").write_text(manifest.to_json())
+    assert not [w for w in perfmodel.load(bundle).profile.warnings if "missing" in w]
+    (worker,) = [f for f in files if f.name.startswith("worker-")]
+    worker.unlink()
+    warnings = perfmodel.load(bundle).profile.warnings
+    assert f"1 of the {len(files)} task-stream file(s) the recording wrote are missing" in (
+        " ".join(warnings)
+    )
 
 
 def test_more_workers_on_a_local_cluster_share_its_cores(tmp_path: Path) -> None:
