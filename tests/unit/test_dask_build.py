@@ -311,15 +311,7 @@ def test_more_workers_on_a_local_cluster_share_its_cores(tmp_path: Path) -> None
     """Two workers × two threads on the same two-core host: the four a-like tasks that ran
     alone at one core each now ask for four cores of two, so CPU work takes twice as long
     and the extra slots buy nothing."""
-    s = StreamBuilder()
-    s.worker(WORKER_A, pid=20, nthreads=1)
-    names = [key(A, i) for i in range(4)]
-    s.submit(0.0, names, names)
-    for i, name in enumerate(names):
-        s.task(name, WORKER_A, 1, (0.1 + 0.2 * i, 0.3 + 0.2 * i), cpu=0.2)
-    s.gathered(0.9, names)
-    s.close(1.0)
-    analysis = perfmodel.load(s.bundle(tmp_path / "b"))
+    analysis = perfmodel.load(_one_thread_run(None).bundle(tmp_path / "b"))
     base = analysis.predict()
     assert base.baseline_replay_s == pytest.approx(0.9)
     target = analysis.target(WhatIf(executors=2, executor_cores=2))

@@ -8,7 +8,7 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from perfmodel.report.fleet_rows import REGRESSION_HEADERS, regression_row
+from perfmodel.report.fleet_rows import REGRESSION_HEADERS, regression_row, what_if_row
 
 if TYPE_CHECKING:
     from perfmodel.fleet.summary import FleetSummary
@@ -129,16 +129,7 @@ def sections(s: FleetSummary) -> list[tuple[str, str]]:
                 "What-ifs across the fleet",
                 table(
                     ["what-if", "applications", "observed s", "predicted s", "not predicted"],
-                    [
-                        [
-                            p["what_if"],
-                            p["apps"],
-                            p["observed_s"],
-                            p["predicted_s"],
-                            f"{p['not_predicted']}: {p['why_not']}" if p["not_predicted"] else 0,
-                        ]
-                        for p in s.predictions
-                    ],
+                    [what_if_row(p, full=True) for p in s.predictions],
                 ),
             )
         )

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from perfmodel.report.fleet_rows import REGRESSION_HEADERS, regression_row
+from perfmodel.report.fleet_rows import REGRESSION_HEADERS, clip, regression_row, what_if_row
 
 if TYPE_CHECKING:
     from perfmodel.fleet.summary import FleetSummary
@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 MAX_ROWS = 10
 """Failed applications and unreadable logs listed at most (summary.html lists them all); a
 line under the table says how many more there are and where they are."""
-MAX_REASON = 160
-"""Characters of a reason shown in the terminal (the errors table holds it whole)."""
 
 
 def amount(value: float, places: int = 1) -> str:
@@ -30,20 +28,6 @@ def amount(value: float, places: int = 1) -> str:
         return f"{value:,.{places}f}"
     digits = max(places, 1 - math.floor(math.log10(abs(value))))
     return f"{value:,.{digits}f}"
-
-
-def clip(text: str, limit: int = MAX_REASON) -> str:
-    """The first line of ``text`` in at most ``limit`` characters, cut at a word boundary,
-    with an ellipsis wherever anything was left out (a later line or the tail)."""
-    lines = text.splitlines()
-    first = lines[0] if lines else ""
-    if len(first) <= limit:
-        return first + (" …" if len(lines) > 1 else "")
-    cut = first[: limit - 1]
-    space = cut.rfind(" ")
-    if space > limit // 2:  # a word boundary not too far back; else cut the long word
-        cut = cut[:space]
-    return cut.rstrip() + "…"
 
 
 def _t(value: Any) -> Text:
@@ -110,16 +94,7 @@ def render_summary(s: FleetSummary, console: Console, out_dir: str) -> None:
             console,
             "What-ifs across the fleet",
             ["what-if", "apps", "observed s", "predicted s", "not predicted"],
-            [
-                [
-                    p["what_if"],
-                    p["apps"],
-                    p["observed_s"],
-                    p["predicted_s"],
-                    f"{p['not_predicted']}: {clip(p['why_not'], 80)}" if p["not_predicted"] else 0,
-                ]
-                for p in s.predictions
-            ],
+            [what_if_row(p, full=False) for p in s.predictions],
         )
     if s.failed:
         _table(
