@@ -5,7 +5,7 @@ Spark settings instead of resources, on one machine shape (local[2], 2g heap), a
 every run from every other run's bare event log:
 
 * SQL workloads: spark.sql.shuffle.partitions from far too few to far too many (1, 8, 64,
-  400, 2000), each with AQE on and off; broadcast joins disabled; file splits 4× smaller
+  200, 400, 2000), each with AQE on and off; broadcast joins disabled; file splits 4× smaller
   and larger than the 16m the study sets everywhere (the inputs are tens of MB: Spark's
   128m default would make one split per file whatever the setting);
 * RDD workloads (the shuffle count of an RDD shuffle is spark.default.parallelism):
@@ -52,7 +52,7 @@ with rollups, sales outer-joined with their returns; 41-65 s in three runs at 64
 with AQE on, the machine shared). The wide shuffle's repartition takes its count
 from spark.sql.shuffle.partitions (`conf`) instead of the scale-out study's fixed 64, so the
 setting reaches it."""
-PARTITIONS = (1, 8, 64, 400, 2000)
+PARTITIONS = (1, 8, 64, 200, 400, 2000)
 PARALLELISM = (2, 8, 32, 200, 1000)
 BASE_CONF = {"spark.default.parallelism": "4", "spark.sql.files.maxPartitionBytes": "16m"}
 """Every SQL config's: the resource study's parallelism, and a split size the inputs feel."""

@@ -39,8 +39,9 @@ class StageChange:
     """Stages that write the shuffle it reads: they write to ``planned[1]`` partitions now."""
     planned: tuple[int, int] = (0, 0)
     """Partitions the shuffle is written to, before and after (0: not a shuffle)."""
-    bypass: bool = False
-    """Whether the shuffle's map tasks may write a file per partition (a SQL shuffle)."""
+    write_ms: tuple[float, float] = (0.0, 0.0)
+    """Milliseconds each map task spends writing the ``planned`` partitions beyond its data,
+    before and after (the front end's rule for its shuffle writer)."""
 
 
 @dataclass(slots=True)

@@ -13,8 +13,11 @@ any other what-if:
   launch, deserialisation, result; the stage's median). The stage's first tasks pay what
   its tasks paid; tasks beyond its old count pay a warm JVM's cost (`warm_task_ms`). The
   rest of the stage's time, per component, is shared out by the data each task reads.
-* **Map side.** A map task writing a shuffle pays per reduce partition it writes
-  (`partition_overhead_ms`): more partitions make the map stage slower too.
+* **Map side.** A map task writing a shuffle pays per reduce partition it writes, whatever
+  its data (the front end's `StageChange.write_ms`: for Spark, a file per partition up to
+  the bypass threshold): more partitions make the map stage slower too, and a map stage
+  re-split into more tasks pays it once per task. That is what makes a PySpark RDD job
+  quadratic in its partition count.
 * **Memory.** A task's working set grows with its data (the stage's working set per byte
   read); whatever outgrows the execution memory a task got in the profiled run (inferred
   from the tasks that spilled, else its share of the executor's unified memory) spills, at
@@ -77,17 +80,6 @@ cold: its lower quartile was 37 ms where its 2,000-task run measured 10 ms; TPC-
 settings study of 2026-11-28, whose runs are training data for it (`docs/settings.md`)."""
 MANY_TASKS = 20
 """A stage of at least this many tasks (and four per slot) measures the warm fixed cost."""
-BYPASS_THRESHOLD = 200
-"""``spark.shuffle.sort.bypassMergeThreshold``: up to this many partitions a SQL shuffle's map
-task writes one file per partition (`BypassMergeSortShuffleWriter`)."""
-BYPASS_PARTITION_MS = 1.9
-SORTED_PARTITION_MS = 0.17
-"""Milliseconds a map task spends per reduce partition beyond its data: a file of its own
-per partition up to `BYPASS_THRESHOLD` (SQL shuffles), an index entry and a segment of
-one sorted file beyond it (and for RDD shuffles that combine on the map side). Measured on
-a scratch aggregation (4 map tasks, local[2], this project's study machine): map tasks of
-58 ms at 8 partitions took 430 ms at 200 and 400 ms at 2,000. A property of the machine's
-file system: another may differ."""
 MAX_TASKS = 20_000_000
 """Most tasks a re-partitioned workload may hold: each is a number per component the replay
 keeps (settings asking more are refused)."""
@@ -152,29 +144,44 @@ def warm_task_ms(workload: Workload, slots: int) -> float:
     return float(np.percentile(np.concatenate(launches), LAUNCH_QUANTILE))
 
 
-def partition_overhead_ms(partitions: int, bypass: bool) -> float:
-    """A map task's time for writing ``partitions`` reduce partitions beyond its data."""
-    if partitions <= 0:
-        return 0.0
-    per = BYPASS_PARTITION_MS if bypass and partitions <= BYPASS_THRESHOLD else SORTED_PARTITION_MS
-    return per * partitions
+def partition_cost_paid(work: StageWork, write_ms: float) -> FloatArray:
+    """What each task of a map stage paid for writing its shuffle's partitions: the front
+    end's ``write_ms`` (`StageChange.write_ms`), bounded by the CPU, other and disk time the
+    task was measured to spend (the cost is mostly the task thread's CPU, some of it a
+    Python worker's or the shuffle write's), so a run whose file system writes partitions
+    faster than the study machine's is not credited with savings it never paid."""
+    c = work.components
+    return np.minimum(write_ms, c[CPU] + c[CPU_OTHER] + c[DISK])
 
 
-def rewrite_map_side(work: StageWork, before: int, after: int, bypass: bool) -> StageWork:
-    """A map stage whose shuffle now has ``after`` partitions instead of ``before``: each of
-    its tasks pays the per-partition write cost of the new count instead of the old
-    (`partition_overhead_ms`), as disk time. What a task paid per partition is bounded by
-    the disk time it was measured to spend (its shuffle write is in it), so a run whose
-    file system writes partitions faster than the study machine's is not credited with
-    savings it never paid."""
-    old = partition_overhead_ms(before, bypass)
-    if before <= 0 or after == before or work.n_tasks == 0 or old <= 0:
-        return work
+def strip_partition_cost(work: StageWork, paid: FloatArray) -> StageWork:
+    """``work`` without the per-partition write cost its tasks ``paid``: off their CPU time
+    first, then their other and disk time."""
     c = work.components.copy()
-    paid = np.minimum(old, c[DISK])
-    ratio = partition_overhead_ms(after, bypass) / old
-    c[DISK] = np.maximum(c[DISK] + paid * (ratio - 1.0), 0.0)
+    left = np.asarray(paid, dtype=np.float64)
+    for row in (CPU, CPU_OTHER, DISK):
+        taken = np.minimum(left, c[row])
+        c[row] -= taken
+        left = left - taken
     return replace(work, components=c)
+
+
+def add_partition_cost(work: StageWork, cost: FloatArray | float) -> StageWork:
+    """``work`` with each task paying ``cost`` more CPU for the partitions it writes."""
+    c = work.components.copy()
+    c[CPU] += cost
+    return replace(work, components=c)
+
+
+def rewrite_map_side(work: StageWork, write_ms: tuple[float, float]) -> StageWork:
+    """A map stage whose shuffle now has another partition count: each of its tasks pays
+    the new count's write cost (``write_ms[1]``) in place of what it paid for the old
+    (`partition_cost_paid`), in proportion."""
+    before, after = write_ms
+    if before <= 0 or after == before or work.n_tasks == 0:
+        return work
+    paid = partition_cost_paid(work, before)
+    return add_partition_cost(strip_partition_cost(work, paid), paid * (after / before))
 
 
 def resplit(
@@ -329,12 +336,13 @@ def repartition_workload(
     check_plan(workload, plan)
     by_key = {c.key: c for c in plan.changes}
     notes = list(plan.notes)
-    map_side: dict[StageKey, tuple[int, int, bool]] = {}
+    map_side: dict[StageKey, tuple[float, float]] = {}
     for planned in plan.changes:
-        before, after = planned.planned
-        if before != after:
+        if planned.write_ms[0] > 0:
+            # Kept where the count stays too: a map stage re-split into more tasks (a new
+            # file split) has each of them pay for the partitions it writes.
             for key in planned.map_stages:
-                map_side[key] = (before, after, planned.bypass)
+                map_side[key] = planned.write_ms
     switches: list[JoinChange] = []
     if plan.joins:
         cost = shuffle_cost(profile, workload)
@@ -357,16 +365,22 @@ def repartition_workload(
     works: list[StageWork] = []
     applied: list[StageChange] = []
     for work in workload.stages:
-        if work.key in map_side:
-            before, after, bypass = map_side[work.key]
-            work = rewrite_map_side(work, before, after, bypass)
+        change = by_key.get(work.key)
+        writes = map_side.get(work.key)
+        each = 0.0
+        if writes is not None and change is not None and work.n_tasks:
+            # Re-split and writing a new count: the write cost is a per-task cost, taken
+            # off before the stage's time is shared out and paid again by every new task.
+            work, each = _per_task_write_cost(work, writes)
+        elif writes is not None:
+            work = rewrite_map_side(work, writes)
         for switch in switch_of.get(work.key, ()):
             work = apply_join_change(work, switch, cost or _NO_COST)
-        change = by_key.get(work.key)
         if change is None:
             works.append(work)
             continue
-        works.append(resplit(work, change.data, base_config, warm))
+        work = resplit(work, change.data, base_config, warm)
+        works.append(add_partition_cost(work, each) if each > 0 else work)
         applied.append(change)
     notes[:0] = [s.why for s in switches]
     if applied:
@@ -380,6 +394,15 @@ def repartition_workload(
         notes.insert(0, "no stage's partitions change under these settings")
     new = replace(workload, stages=works, notes=list(workload.notes) + notes)
     return Repartitioned(new, applied, notes, switches)
+
+
+def _per_task_write_cost(work: StageWork, write_ms: tuple[float, float]) -> tuple[StageWork, float]:
+    """A map stage about to be re-split, without the per-partition write cost its tasks
+    paid, and what each of its new tasks will pay for writing the new count."""
+    before, after = write_ms
+    paid = partition_cost_paid(work, before)
+    each = float(paid.mean()) * after / before
+    return strip_partition_cost(work, paid), each
 
 
 _NO_COST = ShuffleCost(0.0, 0.0)

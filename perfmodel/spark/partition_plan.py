@@ -341,7 +341,7 @@ def shuffle_change(
         why,
         maps,
         (n0, n1),
-        True,
+        _write_ms(n0, n1, rules.SQL_WRITER),
     )
 
 
@@ -458,6 +458,7 @@ def parallelism_change(
         why,
         maps,
         planned,
+        _write_ms(*planned, rdd_writer(profile, maps)),
     )
 
 
@@ -469,6 +470,22 @@ def _resplit(profile: ApplicationProfile, part: StagePartitioning, count: int) -
         return np.zeros(count)
     contents = partition_contents(sizes, len(sizes) == part.partitions, part.partitions)
     return contents.sizes_at(count)
+
+
+def rdd_writer(profile: ApplicationProfile, maps: list[StageKey]) -> str:
+    """The shuffle writer of an RDD shuffle written by ``maps``: PySpark's (its map stages
+    run a ``PairwiseRDD``: no map-side combine, so a file per partition up to the bypass
+    threshold) or the JVM's (which may combine on the map side: taken as sorted)."""
+    python = bool(maps) and all(
+        any(op.name.split(" (")[0] == "PairwiseRDD" for op in profile.stages[k].op_nodes)
+        for k in maps
+    )
+    return rules.PYTHON_WRITER if python else rules.JVM_RDD_WRITER
+
+
+def _write_ms(before: int, after: int, writer: str) -> tuple[float, float]:
+    """What a map task spends writing ``before`` and ``after`` partitions beyond its data."""
+    return rules.partition_write_ms(before, writer), rules.partition_write_ms(after, writer)
 
 
 def _written_parents(
@@ -566,13 +583,14 @@ def _code_change(
     upstream changes."""
     sql_maps = [k for sh in part.shuffles for k in sh.map_stages]
     maps: list[StageKey] = []
-    planned, bypass = (0, 0), False
+    planned, writer = (0, 0), rules.JVM_RDD_WRITER
     if not part.coalesces and part.range_splits is None:
         if sql_maps:
-            maps, planned, bypass = sql_maps, (part.partitions, count), True
+            maps, planned, writer = sql_maps, (part.partitions, count), rules.SQL_WRITER
         else:
             maps = _written_parents(profile, part, attempts)
             planned = (part.partitions, count) if maps else (0, 0)
+            writer = rdd_writer(profile, maps)
     return StageChange(
         part.key,
         part.control,
@@ -583,7 +601,7 @@ def _code_change(
         f"{count} partitions in place of the code's {part.code}",
         maps,
         planned,
-        bypass,
+        _write_ms(*planned, writer),
     )
 
 

@@ -203,7 +203,9 @@ _NOT_PREDICTED: dict[str, str] = {
     "spark.shuffle.spill.compress": "spill compression is not modelled",
     "spark.shuffle.file.buffer": "shuffle write buffers are not modelled",
     "spark.reducer.maxSizeInFlight": "shuffle fetch buffers are not modelled",
-    "spark.shuffle.sort.bypassMergeThreshold": "the shuffle writer's choice is not modelled",
+    "spark.shuffle.sort.bypassMergeThreshold": (
+        "a change of the shuffle writer's threshold is not modelled (Spark's default, 200, is)"
+    ),
     "spark.speculation": "speculative copies of tasks are not modelled",
     "spark.locality.wait": "locality waits are not modelled",
     "spark.sql.adaptive.localShuffleReader.enabled": "local shuffle reads are not modelled",

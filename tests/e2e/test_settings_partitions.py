@@ -20,7 +20,13 @@ from perfmodel.dag.model import ApplicationProfile
 from perfmodel.simulate.config import ConfigError
 from perfmodel.simulate.whatif import parse_change
 from perfmodel.spark.load import build_profile
-from perfmodel.spark.partition_plan import file_change, shuffle_change
+from perfmodel.spark.partition_plan import (
+    file_change,
+    parallelism_change,
+    rdd_writer,
+    shuffle_change,
+)
+from perfmodel.spark.partition_rules import JVM_RDD_WRITER, PYTHON_WRITER, partition_write_ms
 from perfmodel.spark.partitioning import (
     CODE,
     FILE_SPLITS,
@@ -115,6 +121,28 @@ def test_rdd_shuffles_follow_the_parallelism_unless_the_code_says(plans) -> None
     # reduceByKey without a count: spark.default.parallelism (unset: its largest parent's 4);
     # reduceByKey(..., 3): the code's.
     assert (RDD_PARALLELISM, 4) in controls and (CODE, 3) in controls
+
+
+def test_a_pyspark_shuffle_is_priced_as_pyspark_writes_it(plans) -> None:
+    # PySpark's reduceByKey combines in Python and hands the JVM a PairwiseRDD: no map-side
+    # combine, so up to 200 partitions a file each, at PySpark's cost per file.
+    profile, part = plans
+    (sp,) = [
+        sp
+        for key, sp in sorted(part.stages.items())
+        if sp.query_id is None and sp.control == RDD_PARALLELISM
+    ]
+    change = parallelism_change(profile, sp, 200)
+    assert change is not None and change.map_stages
+    assert rdd_writer(profile, change.map_stages) == PYTHON_WRITER
+    assert change.planned == (4, 200)
+    assert change.write_ms == (
+        partition_write_ms(4, PYTHON_WRITER),
+        partition_write_ms(200, PYTHON_WRITER),
+    )
+    # A stage of a SQL query runs no PairwiseRDD: not PySpark's writer.
+    sql_stage = next(k for k, s in part.stages.items() if s.query_id is not None)
+    assert rdd_writer(profile, [sql_stage]) == JVM_RDD_WRITER
 
 
 def test_without_aqe_each_task_reads_one_partition() -> None:

@@ -7,21 +7,36 @@ import numpy as np
 import pytest
 
 from perfmodel.dag.concurrency import task_concurrency
+from perfmodel.dag.partition_change import PartitionPlan, StageChange
 from perfmodel.simulate.app_tasks import AppTasks
 from perfmodel.simulate.config import baseline_config
 from perfmodel.simulate.repartition import (
-    BYPASS_PARTITION_MS,
-    SORTED_PARTITION_MS,
     WARM_TASK_MS,
-    partition_overhead_ms,
+    repartition_workload,
     resplit,
     rewrite_map_side,
     warm_task_ms,
 )
-from perfmodel.simulate.stage_work import CPU, DISK, SCHEDULING, SPILL, StageWork, stage_works
+from perfmodel.simulate.stage_work import (
+    CPU,
+    CPU_OTHER,
+    DISK,
+    SCHEDULING,
+    SPILL,
+    StageWork,
+    stage_works,
+)
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 from perfmodel.simulate.workload import Workload
 from perfmodel.spark.partition_plan import partition_contents
+from perfmodel.spark.partition_rules import (
+    FILE_PER_PARTITION_MS,
+    JVM_RDD_WRITER,
+    PYTHON_WRITER,
+    SORTED_PARTITION_MS,
+    SQL_WRITER,
+    partition_write_ms,
+)
 
 MB = 1 << 20
 
@@ -141,22 +156,58 @@ def test_a_stage_that_spilled_spills_at_its_own_rate() -> None:
 
 
 def test_map_tasks_pay_for_the_partitions_they_write() -> None:
-    assert partition_overhead_ms(200, bypass=True) == pytest.approx(200 * BYPASS_PARTITION_MS)
-    assert partition_overhead_ms(201, bypass=True) == pytest.approx(201 * SORTED_PARTITION_MS)
-    assert partition_overhead_ms(100, bypass=False) == pytest.approx(100 * SORTED_PARTITION_MS)
-    task = TaskSpec(run_ms=1500, cpu_ms=100, shuffle_write_ms=1000, input_bytes=MB)
+    sql, python = FILE_PER_PARTITION_MS[SQL_WRITER], FILE_PER_PARTITION_MS[PYTHON_WRITER]
+    assert partition_write_ms(200, SQL_WRITER) == pytest.approx(200 * sql)
+    assert partition_write_ms(200, PYTHON_WRITER) == pytest.approx(200 * python)
+    # Beyond the bypass threshold, one sorted file whatever the writer.
+    assert partition_write_ms(201, PYTHON_WRITER) == pytest.approx(201 * SORTED_PARTITION_MS)
+    assert partition_write_ms(100, JVM_RDD_WRITER) == pytest.approx(100 * SORTED_PARTITION_MS)
+    assert partition_write_ms(0, SQL_WRITER) == 0.0
+    task = TaskSpec(run_ms=1500, cpu_ms=600, shuffle_write_ms=400, input_bytes=MB)
     work, _ = _stage([task] * 3)
-    disk = work.components[DISK]
-    more = rewrite_map_side(work, 8, 200, bypass=True)
-    assert more.components[DISK] == pytest.approx(disk + 192 * BYPASS_PARTITION_MS)
-    fewer = rewrite_map_side(work, 200, 8, bypass=True)
-    assert fewer.components[DISK] == pytest.approx(disk - 192 * BYPASS_PARTITION_MS)
-    few = rewrite_map_side(work, 2000, 1, bypass=False)
-    assert few.components[DISK] == pytest.approx(disk - 1999 * SORTED_PARTITION_MS)
-    # A task never paid more per partition than its measured disk time: with 300 ms of it,
-    # 200 partitions (380 ms at the study machine's rate) are taken to have cost all 300.
-    small, _ = _stage([TaskSpec(run_ms=500, cpu_ms=100, shuffle_write_ms=300)] * 2)
-    cut = rewrite_map_side(small, 200, 8, bypass=True)
-    assert cut.components[DISK] == pytest.approx(small.components[DISK] * 8 / 200)
-    assert rewrite_map_side(work, 8, 8, bypass=True) is work
+    cpu, disk = work.components[CPU], work.components[DISK]
+    write = (8 * python, 200 * python)
+    more = rewrite_map_side(work, write)
+    assert more.components[CPU] == pytest.approx(cpu + 192 * python)
+    assert (more.components[DISK] == disk).all()
+    fewer = rewrite_map_side(work, write[::-1])
+    assert fewer.components[CPU] == pytest.approx(cpu - 192 * python)
+    # A task never paid more for its partitions than its CPU, other and disk time: with
+    # 150 ms of them, 200 partitions (420 ms at the study machine's rate) cost all 150.
+    small, _ = _stage([TaskSpec(run_ms=150, cpu_ms=100, shuffle_write_ms=50)] * 2)
+    c = small.components
+    held = c[CPU] + c[CPU_OTHER] + c[DISK]
+    assert held == pytest.approx([150, 150])
+    cut = rewrite_map_side(small, (200 * python, 8 * python))
+    kept = cut.components[CPU] + cut.components[CPU_OTHER] + cut.components[DISK]
+    assert kept == pytest.approx(held * 8 / 200)
+    assert rewrite_map_side(work, (write[0], write[0])) is work
     assert (more.components[SCHEDULING] == work.components[SCHEDULING]).all()
+
+
+def test_a_re_split_map_stage_pays_for_its_partitions_once_per_task() -> None:
+    # 4 map tasks writing 8 partitions become 40 writing 200: the write cost is per task, so
+    # all 40 pay 200 partitions' worth, not the old 4 tasks' cost shared out by data.
+    per = FILE_PER_PARTITION_MS[PYTHON_WRITER]
+    task = TaskSpec(run_ms=2000, cpu_ms=1000, shuffle_write_ms=100, input_bytes=4 * MB)
+    work, base = _stage([task] * 4)
+    profile = build_synthetic([[StageSpec(0, [task] * 4)]], 1)
+    change = StageChange(
+        (0, 0),
+        "default-parallelism",
+        "spark.default.parallelism",
+        4,
+        40,
+        np.full(40, 0.4 * MB),
+        "40 partitions",
+        [(0, 0)],
+        (8, 200),
+        (8 * per, 200 * per),
+    )
+    workload = Workload("app", 10_000.0, [work], [], 0)
+    out = repartition_workload(workload, profile, PartitionPlan([change]), base)
+    (new,) = out.workload.stages
+    assert new.n_tasks == 40
+    # Each new task: a tenth of a task's data CPU, plus 200 partitions' writes.
+    data_cpu = float(work.components[CPU].mean()) - 8 * per
+    assert new.components[CPU] == pytest.approx(data_cpu / 10 + 200 * per, rel=0.05)
