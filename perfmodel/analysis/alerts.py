@@ -535,6 +535,13 @@ def _partition_knob(
         alert.suggestion = "partition the work in the code (e.g. a window's partitionBy)"
         alert.not_predicted = "one partition whatever the settings: only the query can change it"
         return
+    source = part.stages.get(sp.follows) if sp.follows is not None else None
+    if control == INPUT and source is not None:
+        # It reads back another stage's output (a checkpoint or cache): that stage's knob.
+        _partition_knob(alert, part, source, want, read, more=more)
+        alert.knob += f" (stage {source.key[0]}'s partitions, which it reads back)"
+        alert.query_id = sp.query_id
+        return
     if control == INPUT:
         alert.knob, alert.knob_kind = f"its input's partitions ({sp.reason})", CODE_KNOB
         alert.suggestion = f"repartition({want}) after reading it" if more else f"coalesce({want})"

@@ -688,12 +688,37 @@ def plan_changes(
                     f"{MAX_PARTITIONS * 10:,} per stage"
                 )
             out.append(change)
+    out.extend(_follower_changes(profile, partitioning, out))
     if kept_keys:
         notes.append(
             "the code sets " + ", ".join(sorted(kept_keys)) + " for some queries itself "
             "(spark.conf.set): there the setting given does not apply, as in Spark"
         )
     return out, notes
+
+
+def _follower_changes(
+    profile: ApplicationProfile, partitioning: Partitioning, changes: list[StageChange]
+) -> list[StageChange]:
+    """Stages reading back a changed stage's output (`StagePartitioning.follows`: a
+    checkpoint or cache of it) re-split into the partitions that stage now makes."""
+    changed = {c.key: c for c in changes}
+    out: list[StageChange] = []
+    for key, part in sorted(partitioning.stages.items()):
+        source = changed.get(part.follows) if part.follows is not None else None
+        stage = profile.stages.get(key)
+        if source is None or stage is None or stage.status == "SKIPPED" or not len(stage.table):
+            continue
+        n = len(source.data)
+        if n == part.partitions:
+            continue
+        why = f"{n} partitions: it reads back stage {source.key[0]}'s output ({source.why})"
+        out.append(
+            StageChange(
+                key, part.control, source.knob, part.partitions, n, _resplit(profile, part, n), why
+            )
+        )
+    return out
 
 
 def _join_types(partitioning: Partitioning) -> dict[StageKey, str]:

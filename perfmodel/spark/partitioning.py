@@ -181,6 +181,9 @@ class StagePartitioning:
     scans: list[FileScanInput] = field(default_factory=list)
     range_splits: int | None = None
     """Splits of a ``spark.range`` it generates (``Range ... splits=n``)."""
+    follows: StageKey | None = None
+    """The stage whose output it reads back (a checkpoint or a cache of it, an `INPUT`
+    stage): its partitions are that stage's, and move with whatever sets them."""
 
     @property
     def setting(self) -> str | None:
@@ -318,7 +321,43 @@ def derive_partitioning(profile: ApplicationProfile) -> Partitioning:
             continue
         query_id = next((job_query[j] for j in stage.job_ids if job_query.get(j) is not None), None)
         out.stages[key] = _rdd_stage(ctx, stage, out, query_id)
+    _follow_materialised(profile, out)
     return out
+
+
+FOLLOWABLE = (SHUFFLE_SETTING, RDD_PARALLELISM, FILE_SPLITS)
+"""Controls a stage reading another's materialised output follows it through."""
+
+
+def _follow_materialised(profile: ApplicationProfile, out: Partitioning) -> None:
+    """Mark each `INPUT` stage that reads back an RDD an earlier stage computed (a
+    ``localCheckpoint()``, ``checkpoint()`` or ``cache()`` of a DataFrame or RDD): it runs
+    that stage's partitions, so a setting that moves them moves it too. The RDD is the one
+    its operations share with the earliest stage that listed it, of as many tasks."""
+    first_seen: dict[int, StageKey] = {}
+    for key in sorted(profile.stages):
+        part = out.stages.get(key)
+        stage = profile.stages[key]
+        if part is not None and part.control == INPUT:
+            for op in stage.op_nodes:
+                source_key = first_seen.get(op.op_id)
+                if source_key is None or source_key[0] == key[0]:
+                    continue
+                source = out.stages.get(source_key)
+                if source is None or source.partitions != part.partitions:
+                    continue
+                if source.follows is not None:
+                    source_key = source.follows
+                    source = out.stages[source_key]
+                if source.control in FOLLOWABLE:
+                    part.follows = source_key
+                    part.reason += (
+                        f"; they are stage {source_key[0]}'s, whose output it reads back (a "
+                        "checkpoint or cache), and move with it"
+                    )
+                    break
+        for op in stage.op_nodes:
+            first_seen.setdefault(op.op_id, key)
 
 
 def _derived_parallelism(profile: ApplicationProfile) -> int:

@@ -30,6 +30,7 @@ from perfmodel.spark.partition_rules import JVM_RDD_WRITER, PYTHON_WRITER, parti
 from perfmodel.spark.partitioning import (
     CODE,
     FILE_SPLITS,
+    INPUT,
     RDD_PARALLELISM,
     SHUFFLE_SETTING,
     SINGLE,
@@ -256,6 +257,26 @@ def test_more_partitions_cost_more_tasks(aqe_off) -> None:
     )
     assert all(c.new_partitions < 2000 for c in moved.changes)
     assert coalesced.predicted_s < many.predicted_s
+
+
+def test_a_checkpoint_read_back_moves_with_the_stage_that_wrote_it() -> None:
+    # checkpoint.zstd: an aggregation at 6 shuffle partitions localCheckpoint()-ed, then read
+    # back by two queries. The stages scanning the checkpoint run its 6 partitions: they
+    # follow spark.sql.shuffle.partitions through it, and a what-if moves them too.
+    analysis = perfmodel.load(LOGS / "checkpoint.zstd")
+    part = analysis.partitioning
+    followers = {k: sp for k, sp in part.stages.items() if sp.follows is not None}
+    assert len(followers) == 2
+    assert {sp.control for sp in followers.values()} == {INPUT}
+    (source,) = {sp.follows for sp in followers.values()}
+    assert part.stages[source].control == SHUFFLE_SETTING
+    assert all(sp.partitions == 6 for sp in followers.values())
+    result, moved = _predict(analysis, {"spark.sql.shuffle.partitions": "12"})
+    new = {c.key: c.new_partitions for c in moved.changes}
+    assert all(new[k] == 12 for k in followers)
+    assert result.conf is not None
+    knobs = {(s.stage_id, s.knob) for s in result.conf.stages}
+    assert {(k[0], "spark.sql.shuffle.partitions") for k in followers} <= knobs
 
 
 def test_settings_are_checked_before_anything_is_replayed(aqe_off) -> None:

@@ -17,6 +17,9 @@ whose plans hold what the partitioning derivation must read:
   the application (its 1m default would make every query of this small input one task).
 * ``skew.zstd`` — a sort-merge join with one hot key, skew-join handling off (the source),
   then on with small thresholds.
+* ``checkpoint.zstd`` — AQE off, 6 shuffle partitions: an aggregation's output
+  ``localCheckpoint()``-ed, then read back by a join and an aggregation (stages that run the
+  checkpointed partitions: the shuffle-partitions setting's, through the checkpoint).
 
 Usage (from the repository root)::
 
@@ -243,8 +246,22 @@ def skew(spark: Any, data: Path) -> list[str]:
     return done
 
 
+def checkpoint(spark: Any, data: Path) -> list[str]:
+    from pyspark.sql import functions as F
+
+    df = _frame(spark)
+    sums = df.groupBy("k").agg(F.sum("v").alias("total")).localCheckpoint()
+    sums.join(df, "k").groupBy((F.col("k") % 10).alias("g")).agg(F.max("total")).collect()
+    sums.groupBy((F.col("k") % 7).alias("g")).count().collect()
+    return ["groupBy agg, localCheckpoint", "join with the checkpoint + groupBy", "groupBy it"]
+
+
 APPS: dict[str, tuple[Callable[[Any, Path], list[str]], dict[str, str]]] = {
     "plans": (plans, {"spark.sql.shuffle.partitions": "8"}),
+    "checkpoint": (
+        checkpoint,
+        {"spark.sql.shuffle.partitions": "6", "spark.sql.adaptive.enabled": "false"},
+    ),
     "aqe_off": (
         aqe_off,
         {"spark.sql.shuffle.partitions": "8", "spark.sql.adaptive.enabled": "false"},
