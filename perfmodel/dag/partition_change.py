@@ -42,6 +42,9 @@ class StageChange:
     write_ms: tuple[float, float] = (0.0, 0.0)
     """Milliseconds each map task spends writing the ``planned`` partitions beyond its data,
     before and after (the front end's rule for its shuffle writer)."""
+    task_fixed_ms: float = 0.0
+    """Milliseconds each of its tasks spends whatever its data, beyond its launch (the
+    front end's rule: an output file written and committed per task)."""
 
 
 @dataclass(slots=True)

@@ -185,10 +185,16 @@ def rewrite_map_side(work: StageWork, write_ms: tuple[float, float]) -> StageWor
 
 
 def resplit(
-    work: StageWork, data: FloatArray, base: ClusterConfig, warm: float = WARM_TASK_MS
+    work: StageWork,
+    data: FloatArray,
+    base: ClusterConfig,
+    warm: float = WARM_TASK_MS,
+    task_fixed_ms: float = 0.0,
 ) -> StageWork:
     """``work`` re-split into tasks reading ``data`` bytes each (see the module's doc);
-    ``warm``: the fixed cost of a task the stage did not have before (`warm_task_ms`)."""
+    ``warm``: the fixed cost of a task the stage did not have before (`warm_task_ms`);
+    ``task_fixed_ms``: what each task pays whatever its data beyond its launch
+    (`StageChange.task_fixed_ms`), every new task included."""
     c = work.components
     n0 = c.shape[1]
     n1 = len(data)
@@ -224,6 +230,16 @@ def resplit(
     if n1 > n0 and wall > 0:
         size = float(per_task.sum())
         fixed[:, n0:] *= min(1.0, warm / size) if size > 0 else 0.0
+    if task_fixed_ms > 0 and not work.tiny_tasks:
+        # Each task's own fixed cost (an output file), in the mix of the time it is in,
+        # at most what the tasks spent beyond their launch.
+        rest = variable.copy()
+        rest[SCHEDULING] = 0.0
+        total = float(rest.sum())
+        if total > 0:
+            each = min(task_fixed_ms, total / n0) * rest / total
+            variable = variable - each * n0
+            fixed = fixed + each[:, None]
     new = fixed + variable[:, None] * share[None, :] * scale
     # Memory: the working set follows the data; what outgrows the task's memory spills.
     ws0 = working_set(work)
@@ -379,7 +395,7 @@ def repartition_workload(
         if change is None:
             works.append(work)
             continue
-        work = resplit(work, change.data, base_config, warm)
+        work = resplit(work, change.data, base_config, warm, change.task_fixed_ms)
         works.append(add_partition_cost(work, each) if each > 0 else work)
         applied.append(change)
     notes[:0] = [s.why for s in switches]

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -689,12 +689,23 @@ def plan_changes(
                 )
             out.append(change)
     out.extend(_follower_changes(profile, partitioning, out))
+    out = [_with_output_files(profile, c) for c in out]
     if kept_keys:
         notes.append(
             "the code sets " + ", ".join(sorted(kept_keys)) + " for some queries itself "
             "(spark.conf.set): there the setting given does not apply, as in Spark"
         )
     return out, notes
+
+
+def _with_output_files(profile: ApplicationProfile, change: StageChange) -> StageChange:
+    """A change of a stage whose tasks wrote output (``df.write``: a file each), with each
+    task's fixed cost for its file (`partition_rules.OUTPUT_FILE_MS`)."""
+    table = profile.stages[change.key].table
+    written = table.col("output_bytes")[table.ended]
+    if not len(written) or float(np.median(written)) <= 0:
+        return change
+    return replace(change, task_fixed_ms=rules.OUTPUT_FILE_MS)
 
 
 def _follower_changes(

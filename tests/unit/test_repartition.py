@@ -211,3 +211,24 @@ def test_a_re_split_map_stage_pays_for_its_partitions_once_per_task() -> None:
     # Each new task: a tenth of a task's data CPU, plus 200 partitions' writes.
     data_cpu = float(work.components[CPU].mean()) - 8 * per
     assert new.components[CPU] == pytest.approx(data_cpu / 10 + 200 * per, rel=0.05)
+
+
+def test_each_task_pays_its_own_output_file() -> None:
+    # 4 tasks of 400 ms (beyond launch) each writing an output file: with 100 ms a file,
+    # re-split into 40 tasks, each pays the 100 ms and a tenth of the other 300 ms.
+    task = TaskSpec(run_ms=400, cpu_ms=400, input_bytes=4 * MB)
+    work, base = _stage([task] * 4)
+    sched = float(work.components[SCHEDULING].mean())
+    body = float(work.components.sum(axis=0).mean()) - sched
+    data = np.full(40, 0.4 * MB)
+    plain = resplit(work, data, base)
+    files = resplit(work, data, base, task_fixed_ms=100.0)
+    assert files.n_tasks == plain.n_tasks == 40
+    without = plain.components.sum(axis=0) - plain.components[SCHEDULING]
+    with_files = files.components.sum(axis=0) - files.components[SCHEDULING]
+    assert without == pytest.approx(body / 10, rel=0.05)
+    assert with_files == pytest.approx(100.0 + (body - 100.0) / 10, rel=0.05)
+    # Never more than the tasks spent beyond their launch.
+    capped = resplit(work, data, base, task_fixed_ms=10_000.0)
+    spent = capped.components.sum(axis=0) - capped.components[SCHEDULING]
+    assert spent == pytest.approx(body, rel=0.05)

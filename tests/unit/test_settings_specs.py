@@ -45,3 +45,10 @@ def test_tpcds_and_the_wide_shuffle_are_held_out_sql_workloads() -> None:
     wide = load_spec(SETTINGS / "wide_shuffle.toml")
     assert wide.script.name == "wide_shuffle.py" and wide.params["partitions"] == "conf"
     assert all(c.master != "cluster" for c in wide.configs)
+
+
+def test_the_output_file_study_spec_runs_the_settings_study_s_shape() -> None:
+    spec = load_spec(SETTINGS / "output" / "prefix_counts.toml")
+    assert spec.script is not None and spec.script.is_file()
+    assert {(c.master, c.driver_memory) for c in spec.configs} == {("local[2]", "2g")}
+    assert {c.shuffle_partitions for c in spec.configs} == {8, 64, 200, 400, 2000}
