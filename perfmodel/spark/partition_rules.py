@@ -44,10 +44,10 @@ data: a file of its own per partition up to `BYPASS_MERGE_THRESHOLD` (created, b
 compressed, closed and merged into one; for PySpark a Java serialisation stream each, and
 a Python batch per partition), a segment of one sorted file beyond it. Measured on this
 project's study machine with ``experiments/settings/write_cost.py`` (local[2], 16 map tasks
-of 120–380 KB each, 2026-11-30, three runs): from 8 to 200 partitions SQL map tasks took
-0.41, 1.60 and 1.53 ms more a partition (the median taken: creating files is the file
-system's work, and the slow runs came after the machine had written a few GB), PySpark's
-2.17, 2.00 and 2.14 ms; from 201 to 2,000, 0.00 to 0.03 ms. Mostly the task thread's CPU.
+of 120–380 KB each, 2026-11-30, four runs): from 8 to 200 partitions SQL map tasks took
+0.41, 1.60, 1.53 and 0.77 ms more a partition (1.5, the median of the first three, is
+taken: creating files is the file system's work, and its state moves it), PySpark's 2.17,
+2.00, 2.14 and 2.24 ms; from 201 to 2,000, 0.00 to 0.03 ms. Mostly the task thread's CPU.
 A property of the machine's file system and JVM: another may differ."""
 
 
@@ -55,9 +55,9 @@ OUTPUT_FILE_MS = 22.0
 """Milliseconds a task that writes output (``df.write``, ``saveAsTextFile``) spends on its
 file whatever its data: creating, closing and committing it (`FileOutputCommitter`'s task
 attempt directory and rename). Measured on this project's study machine with
-``experiments/settings/output_cost.py`` (2,000,000 rows written at 8, 64 and 400
-partitions, 2026-11-30, two runs): 25.1 and 26.8 ms a CSV file, 11.2 and 19.5 ms a Parquet
-file; their median."""
+``experiments/settings/write_cost.py --what output`` (2,000,000 rows written at 8, 64 and 400
+partitions, 2026-11-30, three runs): 25.1, 26.8 and 30.0 ms a CSV file, 11.2, 19.5 and
+16.4 ms a Parquet file; about their median (22.3)."""
 
 
 def partition_write_ms(partitions: int, writer: str) -> float:
