@@ -173,15 +173,24 @@ def add_partition_cost(work: StageWork, cost: FloatArray | float) -> StageWork:
     return replace(work, components=c)
 
 
+def split_write_cost(
+    work: StageWork, write_ms: tuple[float, float]
+) -> tuple[StageWork, FloatArray]:
+    """A map stage without the per-partition write cost each task paid for the old count
+    (`partition_cost_paid`), and what each would pay for the new one, in proportion."""
+    before, after = write_ms
+    paid = partition_cost_paid(work, before)
+    return strip_partition_cost(work, paid), paid * (after / before)
+
+
 def rewrite_map_side(work: StageWork, write_ms: tuple[float, float]) -> StageWork:
     """A map stage whose shuffle now has another partition count: each of its tasks pays
-    the new count's write cost (``write_ms[1]``) in place of what it paid for the old
-    (`partition_cost_paid`), in proportion."""
+    the new count's write cost (``write_ms[1]``) in place of what it paid for the old."""
     before, after = write_ms
     if before <= 0 or after == before or work.n_tasks == 0:
         return work
-    paid = partition_cost_paid(work, before)
-    return add_partition_cost(strip_partition_cost(work, paid), paid * (after / before))
+    stripped, cost = split_write_cost(work, write_ms)
+    return add_partition_cost(stripped, cost)
 
 
 def resplit(
@@ -387,7 +396,8 @@ def repartition_workload(
         if writes is not None and change is not None and work.n_tasks:
             # Re-split and writing a new count: the write cost is a per-task cost, taken
             # off before the stage's time is shared out and paid again by every new task.
-            work, each = _per_task_write_cost(work, writes)
+            work, paid_anew = split_write_cost(work, writes)
+            each = float(paid_anew.mean())
         elif writes is not None:
             work = rewrite_map_side(work, writes)
         for switch in switch_of.get(work.key, ()):
@@ -410,15 +420,6 @@ def repartition_workload(
         notes.insert(0, "no stage's partitions change under these settings")
     new = replace(workload, stages=works, notes=list(workload.notes) + notes)
     return Repartitioned(new, applied, notes, switches)
-
-
-def _per_task_write_cost(work: StageWork, write_ms: tuple[float, float]) -> tuple[StageWork, float]:
-    """A map stage about to be re-split, without the per-partition write cost its tasks
-    paid, and what each of its new tasks will pay for writing the new count."""
-    before, after = write_ms
-    paid = partition_cost_paid(work, before)
-    each = float(paid.mean()) * after / before
-    return strip_partition_cost(work, paid), each
 
 
 _NO_COST = ShuffleCost(0.0, 0.0)

@@ -275,19 +275,14 @@ class Change:
     def rounded(self, base: ClusterConfig) -> list[str]:
         """What a factor of a count made of ``base`` but could not give whole, as the replay
         takes it: ``cores=1.25x`` of 2 cores is 2.5, replayed as 2 (a note, not silence)."""
-        counts = {
-            "cores": base.executors * base.executor_cores,
-            "executors": base.executors,
-            "executor-cores": base.executor_cores,
-            "host-cores": base.host_cores,
-        }
+        counts = _counts(base)
         notes = []
         for v in self.values:
             count = counts.get(v.setting)
             if v.factor is None or v.conf is not None or count is None:
                 continue
             wanted = count * v.factor
-            taken = max(1, round(wanted))
+            taken = _whole(count, v.factor)
             if taken != wanted:
                 notes.append(f"{v.setting}={v.text} of {count} is {wanted:g}: replayed as {taken}")
         return notes
@@ -316,19 +311,29 @@ def _resolved(v: Value, base: ClusterConfig) -> dict[str, float | int | bool | N
         if key == "cpu-speed":
             return {"cpu_speed": float(v.absolute)}
         return {key.replace("-", "_"): int(v.absolute)}
-    if key == "cores":
-        return {"cores": max(1, round(base.executors * base.executor_cores * f))}
-    if key == "executors":
-        return {"executors": max(1, round(base.executors * f))}
-    if key == "executor-cores":
-        return {"executor_cores": max(1, round(base.executor_cores * f))}
-    if key == "host-cores":
-        return {"host_cores": max(1, round(base.host_cores * f))}
+    counts = _counts(base)
+    if key in counts:
+        return {key.replace("-", "_"): _whole(counts[key], f)}
     if key in _ALLOCATION_FACTORS:
         return {key.replace("-", "_"): _allocation_factor(key, base, f)}
     if key == "mem":
         return {"memory_bytes": max(1, int(base.memory_bytes * f))}
     return {"cpu_speed": base.cpu_speed * f}
+
+
+def _counts(base: ClusterConfig) -> dict[str, int]:
+    """The counts of ``base`` a factor of these settings multiplies."""
+    return {
+        "cores": base.executors * base.executor_cores,
+        "executors": base.executors,
+        "executor-cores": base.executor_cores,
+        "host-cores": base.host_cores,
+    }
+
+
+def _whole(count: int, factor: float) -> int:
+    """A factor of a count as the replay takes it: the nearest whole count, at least 1."""
+    return max(1, round(count * factor))
 
 
 _ALLOCATION_FACTORS = ("min-executors", "max-executors", "initial-executors")
