@@ -96,20 +96,24 @@ def test_worker_threads_are_filed_under_their_worker(dask_bundle: Path) -> None:
 def test_the_workers_lock_probes_see_pure_python_hold_it(dask_bundle: Path) -> None:
     """`count_odd` is a Python loop: its worker's interpreter lock is held all the time it
     runs, which the workers' lock probes see though each has one thread; the array stages'
-    numpy code releases it for much of theirs. (Held time per CPU time: on a busy host a
-    preempted thread holds the lock without running, hence no upper bound.)"""
+    numpy code releases it for much of theirs. Held time is judged per wall time of the
+    tasks, not per CPU time: on a busy host a preempted thread holds the lock without
+    running, which inflates held time per CPU time by however long each stage's tasks waited
+    for a core (a loaded run of the suite, 2026-11-30: 1.39 for count_odd, 1.80 for the
+    arrays), while the share of the tasks' own time the lock was held stays."""
     import perfmodel
 
     profile = perfmodel.load(dask_bundle, code_vectors=False).profile
     held = profile.extra["lock_held_ms"]
-    held_cpu = {"count_odd": [0.0, 0.0], "arrays": [0.0, 0.0]}
+    held_wall = {"count_odd": [0.0, 0.0], "arrays": [0.0, 0.0]}
     for (stage_id, _), stage in profile.stages.items():
         kind = "count_odd" if stage.name == "count_odd" else "arrays"
         if stage_id in held and stage.name != "sum":
-            held_cpu[kind][0] += held[stage_id]
-            held_cpu[kind][1] += float(stage.table.cpu_ms.sum())
-    share = {kind: h / cpu for kind, (h, cpu) in held_cpu.items()}
-    assert share["count_odd"] > 0.7 and share["arrays"] < share["count_odd"], share
+            held_wall[kind][0] += held[stage_id]
+            held_wall[kind][1] += float(stage.table.duration_ms.sum())
+    share = {kind: h / wall for kind, (h, wall) in held_wall.items()}
+    # Quiet, 2026-11-30: 0.78 for count_odd, 0.15 for the arrays.
+    assert share["count_odd"] > 0.5 and share["arrays"] < share["count_odd"] / 2, share
 
 
 def test_predict_with_workers_and_threads(dask_bundle: Path) -> None:
