@@ -9,12 +9,15 @@
 # scripts/cluster_study.sh: one cluster per shape, torn down after, and whatever an
 # interrupted run left is torn down too.
 #
-#   scripts/bandwidth_study.sh [--second] [extra options for `perfmodel experiment run`...]
+#   scripts/bandwidth_study.sh [--second|--third] [extra options for `perfmodel experiment run`...]
 #   e.g. SPECS=experiments/cluster/bandwidth-held-out/als.toml scripts/bandwidth_study.sh
 #
 # --second runs the second held-out study instead (experiments/cluster/bandwidth-held-out-2/:
 # components, ngrams and an inverted index, read once after the link's remote-bytes law),
-# into build/experiments/bandwidth-held-out-2.
+# into build/experiments/bandwidth-held-out-2. --third runs the third
+# (experiments/cluster/bandwidth-held-out-3/: the wide shuffle, window functions and pandas
+# groups, with links at 20 and 200 Mbit/s so that the link moves the runs by much), into
+# build/experiments/bandwidth-held-out-3.
 #
 # Each worker gets a CPU quota of one core (PERFMODEL_CLUSTER_WORKER_CPU), so the two
 # executors ask the 2-core machine for all of it. Run it on a quiet machine: about 15 min.
@@ -28,6 +31,9 @@ STUDY_DIR=bandwidth-held-out
 if [[ ${1:-} == --second ]]; then
     shift
     STUDY_DIR=bandwidth-held-out-2
+elif [[ ${1:-} == --third ]]; then
+    shift
+    STUDY_DIR=bandwidth-held-out-3
 fi
 OUT=${OUT:-build/experiments/$STUDY_DIR}
 SPECS=${SPECS:-experiments/cluster/$STUDY_DIR/*.toml}
