@@ -10,9 +10,15 @@
 # Needs root. As scripts/cluster_study.sh: one cluster per shape, torn down after, and
 # whatever an interrupted run left is torn down too.
 #
-#   scripts/scaleout_study.sh [extra options for `perfmodel experiment run`...]
+#   scripts/scaleout_study.sh [--fit] [extra options for `perfmodel experiment run`...]
 #   e.g. scripts/scaleout_study.sh --repetitions 2
 #        SPECS=experiments/cluster/scaleout/window.toml scripts/scaleout_study.sh
+#
+# --fit runs four fit workloads of the split instead (experiments/cluster/scaleout-fit/:
+# PageRank, sort, SQL join, UDF ETL, at small sizes, on 2 and 8 workers), into
+# build/experiments/scaleout-fit: the cluster runs the prediction intervals are calibrated
+# on (`perfmodel experiment calibrate --store`, docs/cluster.md "Intervals on the cluster");
+# no accuracy figure is read from them.
 #
 # Each worker gets a CPU quota of 0.25 cores (PERFMODEL_CLUSTER_WORKER_CPU), so 2, 4 and 8
 # executors are 0.5, 1 and 2 cores: the 8-worker cluster asks the 2-core machine for all of
@@ -25,8 +31,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-OUT=${OUT:-build/experiments/scaleout}
-SPECS=${SPECS:-experiments/cluster/scaleout/*.toml}
+STUDY_DIR=scaleout
+if [[ ${1:-} == --fit ]]; then
+    shift
+    STUDY_DIR=scaleout-fit
+fi
+OUT=${OUT:-build/experiments/$STUDY_DIR}
+SPECS=${SPECS:-experiments/cluster/$STUDY_DIR/*.toml}
 export PERFMODEL_CLUSTER_WORKER_CPU="${PERFMODEL_CLUSTER_WORKER_CPU:-0.25}"
 STUDY=scale-out
 REPORT_ARGS=(--split experiments/splits/default.toml)

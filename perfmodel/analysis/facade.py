@@ -428,19 +428,23 @@ class Analysis:
 
     def attach_interval(self, prediction: Prediction) -> None:
         """Put the 80% interval on ``prediction`` (see `perfmodel.simulate.intervals`),
-        widened where its change goes beyond the scale factors the calibration saw."""
+        widened where its change goes beyond the scale factors the calibration saw; a
+        prediction from a cluster run uses the cluster calibration for the kinds of change
+        it was fitted on."""
         model = shipped_intervals()
         widen = self.interval_widening(prediction)
+        scale = scale_factors(prediction.baseline_config, prediction.config)
+        kind = model.kind_for(self.input_kind, not prediction.baseline_config.local_mode, scale)
         beyond = extrapolation(
             model,
-            self.input_kind,
-            scale_factors(prediction.baseline_config, prediction.config),
+            kind,
+            scale,
             prediction.predicted_s,
             prediction.baseline_replay_s,
         )
         low, high, source = interval(
             model,
-            self.input_kind,
+            kind,
             self.workload_class,
             prediction.predicted_s,
             widen,

@@ -318,6 +318,7 @@ def _pair(
         scale=scale_factors(prediction.baseline_config, prediction.config),
         baseline_slots=base_run.cores,
         target_slots=t0.cores,
+        cluster=not prediction.baseline_config.local_mode,
     )
     if save:
         detail = {"measured_s": mean, "target_runs": result.target_runs}

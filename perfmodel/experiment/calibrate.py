@@ -24,30 +24,34 @@ from perfmodel.runs.store import RunStore
 from perfmodel.simulate.intervals import (
     BARE_LOG,
     BUNDLE,
+    INPUTS,
     LEVEL,
     CalibrationError,
     IntervalModel,
     Residual,
+    cluster_kind,
     fit_intervals,
 )
 
 
 def residuals_of(pairs: Sequence[PairResult]) -> list[Residual]:
     """One residual per pair and input (its bundle's prediction, and its bare log's where
-    the variants were replayed)."""
+    the variants were replayed); a pair whose baseline ran on a cluster is a residual of
+    the input's cluster calibration (`cluster_kind`)."""
     out: list[Residual] = []
     for p in pairs:
         if p.measured_s <= 0:
             continue
         cls = p.workload_class or "unknown"
+        bundle, bare = (cluster_kind(BUNDLE), cluster_kind(BARE_LOG)) if p.cluster else INPUTS
         if p.predicted_s > 0:
             widen = 0.0 if math.isnan(p.widening) else p.widening
             ratio = math.log(p.measured_s / p.predicted_s)
-            out.append(Residual(p.workload, cls, BUNDLE, ratio, widen, dict(p.scale)))
+            out.append(Residual(p.workload, cls, bundle, ratio, widen, dict(p.scale)))
         if not math.isnan(p.bare_log_s) and p.bare_log_s > 0:
             widen = 0.0 if math.isnan(p.bare_log_widening) else p.bare_log_widening
             ratio = math.log(p.measured_s / p.bare_log_s)
-            out.append(Residual(p.workload, cls, BARE_LOG, ratio, widen, dict(p.bare_log_scale)))
+            out.append(Residual(p.workload, cls, bare, ratio, widen, dict(p.bare_log_scale)))
     return out
 
 

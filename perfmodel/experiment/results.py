@@ -91,6 +91,9 @@ class PairResult:
     executors; N of ``local[N]``); None where not known. With `target_slots`, the scale factor
     of a worker-count pair (`perfmodel.experiment.scale_factor`)."""
     target_slots: int | None = None
+    cluster: bool = False
+    """The baseline ran on a cluster (not local mode): its residuals calibrate the intervals
+    of predictions from cluster runs (`perfmodel.simulate.intervals.cluster_kind`)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -23,6 +23,16 @@ Residuals are stored with each pair's own widening taken out (`residual_core`), 
 widenings added back at prediction time are not counted twice. Without a calibration file
 the interval is the uncalibrated `DEFAULT_HALF_WIDTH`, and says so.
 
+**Clusters.** A run on a cluster (executors apart from the driver, links between hosts)
+is predicted with more that can go wrong than a local one: executors that start and
+register, links, a machine its executors may share. Its predictions take the calibration of
+cluster runs where the file has one: pairs whose baseline ran on a cluster are residuals of
+their own input kind (`cluster_kind`: ``cluster bundle``, ``cluster bare-log``), fitted
+apart from the local pairs, with their own range of scale factors. A prediction from a
+cluster run takes the cluster calibration for the kinds of change its pairs made (the
+dimensions its range varied: executors and task slots); another change of a cluster run,
+and any cluster run where the file has no cluster calibration, uses the local one.
+
 **Extrapolation.** The residuals vouch only for changes like the ones they came from. The
 calibration therefore keeps, per input, the range of each scale factor (target ÷ baseline
 of task slots, executors, heap, network and disk bandwidth, CPU speed: `scale_factors`) its
@@ -65,6 +75,7 @@ DEFAULT_HALF_WIDTH = math.log(1.25)
 BUNDLE = "bundle"
 BARE_LOG = "bare-log"
 INPUTS = (BUNDLE, BARE_LOG)
+CLUSTER = "cluster"
 POOLED = "all"
 PACKAGE_FILE = "intervals.json"
 SLOTS = "task slots"
@@ -75,6 +86,11 @@ DISK = "disk bandwidth"
 CPU_SPEED = "CPU speed"
 SCALE_DIMENSIONS = (SLOTS, EXECUTORS, MEMORY, NETWORK, DISK, CPU_SPEED)
 """The scale factors a calibration records the range of (`scale_factors`)."""
+
+
+def cluster_kind(input_kind: str) -> str:
+    """The calibration key of ``input_kind``'s predictions from a cluster run."""
+    return f"{CLUSTER} {input_kind}"
 
 
 class CalibrationError(PerfmodelError):
@@ -211,6 +227,26 @@ class IntervalModel:
     scale_range: dict[str, dict[str, ScaleRange]] = field(default_factory=dict)
     """input → dimension → the scale factors the input's pairs spanned; empty in files
     written before it was kept (then no prediction is widened for extrapolating)."""
+
+    def kind_for(
+        self, input_kind: str, cluster: bool, scale: Mapping[str, float] | None = None
+    ) -> str:
+        """The calibration key a prediction from ``input_kind`` uses: its cluster
+        calibration when the baseline ran on a cluster, the file has one, and the change
+        moves some dimension (``scale``, `scale_factors`) and only dimensions the cluster
+        pairs varied; else the input's own. The cluster pairs vouch for the changes
+        they made (executors, on a machine the executors share): a change of another kind on
+        a cluster (a link's bandwidth) is nothing like them, and keeps the calibration it had."""
+        key = cluster_kind(input_kind)
+        moved = {d: r for d, r in (scale or {}).items() if r != 1.0}
+        if not cluster or key not in self.quantiles or not moved:
+            return input_kind
+        varied = self.scale_range.get(key, {})
+        for dimension in moved:
+            span = varied.get(dimension)
+            if span is None or span.low == span.high == 1.0:
+                return input_kind
+        return key
 
     def for_class(self, input_kind: str, workload_class: str) -> tuple[Quantiles, str]:
         """Quantiles for a prediction, and a short phrase naming them."""

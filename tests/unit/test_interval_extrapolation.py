@@ -253,3 +253,78 @@ def test_calibrate_keeps_the_range_of_its_pairs_and_predict_json_shows_extrapola
     old = predict("--cores", "8")
     assert old["interval_extrapolation"] is None
     assert float(str(old["predicted_high_s"])) < float(str(beyond["predicted_high_s"]))
+
+
+def test_pairs_from_cluster_runs_are_calibrated_apart_from_local_ones() -> None:
+    local = _pair({iv.SLOTS: 2.0}, {iv.SLOTS: 2.0})
+    cluster = replace(local, workload="wordcount", cluster=True, scale={iv.EXECUTORS: 4.0})
+    cluster.bare_log_scale = {iv.EXECUTORS: 4.0}
+    got = residuals_of([local, cluster])
+    assert [r.input for r in got] == [
+        iv.BUNDLE,
+        iv.BARE_LOG,
+        iv.cluster_kind(iv.BUNDLE),
+        iv.cluster_kind(iv.BARE_LOG),
+    ]
+    model = iv.fit_intervals(got)
+    assert set(model.quantiles) == {*iv.INPUTS, *(iv.cluster_kind(i) for i in iv.INPUTS)}
+    # Each calibration keeps the range its own pairs spanned.
+    assert model.scale_range[iv.BUNDLE][iv.EXECUTORS] == iv.ScaleRange(1.0, 1.0)
+    assert model.scale_range[iv.cluster_kind(iv.BUNDLE)][iv.EXECUTORS] == iv.ScaleRange(1.0, 4.0)
+    executors = {iv.EXECUTORS: 4.0, iv.SLOTS: 1.0}
+    assert model.kind_for(iv.BARE_LOG, True, executors) == iv.cluster_kind(iv.BARE_LOG)
+    assert model.kind_for(iv.BARE_LOG, False, executors) == iv.BARE_LOG
+    # A change the cluster pairs never made (a link), or no change: the input's own.
+    assert model.kind_for(iv.BARE_LOG, True, {iv.NETWORK: 10.0}) == iv.BARE_LOG
+    assert model.kind_for(iv.BARE_LOG, True, {**executors, iv.NETWORK: 10.0}) == iv.BARE_LOG
+    assert model.kind_for(iv.BARE_LOG, True, {iv.EXECUTORS: 1.0}) == iv.BARE_LOG
+    # A file without a cluster calibration: cluster runs use the local one.
+    old = replace(model, quantiles={i: model.quantiles[i] for i in iv.INPUTS})
+    assert old.kind_for(iv.BARE_LOG, True, executors) == iv.BARE_LOG
+
+
+def test_a_cluster_log_is_predicted_with_the_cluster_calibration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real YARN log (executors on other hosts than the driver's) takes the cluster
+    calibration's band for a change of executors, and the local band for a change the
+    cluster pairs never made (memory); the local example log takes the local one; with no
+    cluster calibration in the file the YARN log takes the local band, as before."""
+    from typer.testing import CliRunner
+
+    from perfmodel.analysis import facade
+    from perfmodel.cli import build_app
+    from tests.conftest import SHARED_EVENTLOGS
+
+    yarn = SHARED_EVENTLOGS / "application_1628109047826_1317105"
+    if not yarn.exists() or not EXAMPLE.exists():
+        pytest.skip(f"{yarn} or {EXAMPLE} not found (../shared is absent)")
+    narrow, wide = iv.Quantiles(-0.05, 0.05, 20, 5), iv.Quantiles(-0.5, 0.5, 20, 5)
+    model = iv.IntervalModel(
+        quantiles={
+            iv.BARE_LOG: {iv.POOLED: narrow},
+            iv.cluster_kind(iv.BARE_LOG): {iv.POOLED: wide},
+        },
+        scale_range={
+            iv.cluster_kind(iv.BARE_LOG): {
+                iv.EXECUTORS: iv.ScaleRange(0.25, 4.0),
+                iv.SLOTS: iv.ScaleRange(0.25, 4.0),
+            }
+        },
+    )
+    monkeypatch.setenv("PERFMODEL_STATE_DIR", str(tmp_path / "state"))
+    runner, app = CliRunner(), build_app("predict")
+
+    def source(log: Path, chosen: iv.IntervalModel, *change: str) -> str:
+        monkeypatch.setattr(facade, "shipped_intervals", lambda: chosen)
+        result = runner.invoke(app, ["predict", str(log), *change, "--json"])
+        assert result.exit_code == 0, result.output
+        return str(json.loads(result.output)["interval_source"])
+
+    more = ("--executors", "8")
+    assert "20 cluster bare-log pairs" in source(yarn, model, *more)
+    assert "20 bare-log pairs" in source(yarn, model, "--mem", "4g")
+    assert "cluster" not in source(yarn, model, "--mem", "4g")
+    assert "cluster" not in source(EXAMPLE, model, "--cores", "4")
+    local_only = replace(model, quantiles={iv.BARE_LOG: {iv.POOLED: narrow}})
+    assert "20 bare-log pairs" in source(yarn, local_only, *more)
