@@ -121,6 +121,11 @@ class ScaleRange:
     low: float
     high: float
 
+    @property
+    def varied(self) -> bool:
+        """Whether the calibration's pairs changed this dimension at all (×1–×1: never)."""
+        return not self.low == self.high == 1.0
+
 
 @dataclass(frozen=True, slots=True)
 class Extrapolation:
@@ -138,7 +143,7 @@ class Extrapolation:
     def describe(self) -> str:
         """The extrapolation and the widening it got, in a user's words."""
         low, high = self.calibrated.low, self.calibrated.high
-        if low == high == 1.0:
+        if not self.calibrated.varied:
             where = f"{self.dimension} ×{_factor(self.ratio)}, a change the intervals' "
             where += "calibration never saw"
         else:
@@ -244,7 +249,7 @@ class IntervalModel:
         varied = self.scale_range.get(key, {})
         for dimension in moved:
             span = varied.get(dimension)
-            if span is None or span.low == span.high == 1.0:
+            if span is None or not span.varied:
                 return input_kind
         return key
 
