@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "experiments"
 OUT = SOURCE / "settings"
 
-RDD = {"wordcount", "pagerank", "inverted_index"}
+RDD = {"wordcount", "pagerank", "inverted_index", "sessions"}
 """Workloads whose shuffles are RDD shuffles (their count is spark.default.parallelism)."""
 EXTRA = {"wide_shuffle": SOURCE / "cluster" / "scaleout" / "wide_shuffle.toml"}
 """Workloads of other studies, by the name of their settings spec: the scale-out study's wide

@@ -39,6 +39,7 @@ def test_the_repositorys_split_holds_out_the_new_workloads() -> None:
         *("als", "ngrams", "inverted-index"),
         "wide-shuffle",  # the scale-out study's (experiments/cluster/scaleout/)
         "components",  # the held-out check of the bare-log JVM demand (2026-11-29)
+        "sessions",  # the third held-out scale-out study (2026-11-30)
     }
     assert split.fit == {"wordcount", "pagerank", "sort", "sql-join", "udf-etl"}
     assert "No figure" in split.rule
@@ -52,7 +53,7 @@ def test_every_spec_in_experiments_is_on_one_side() -> None:
     held, fit = specs_for(split, HELD_OUT, specs), specs_for(split, FIT, specs)
     assert {p.stem for p in held} == {
         *("tpch", "tpcds", "ml_pipeline", "window", "pandas_groups"),
-        *("als", "ngrams", "inverted_index", "wide_shuffle", "components"),
+        *("als", "ngrams", "inverted_index", "wide_shuffle", "components", "sessions"),
     }
     assert len(held) + len(fit) == len(specs)
 

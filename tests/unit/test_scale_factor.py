@@ -198,9 +198,19 @@ def test_markdown_and_json_carry_the_scale_tables() -> None:
 
 
 SCALEOUT_SPECS = sorted((REPO / "experiments" / "cluster" / "scaleout").glob("*.toml"))
+HELD_OUT_SCALEOUT_SPECS = sorted(
+    p
+    for study in ("scaleout", "scaleout-held-out-2", "scaleout-held-out-3")
+    for p in (REPO / "experiments" / "cluster" / study).glob("*.toml")
+)
+"""Every held-out scale-out study's specs: each study's workloads are new to the what-if."""
 
 
-@pytest.mark.parametrize("path", SCALEOUT_SPECS, ids=[p.stem for p in SCALEOUT_SPECS])
+@pytest.mark.parametrize(
+    "path",
+    HELD_OUT_SCALEOUT_SPECS,
+    ids=[f"{p.parent.name}/{p.stem}" for p in HELD_OUT_SCALEOUT_SPECS],
+)
 def test_scaleout_specs_differ_in_executors_only(path: Path) -> None:
     spec = load_spec(path)
     assert [(c.master, c.workers, c.cores) for c in spec.configs] == [
@@ -222,3 +232,10 @@ def test_scaleout_specs_differ_in_executors_only(path: Path) -> None:
 def test_the_scaleout_study_has_a_wide_shuffle_and_a_python_job() -> None:
     workloads = {load_spec(p).workload for p in SCALEOUT_SPECS}
     assert {"wide-shuffle", "pandas-groups"} <= workloads and len(workloads) == len(SCALEOUT_SPECS)
+
+
+def test_no_workload_is_in_two_held_out_scaleout_studies() -> None:
+    """A study's figure is held out only for workloads whose scale-out what-if no earlier
+    study had read."""
+    workloads = [load_spec(p).workload for p in HELD_OUT_SCALEOUT_SPECS]
+    assert len(set(workloads)) == len(workloads) == 9
