@@ -217,6 +217,10 @@ class ResourceConfig:
     """True when the executors ran on a fixed set of machines that a what-if keeps (a local
     cluster of worker processes on the recording host): more executors then share those
     hosts' cores instead of bringing hosts of their own."""
+    executors_exchange_data: bool = False
+    """True when an executor fetches every input another executor holds over a socket, on
+    the same host too (Dask's workers); False where executors on one host read each other's
+    output locally (Spark's host-local shuffle reads), so that only other hosts are remote."""
     sources: dict[str, str] = field(default_factory=dict)
 
 

@@ -575,6 +575,9 @@ def _resources(
     if memory:
         cfg.executor_memory_bytes = Counter(memory).most_common(1)[0][0]
         src["executor_memory_bytes"] = "recorded: worker memory limit (most common)"
+    # A worker gathers every input another worker holds over a socket (on the same host
+    # too): the inputs fetched remotely follow the workers, not the hosts.
+    cfg.executors_exchange_data = True
     hosts = {w.host for w in workers if w.host}
     cfg.hosts = len(hosts) or None
     if cfg.hosts:

@@ -232,6 +232,7 @@ def target_config(
         net_bw=machine.net_bw,
         task_cpus=base.task_cpus,
         local_mode=layout.local,
+        executors_exchange_data=base.executors_exchange_data,
         sources=sources,
         memory_fraction=base.memory_fraction,
     )

@@ -105,6 +105,8 @@ class WorkloadBounds:
     """Per stage, `StageWork.co_running`."""
     lock_share: np.ndarray
     """Per stage, `StageWork.lock_share` (its `OTHER` time is then in the CPU group)."""
+    fetch_latency: np.ndarray
+    """Per stage, `StageWork.fetch_latency_share`."""
     lock_stretch: np.ndarray
     """Per stage, `StageWork.lock_stretch`."""
     disk_share: np.ndarray
@@ -196,6 +198,7 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
         background=np.array([s.executor_background for s in stages], dtype=np.float64),
         co_running=np.array([s.co_running for s in stages], dtype=np.float64),
         lock_share=np.array([s.lock_share for s in stages], dtype=np.float64),
+        fetch_latency=np.array([s.fetch_latency_share for s in stages], dtype=np.float64),
         lock_stretch=np.array([s.lock_stretch for s in stages], dtype=np.float64),
         disk_share=np.array([s.disk_share for s in stages], dtype=np.float64),
         net_share=np.array([s.network_share for s in stages], dtype=np.float64),
@@ -308,6 +311,7 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
     has them."""
     cpu, gc, disk, net, slots, hosts, per_host, cores, executors = cols[:, :9].T
     base = b.base
+    peers = executors if base.executors_exchange_data else hosts
     k0 = b.k0[s]
     k1 = scaled_concurrency(k0, b.total_ms[s], b.longest_ms[s], base, slots, hosts, per_host)
     d = b.demand[s]
@@ -332,9 +336,14 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
         net
         * laws.io_streams(k1, b.net_share[s])
         / laws.io_streams(k0, b.net_share[s])
-        * laws.remote_share_factor(base.hosts, hosts)
+        * laws.remote_share_factor(base.peers, peers)
     )
-    return np.stack([cpu_f, cpu_f * gc, disk_f, net_f, np.ones(len(cols))], axis=1)
+    # `OTHER` is in the last group (in the CPU group where threads share a lock); where the
+    # target fetches nothing remotely its wait for remote data goes (`rescale`): both groups
+    # are taken down by that share, which keeps the bound below the replay.
+    kept = 1.0 - b.fetch_latency[s] * (1.0 - laws.fetch_latency_factor(base.peers, peers))
+    cpu_group = cpu_f * kept if b.lock_share[s] > 0 else cpu_f
+    return np.stack([cpu_group, cpu_f * gc, disk_f, net_f, kept], axis=1)
 
 
 def _bound(b: WorkloadBounds, cols: np.ndarray) -> np.ndarray:

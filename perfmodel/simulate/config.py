@@ -176,6 +176,9 @@ class ClusterConfig:
     local_mode: bool = False
     hosts_fixed: bool = False
     """The executors share hosts a what-if keeps (`ResourceConfig.hosts_fixed`)."""
+    executors_exchange_data: bool = False
+    """Executors fetch each other's data over sockets even on one host
+    (`ResourceConfig.executors_exchange_data`)."""
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     memory_fraction: float = DEFAULT_MEMORY_FRACTION
     """``spark.memory.fraction``: the share of (heap − 300 MiB) for execution and storage."""
@@ -188,6 +191,13 @@ class ClusterConfig:
     def slots(self) -> int:
         """Task slots of the whole application: executors × cores ÷ cores per task."""
         return max(1, self.executors * self.executor_cores // max(self.task_cpus, 1))
+
+    @property
+    def peers(self) -> int:
+        """How many places the application's data is spread over, each fetching the others'
+        share remotely (`laws.remote_share_factor`): its executors where they exchange data
+        over sockets even on one host, else its hosts."""
+        return self.executors if self.executors_exchange_data else self.hosts
 
     @property
     def executors_per_host(self) -> int:
@@ -327,6 +337,7 @@ def baseline_config(
         task_cpus=task_cpus,
         local_mode=local,
         hosts_fixed=r.hosts_fixed,
+        executors_exchange_data=r.executors_exchange_data,
         sources=src,
         memory_fraction=fraction if fraction is not None else DEFAULT_MEMORY_FRACTION,
         allocation=read_settings(profile.properties, profile.framework_version, r.master),
@@ -445,6 +456,7 @@ def apply_what_if(base: ClusterConfig, change: WhatIf) -> ClusterConfig:
         task_cpus=base.task_cpus,
         local_mode=base.local_mode,
         hosts_fixed=base.hosts_fixed,
+        executors_exchange_data=base.executors_exchange_data,
         sources=src,
         memory_fraction=fraction,
         allocation=allocation,

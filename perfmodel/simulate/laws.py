@@ -144,20 +144,34 @@ def bandwidth_factor(
     return (base_bw / new_bw) * (n1 / np.maximum(n0, 1e-9))
 
 
-def remote_share_factor(base_hosts: float, new_hosts: FloatArray | float) -> FloatArray:
-    """t'/t of shuffle network time when the same shuffle is spread over other hosts.
+def remote_share_factor(base_peers: float, new_peers: FloatArray | float) -> FloatArray:
+    """t'/t of shuffle network time when the same shuffle is spread over more or fewer peers
+    (`ClusterConfig.peers`: hosts, or executors where they exchange data over sockets even
+    on one host, as Dask's workers do).
 
     Hash partitioning spreads each map task's output evenly over the reducers, so a reducer
-    on one of ``h`` alike hosts fetches ``(h − 1)/h`` of its input over the network and the
-    rest from its own host: a second host puts half the shuffle on the wire, a third two
-    thirds. Each host's link is its own, so per-task network time grows with that share (the
-    streams sharing a link are counted by `io_streams`). A one-host baseline measured no
-    remote fetch to scale, so its network time is kept as it is.
+    on one of ``h`` alike peers fetches ``(h − 1)/h`` of its input over the network and the
+    rest from its own peer: a second peer puts half the shuffle on the wire, a third two
+    thirds, and one peer alone fetches nothing. Each peer's link is its own, so per-task
+    network time grows with that share (the streams sharing a link are counted by
+    `io_streams`). A one-peer baseline measured no remote fetch to scale, so its network
+    time is kept as it is.
     """
-    h1 = np.maximum(np.asarray(new_hosts, dtype=np.float64), 1.0)
-    if base_hosts <= 1:
+    h1 = np.maximum(np.asarray(new_peers, dtype=np.float64), 1.0)
+    if base_peers <= 1:
         return np.ones_like(h1)
-    return ((h1 - 1.0) / h1) / ((base_hosts - 1.0) / base_hosts)
+    return ((h1 - 1.0) / h1) / ((base_peers - 1.0) / base_peers)
+
+
+def fetch_latency_factor(base_peers: float, new_peers: FloatArray | float) -> FloatArray:
+    """t'/t of the wait for remote data beyond what its bytes take at the link: 0 where the
+    baseline fetched from other peers and the target has one, whose tasks find every input
+    at home (a Dask worker alone gathers nothing; a Spark host alone reads its shuffle
+    locally); else 1. How that wait grows with more peers is not measured, so it is kept."""
+    h1 = np.asarray(new_peers, dtype=np.float64)
+    if base_peers <= 1:
+        return np.ones_like(h1)
+    return np.where(h1 <= 1.0, 0.0, 1.0)
 
 
 def executor_background_factor(

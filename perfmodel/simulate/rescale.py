@@ -238,13 +238,17 @@ def all_stage_times(
         new.net_bw,
         laws.io_streams(k0, net_share),
         laws.io_streams(k1, net_share),
-    ) * laws.remote_share_factor(base.hosts, new.hosts)
+    ) * laws.remote_share_factor(base.peers, new.peers)
     factors = np.ones((len(works), len(COMPONENTS)), dtype=np.float64)
     factors[:, CPU] = cpu_f
     factors[:, CPU_OTHER] = cpu_f
     factors[:, GC] = gc_f
     # The baseline's wait for the lock is off CPU (`OTHER`): it scales as the CPU work does.
     factors[locked, OTHER] = cpu_f[locked]
+    # Its wait for remote data beyond the wire goes where nothing is fetched remotely.
+    latency = np.array([w.fetch_latency_share for w in works], dtype=np.float64)
+    latency_f = laws.fetch_latency_factor(base.peers, new.peers)
+    factors[:, OTHER] = (1.0 - latency) * factors[:, OTHER] + latency * latency_f
     factors[:, NETWORK] = net_f
     factors[:, DISK] = disk_f
     # Launching, deserialising and returning a task is CPU work too, on a shared machine.

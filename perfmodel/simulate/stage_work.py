@@ -129,6 +129,11 @@ class StageWork:
     task binary (fetched as a broadcast) and loads the classes it needs; None: none."""
     setup_executors: int = 0
     """Executors that paid that set-up (ran the stage's tasks) at the baseline."""
+    fetch_latency_share: float = 0.0
+    """Of the stage's ``other`` time, the share that was its tasks waiting for remote data
+    beyond what the bytes take at the link (the serving side's delay, a Dask worker's event
+    loop serialising the data): kept by a bandwidth change, gone where the target has one
+    peer and nothing is fetched remotely (`laws.fetch_latency_factor`)."""
     machine: Window | None = None
     """Where the executors shared one machine (`perfmodel.simulate.shared_machine`): how
     crowded it was while the stage's tasks ran; None elsewhere."""
@@ -287,6 +292,8 @@ def stage_works(
         counts,
     )
     sums = {c: segment_sums(comp[c], starts, counts) for c in range(len(COMPONENTS))}
+    latency_sum = segment_sums(latency, starts, counts).tolist()
+    other_sum = sums[OTHER].tolist()
     cpu_like = (sums[CPU] + sums[CPU_OTHER] + sums[GC]).tolist()
     run_total = (wall_sum - sums[SCHEDULING]).tolist()
     cpu_sum = sums[CPU].tolist()
@@ -319,6 +326,9 @@ def stage_works(
                 cpu_demand=demand,
                 disk_share=disk_sum[i] / total if total > 0 else 0.0,
                 network_share=network_sum[i] / total if total > 0 else 0.0,
+                fetch_latency_share=(
+                    min(1.0, latency_sum[i] / other_sum[i]) if other_sum[i] > 0 else 0.0
+                ),
                 observed_ms=stage.duration_ms,
                 ready_milestone=-1,
                 complete_milestone=-1,

@@ -126,6 +126,38 @@ def test_predict_with_workers_and_threads(dask_bundle: Path) -> None:
     assert mem["config"]["memory_bytes"] == 2 << 30
 
 
+def test_one_worker_waits_for_no_transfer(dask_bundle: Path) -> None:
+    """The transpose and the final sum move results between the two workers, which the run
+    shows as tasks waiting for transfers (network wait, and what the bytes do not explain
+    at the link: the sending worker's delay). One worker finds every input in its own
+    memory: no network time is left, and of each stage's other time its share that was
+    such a wait goes (a one-host cluster kept all of it, whatever the workers)."""
+    import numpy as np
+
+    import perfmodel
+    from perfmodel.simulate.config import WhatIf
+    from perfmodel.simulate.stage_work import COMPONENTS
+
+    analysis = perfmodel.load(dask_bundle, code_vectors=False)
+    waited = sum(
+        float(s.table.shuffle_fetch_wait_ms.sum()) for s in analysis.profile.stages.values()
+    )
+    assert waited > 0, "the two workers exchanged no data"
+    works = {w.key: w for w in analysis.workload.stages}
+    assert any(w.fetch_latency_share > 0 for w in works.values())
+    base = {(s.stage_id, s.attempt): s for s in analysis.predict().stages}
+    one = analysis.predict(WhatIf(executors=1))
+    network, other = COMPONENTS.index("network"), COMPONENTS.index("other")
+    for stage in one.stages:
+        assert stage.component_ms[network] == 0.0
+        work = works[(stage.stage_id, stage.attempt)]
+        if work.fetch_latency_share > 0 and work.lock_share == 0:
+            expected = base[(stage.stage_id, stage.attempt)].component_ms[other] * (
+                1.0 - work.fetch_latency_share
+            )
+            assert np.isclose(stage.component_ms[other], expected, rtol=1e-6, atol=1e-6)
+
+
 def test_report_and_fleet(dask_bundle: Path, tmp_path: Path) -> None:
     html = tmp_path / "r.html"
     _command("report", dask_bundle, "--out", html)

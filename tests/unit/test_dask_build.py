@@ -412,3 +412,35 @@ def test_without_probes_a_one_thread_worker_s_lock_is_not_modelled(tmp_path: Pat
     assert "lock_held_ms" not in analysis.profile.extra
     two = analysis.predict(WhatIf(executor_cores=2))
     assert any("was not probed" in n for n in two.notes)
+
+
+def _transfer_run() -> StreamBuilder:
+    """Two one-thread workers on one host: b0 on B waits 300 ms for a0's result from A."""
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    s.worker(WORKER_B, pid=21, nthreads=1)
+    a0, b0 = key(A, 0), key(B, 0)
+    s.submit(0.0, [b0], [a0, b0])
+    s.task(a0, WORKER_A, 1, (0.1, 0.3), cpu=0.2, nbytes=8000)
+    s.task(b0, WORKER_B, 5, (0.6, 0.7), cpu=0.1, deps=[a0], transfer=(0.3, 0.6))
+    s.gathered(0.8, [b0])
+    s.close(1.0)
+    return s
+
+
+def test_one_worker_fetches_nothing_from_another(tmp_path: Path) -> None:
+    """Dask's workers exchange inputs over sockets on one host too: the inputs fetched
+    remotely follow the workers, not the hosts (`ClusterConfig.peers`). On one worker b0
+    finds a0's result in its own memory, so its 300 ms wait for the transfer goes (a
+    one-host cluster kept it whatever the workers); on three workers it is kept, as how
+    such a wait grows with more peers is not measured."""
+    analysis = perfmodel.load(_transfer_run().bundle(tmp_path / "b"))
+    base = analysis.predict()
+    assert (analysis.baseline.hosts, analysis.baseline.peers) == (1, 2)
+    assert analysis.target(WhatIf(executors=1)).peers == 1
+    one = analysis.predict(WhatIf(executors=1))
+    assert one.predicted_s == pytest.approx(base.baseline_replay_s - 0.3, abs=0.01)
+    (bound,) = analysis.lower_bounds_s([analysis.target(WhatIf(executors=1))])
+    assert bound <= one.predicted_s + 1e-9
+    three = analysis.predict(WhatIf(executors=3))
+    assert three.predicted_s == pytest.approx(base.baseline_replay_s, abs=0.01)

@@ -67,6 +67,16 @@ def test_remote_share_of_a_shuffle_grows_with_hosts() -> None:
     assert np.all(np.diff(many) > 0) and many[-1] < 2.0
 
 
+def test_the_wait_for_remote_data_goes_only_where_nothing_is_remote() -> None:
+    # One peer fetches nothing: the wait beyond the wire goes; elsewhere it is kept, as how
+    # it grows with peers is not measured; a one-peer baseline waited for nothing remote.
+    assert laws.fetch_latency_factor(2, 1) == 0.0
+    assert laws.fetch_latency_factor(4, 1) == 0.0
+    assert laws.fetch_latency_factor(2, 8) == 1.0
+    assert laws.fetch_latency_factor(1, 4) == 1.0
+    assert laws.fetch_latency_factor(3, np.array([1.0, 2.0, 3.0])).tolist() == [0.0, 1.0, 1.0]
+
+
 def test_executor_background_is_paid_once_per_executor() -> None:
     # rho = B/(W/E) = 1: two executors each spend as much beside their tasks as on them.
     # Three executors: each does 2/3 of the task work but all of its own background, so a
