@@ -225,6 +225,24 @@ TIMELINES_KEPT = 256
 """`BaselineReplay.schedule` keeps this many timelines (each a few floats per stage)."""
 
 
+def new_transfers_note(exchanged_bytes: float, base: ClusterConfig, target: ClusterConfig) -> str:
+    """What a prediction for several peers from a run on one leaves out: the baseline fetched
+    every input at home, so it measured no transfer to scale (`laws.remote_share_factor`),
+    and the ``(p − 1)/p`` of the inputs that would cross between ``p`` peers add none of
+    their time (on the fourth and fifth held-out Dask sets, two workers took 4–17 times as
+    long as one where Python objects crossed; docs/dask.md). Empty where it does not apply."""
+    if base.peers > 1 or target.peers <= 1 or exchanged_bytes <= 0:
+        return ""
+    crossing = exchanged_bytes * (target.peers - 1) / target.peers
+    peer = "worker" if target.executors_exchange_data else "host"
+    return (
+        f"new transfers: the baseline ran on one {peer} and fetched no input from another; "
+        f"on {target.peers} {peer}s about {crossing / 1e6:,.1f} MB of the tasks' inputs "
+        "would cross between them, and the time those transfers take is not in this "
+        "prediction"
+    )
+
+
 def replay_baseline(workload: Workload, base: ClusterConfig) -> BaselineReplay:
     times = all_stage_times(workload.stages, base, base)
     line = run_plan(workload, [t.durations for t in times], slot_plan(workload, base, base))
@@ -274,6 +292,9 @@ def replay_workload(
             )
         )
     notes = list(workload.notes)
+    transfers = new_transfers_note(workload.exchanged_bytes, base, target)
+    if transfers:
+        notes.append(transfers)
     if workload.driver_start is not None and lags[2] != 1.0:
         notes.append(_driver_start_note(workload.driver_start, lags[2]))
     if isinstance(plan, DynamicPlan) and executors is not None:

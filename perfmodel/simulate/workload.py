@@ -89,6 +89,10 @@ class Workload:
     driver_start: shared_machine.DriverStart | None = None
     """On that machine, the driver's start-up before its first job and the executors that
     started beside it; None elsewhere, or where the driver was not measured."""
+    exchanged_bytes: float = 0.0
+    """Bytes the ended tasks read of other tasks' output (Spark's shuffle reads, a Dask
+    task's inputs), wherever it was: what would cross between peers that the baseline, on
+    one peer, fetched at home (`replay.new_transfers_note`)."""
 
     @property
     def n_tasks(self) -> int:
@@ -312,6 +316,9 @@ def compile_workload(
         ),
         machine=machine,
         driver_start=driver,
+        exchanged_bytes=float(
+            np.nan_to_num(tasks.table.col("shuffle_read_bytes")[tasks.parts.ended]).sum()
+        ),
         allocation=(
             None
             if baseline.local_mode

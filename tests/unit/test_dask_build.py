@@ -444,3 +444,22 @@ def test_one_worker_fetches_nothing_from_another(tmp_path: Path) -> None:
     assert bound <= one.predicted_s + 1e-9
     three = analysis.predict(WhatIf(executors=3))
     assert three.predicted_s == pytest.approx(base.baseline_replay_s, abs=0.01)
+
+
+def test_a_one_worker_run_says_what_more_workers_would_move(tmp_path: Path) -> None:
+    """One worker fetched nothing, so a prediction for two says that half of b0's 8 MB
+    input would cross between them, untimed; a run that already moved data says nothing."""
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    a0, b0 = key(A, 0), key(B, 0)
+    s.submit(0.0, [b0], [a0, b0])
+    s.task(a0, WORKER_A, 1, (0.1, 0.3), cpu=0.2, nbytes=8_000_000)
+    s.task(b0, WORKER_A, 1, (0.3, 0.4), cpu=0.1, deps=[a0])
+    s.gathered(0.5, [b0])
+    s.close(0.6)
+    one = perfmodel.load(s.bundle(tmp_path / "one"))
+    said = [n for n in one.predict(WhatIf(executors=2)).notes if n.startswith("new transfers")]
+    assert said and "on 2 workers about 4.0 MB" in said[0], said
+    assert not [n for n in one.predict(WhatIf(executor_cores=2)).notes if "new transfers" in n]
+    two = perfmodel.load(_transfer_run().bundle(tmp_path / "two"))
+    assert not [n for n in two.predict(WhatIf(executors=3)).notes if "new transfers" in n]
