@@ -550,8 +550,8 @@ def _resources(
     host_cores: int | None,
     local_pids: frozenset[int],
 ) -> ResourceConfig:
-    """Workers, threads and memory as the scheduler registered them; `sources` says so."""
-    cfg = ResourceConfig()
+    """Workers, threads and memory as registered (`sources` says so); data moves by socket."""
+    cfg = ResourceConfig(executors_exchange_data=True)
     src = cfg.sources
     workers = list(profile.executors.values())
     cfg.master = " ".join(f"dask {s.address}" for s in sessions if s.address)
@@ -575,9 +575,6 @@ def _resources(
     if memory:
         cfg.executor_memory_bytes = Counter(memory).most_common(1)[0][0]
         src["executor_memory_bytes"] = "recorded: worker memory limit (most common)"
-    # A worker gathers every input another worker holds over a socket (on the same host
-    # too): the inputs fetched remotely follow the workers, not the hosts.
-    cfg.executors_exchange_data = True
     hosts = {w.host for w in workers if w.host}
     cfg.hosts = len(hosts) or None
     if cfg.hosts:
