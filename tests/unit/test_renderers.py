@@ -173,3 +173,24 @@ def test_the_text_of_a_watched_stage() -> None:
     diagnosis = io.StringIO()
     renderer("text").diagnosis(result.diagnosis, diagnosis)
     assert out.getvalue() == diagnosis.getvalue()
+
+
+def test_a_configuration_is_described_in_the_singular_where_it_is_one() -> None:
+    from dataclasses import replace
+
+    from perfmodel.report.text.prediction import describe_config
+    from perfmodel.simulate.config import ClusterConfig
+
+    two = ClusterConfig(
+        executors=2,
+        executor_cores=2,
+        memory_bytes=2**30,
+        hosts=2,
+        host_cores=4,
+        host_cores_assumed=False,
+    )
+    assert describe_config(two).startswith("2 executors × 2 cores on 2 hosts, ")
+    one = replace(two, executors=1, executor_cores=1, hosts=1)
+    assert describe_config(one).startswith("1 executor × 1 core on 1 host, ")
+    assert describe_config(one, "dask").startswith("1 worker × 1 thread on 1 host, ")
+    assert describe_config(two, "dask").startswith("2 workers × 2 threads on 2 hosts, ")

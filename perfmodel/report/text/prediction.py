@@ -19,7 +19,10 @@ def describe_config(c: ClusterConfig, framework: str = "spark") -> str:
     """One line a user can check against how they ran the job (slots, heap, bandwidths), in
     the words of the job's framework (Dask: workers of threads, a memory limit)."""
     if framework == "dask":
-        head = f"{c.executors} workers × {c.executor_cores} threads on {c.hosts} hosts"
+        head = (
+            f"{_count(c.executors, 'worker')} × {_count(c.executor_cores, 'thread')} on "
+            f"{_count(c.hosts, 'host')}"
+        )
         memory = "memory limit per worker"
     elif c.local_mode:
         head, memory = f"local[{c.executor_cores}]", "heap"
@@ -27,13 +30,20 @@ def describe_config(c: ClusterConfig, framework: str = "spark") -> str:
         head = f"{c.allocation.describe()}; executors of {c.executor_cores} cores"
         memory = "heap"
     else:
-        head = f"{c.executors} executors × {c.executor_cores} cores on {c.hosts} hosts"
+        head = (
+            f"{_count(c.executors, 'executor')} × {_count(c.executor_cores, 'core')} on "
+            f"{_count(c.hosts, 'host')}"
+        )
         memory = "heap"
     return (
         f"{head}, {format_size(c.memory_bytes)} {memory}, {c.host_cores} cores per host, "
         f"cpu speed {c.cpu_speed:g}, disk {format_bandwidth(c.disk_bw)}, "
         f"network {format_bandwidth(c.net_bw)}"
     )
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def render_prediction(p: Prediction, source: ProfileSource, change: Change) -> str:
