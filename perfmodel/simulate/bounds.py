@@ -214,8 +214,13 @@ def prepare(workload: Workload, base: ClusterConfig) -> WorkloadBounds:
     )
 
 
+SLOTS_COLUMN = 10
+"""A column of the bounds' per-target arrays: `target_key`'s values, then the slots (`_slots`)."""
+
+
 def target_key(base: ClusterConfig, target: ClusterConfig) -> tuple[float, ...]:
-    """Everything the bound depends on: resource ratios, slots, hosts, host size, executors."""
+    """Everything the bound depends on: resource ratios, slots, hosts, host size, executors,
+    and the peers data is spread over (`ClusterConfig.peers`)."""
     cpu = laws.compute_factor(base.cpu_speed, target.cpu_speed)
     gc = laws.gc_factor(base.memory_bytes, target.memory_bytes)
     return (
@@ -228,6 +233,7 @@ def target_key(base: ClusterConfig, target: ClusterConfig) -> tuple[float, ...]:
         float(target.slots_per_host),
         float(target.host_cores),
         float(target.executors),
+        float(target.peers),
     )
 
 
@@ -238,7 +244,7 @@ def lower_bounds_s(bounds: WorkloadBounds, targets: Sequence[ClusterConfig]) -> 
     keys = [(*target_key(bounds.base, t), float(_slots(bounds, t))) for t in targets]
     unique = sorted(set(keys))
     index = {k: i for i, k in enumerate(unique)}
-    cols = np.array(unique, dtype=np.float64)  # (U, 10)
+    cols = np.array(unique, dtype=np.float64)  # (U, SLOTS_COLUMN + 1)
     per_key = np.concatenate(
         [_bound(bounds, cols[i : i + CHUNK]) for i in range(0, len(unique), CHUNK)]
     )
@@ -254,7 +260,7 @@ def refined_bound_s(bounds: WorkloadBounds, target: ClusterConfig) -> float:
     ``B_i ≥ prefix(i) − (the stage's S − 1 longest tasks)``.
     """
     key = np.array([(*target_key(bounds.base, target), float(_slots(bounds, target)))])
-    slots = key[0, 9]
+    slots = key[0, SLOTS_COLUMN]
     n_stages = len(bounds.groups)
     spans = np.zeros((n_stages, 1))
     work = 0.0
@@ -309,9 +315,8 @@ def _slots(bounds: WorkloadBounds, target: ClusterConfig) -> int:
 def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
     """(cols, 5) factors of stage ``s`` under each column's target, as `all_stage_times`
     has them."""
-    cpu, gc, disk, net, slots, hosts, per_host, cores, executors = cols[:, :9].T
+    cpu, gc, disk, net, slots, hosts, per_host, cores, executors, peers = cols[:, :SLOTS_COLUMN].T
     base = b.base
-    peers = executors if base.executors_exchange_data else hosts
     k0 = b.k0[s]
     k1 = scaled_concurrency(k0, b.total_ms[s], b.longest_ms[s], base, slots, hosts, per_host)
     d = b.demand[s]
@@ -349,7 +354,7 @@ def _factors(b: WorkloadBounds, cols: np.ndarray, s: int) -> np.ndarray:
 def _bound(b: WorkloadBounds, cols: np.ndarray) -> np.ndarray:
     """max(work ÷ slots, longest milestone chain) for each column (ms)."""
     n_cols = cols.shape[0]
-    slots = cols[:, 9]
+    slots = cols[:, SLOTS_COLUMN]
     n_stages = len(b.candidates)
     spans = np.zeros((n_stages, n_cols))
     work = np.zeros(n_cols)
