@@ -39,6 +39,23 @@ class OperationNode:
     """True when the operation's output was persisted (storage level uses memory or disk)."""
 
 
+@dataclass(frozen=True, slots=True)
+class TaskInputs:
+    """Which tasks of earlier stages each task of a stage read, where the framework records
+    it task by task (a Dask task's dependencies), as arrays over the stage's task rows: task
+    row ``i`` read row ``rows[j]`` of stage ``stage_ids[j]``'s table for ``j`` in
+    ``ptr[i]:ptr[i + 1]``. Where a stage's tasks can only start once a whole parent stage
+    has ended (Spark's shuffle), the stage barrier says so and a stage has none."""
+
+    ptr: np.ndarray
+    stage_ids: np.ndarray
+    rows: np.ndarray
+    lag_ms: np.ndarray
+    """Per task row, from the end of the last of its inputs to when it was given to a worker
+    and could start (a scheduler's round trip; 0 where not recorded): a latency that more
+    threads hide but do not shorten."""
+
+
 @dataclass(slots=True)
 class StageNode:
     """One attempt of a stage: a DAG of narrow operations run by a set of parallel tasks."""
@@ -65,6 +82,9 @@ class StageNode:
     stage at load unless something looks its operations up by id."""
     table: TaskTable = field(default_factory=TaskTable.empty)
     """Its task attempts as columns, in launch order (see `perfmodel.dag.tasks`)."""
+    inputs: TaskInputs | None = None
+    """The parent tasks each task read, where the framework records them; None where a task
+    depends on its parent stages whole (see `TaskInputs`)."""
     accumulable_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     """Metric ids updated by this stage, sorted, unique (an array: 8 bytes an id, where a
     set took ~60); links query-plan operators to the stage."""

@@ -24,7 +24,7 @@ on the clock of the host, which the stack samples use too.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -38,6 +38,7 @@ from perfmodel.dag.model import (
     OperationNode,
     ResourceConfig,
     StageNode,
+    TaskInputs,
 )
 from perfmodel.dag.tasks import ALL_FIELDS, STATUSES, TaskColumns, TaskTable
 from perfmodel.dag.thread_spans import ThreadSpans
@@ -46,16 +47,9 @@ from perfmodel.dask.stream import DaskStream, Done, Graph, SchedulerFile, Task, 
 _T = TypeVar("_T")
 _COMPUTE, _TRANSFER, _DISK_READ, _DISK_WRITE = "compute", "transfer", "disk-read", "disk-write"
 _VALUES = (
-    "run_ms",
-    "cpu_ms",
-    "shuffle_fetch_wait_ms",
-    "shuffle_write_ms",
-    "shuffle_read_bytes",
-    "shuffle_remote_read_bytes",
-    "shuffle_write_bytes",
-    "memory_spill_bytes",
-    "disk_spill_bytes",
-)
+    "run_ms cpu_ms shuffle_fetch_wait_ms shuffle_write_ms shuffle_read_bytes "
+    "shuffle_remote_read_bytes shuffle_write_bytes memory_spill_bytes disk_spill_bytes"
+).split()
 """The measured task-table columns a `_Row` carries, in its ``values`` order."""
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 StageRef = tuple[int, int, str]
@@ -493,37 +487,46 @@ def _stages(
     stage_of: dict[StageRef, int],
     jobs: list[_Job],
 ) -> None:
-    """Stage nodes over row ranges of ``columns``, their parents from task dependencies,
-    and when each was ready (see the module's docstring)."""
+    """Stage nodes over row ranges of ``columns``, the tasks each task read (the latest run
+    of each dependency begun before it) and so the stages' parents, and when each stage was
+    ready (see the module's docstring)."""
     bounds: dict[int, list[int]] = {}
-    stage_of_key: dict[tuple[int, str], int] = {}
-    deps: dict[int, set[str]] = {}
-    prefix: dict[int, str] = {}
+    runs: defaultdict[tuple[int, str], list[int]] = defaultdict(list)  # (session, key) → rows
     for i, row in enumerate(rows):
-        sid = stage_of[row.stage]
-        bounds.setdefault(sid, [i, i + 1])[1] = i + 1
-        stage_of_key[(row.stage[0], row.key)] = sid
-        deps.setdefault(sid, set()).update(row.deps)
-        prefix[sid] = row.prefix
+        bounds.setdefault(stage_of[row.stage], [i, i + 1])[1] = i + 1
+        runs[row.stage[0], row.key].append(i)
     ref_of = {sid: ref for ref, sid in stage_of.items()}
     submit_of = {j.job_id: j.submit_ms for j in jobs}
     first_launch: dict[int, float] = {}
     for sid, (lo, hi) in sorted(bounds.items()):
         session, job, group = ref_of[sid]
-        parents = {stage_of_key.get((session, d)) for d in deps[sid]} - {None, sid}
+        ptr, parent, at, lag = [0], [], [], []  # lag: inputs stored → the task could run
+        for row in rows[lo:hi]:
+            read = []
+            for dep in row.deps:
+                ran = [j for j in runs[session, dep] if rows[j].launch_ms <= row.launch_ms]
+                if ran:
+                    read.append(j := max(ran, key=lambda j: rows[j].launch_ms))
+                    parent.append(p := stage_of[rows[j].stage])
+                    at.append(j - bounds[p][0])
+            ptr.append(len(parent))
+            ended = max((rows[j].finish_ms for j in read), default=row.ready_ms or 0.0)
+            lag.append(max(0.0, (row.ready_ms or ended) - row.transfer_ms - ended))
         table = TaskTable(columns, lo, hi)
+        ints = [np.array(a, dtype=np.int64) for a in (ptr, parent, at)]
         stage = StageNode(
             stage_id=sid,
             attempt=0,
-            name=prefix[sid],
+            name=rows[lo].prefix,
             num_tasks=hi - lo,
-            parent_stage_ids=sorted(p for p in parents if p is not None),
+            parent_stage_ids=sorted(set(parent) - {sid}),
             job_ids=[job],
             complete_ms=float(table.finish_ms.max()),
             status="FAILED" if bool((table.status != 0).any()) else "COMPLETE",
             details=group,
-            op_nodes=[OperationNode(op_id=sid, name=prefix[sid], scope_name=group)],
+            op_nodes=[OperationNode(op_id=sid, name=rows[lo].prefix, scope_name=group)],
             table=table,
+            inputs=TaskInputs(ints[0], ints[1], ints[2], np.array(lag)),
         )
         profile.stages[(sid, 0)] = stage
         profile.stage_graph.add_node(sid)
@@ -534,11 +537,8 @@ def _stages(
     for stage in profile.stages.values():
         job = stage.job_ids[0]
         launch = float(stage.table.launch_ms.min())
-        done = [
-            profile.stages[(p, 0)].complete_ms or 0.0
-            for p in stage.parent_stage_ids
-            if ref_of[p][1] == job
-        ]
+        parents = [profile.stages[(p, 0)] for p in stage.parent_stage_ids if ref_of[p][1] == job]
+        done = [p.complete_ms or 0.0 for p in parents]
         # Slots, not a lag, decide when a stage that began after its parents ended runs.
         ready = max(done) if done and max(done) <= launch else first_launch[job]
         stage.submit_ms = min(max(ready, submit_of[job]), launch)

@@ -13,6 +13,12 @@ gone-at) pairs only when executors leave), with no per-task objects of our own. 
 the C build of that loop (`perfmodel.simulate._placement`, built at install) is present,
 slots that never leave are placed by it instead, ~25× faster and with the same numbers
 (the same additions on the same values; see `_placement.c`).
+
+Where the profile says which tasks each task read (`StageWork.gates`: a Dask graph, whose
+stages all run side by side), stages hold no barrier, so the replay follows the tasks: one
+task at a time, of each runnable stage's next, the one that can start first, no earlier
+than the ends of the tasks it read and its observed delay after them. That loop is Python
+and visits the runnable stages for each task.
 """
 
 from __future__ import annotations
@@ -22,9 +28,11 @@ import math
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
+from perfmodel.simulate.stage_work import Gates
 from perfmodel.simulate.workload import STAGE_COMPLETE, STAGE_READY, Milestone, Workload
 
 try:
@@ -79,7 +87,11 @@ def run_schedule(
     inf = math.inf
     # Slots that never go away need no gone-at time: a heap of plain floats is faster.
     mortal = any(gone < inf for _, gone in plan)
-    arrays = _ordered_arrays(durations) if not mortal and _place_c is not None else None
+    # Tasks that wait for other tasks' ends (`StageWork.gates`) are placed one by one in
+    # Python, which records each end; executors that leave do not keep them waiting.
+    gated = not mortal and any(s.gates is not None for s in workload.stages)
+    fast = not mortal and not gated and _place_c is not None
+    arrays = _ordered_arrays(durations) if fast else None
     if arrays is not None:
         durations = arrays
         slot_free: Sequence = array("d", sorted(p[0] for p in plan))  # sorted: a heap
@@ -102,6 +114,8 @@ def run_schedule(
     tails = [s.tail_ms for s in workload.stages]
     priorities = [s.priority for s in workload.stages]
     complete_of = [s.complete_milestone for s in workload.stages]
+    ends = [[math.nan] * len(d) for d in durations] if gated else []
+    inputs = [_Inputs.of(w.gates) for w in workload.stages] if gated else []
 
     events: list[tuple[float, int]] = []
     ready: list[tuple[tuple[int, int], int]] = []
@@ -134,6 +148,26 @@ def run_schedule(
         if ready:
             if not slot_free:
                 raise ReplayError("no executor is left to run the remaining tasks")
+            if gated:
+                free = cast(list[float], slot_free)  # gated: plain floats (above)
+                pick = _next_task(ready, free[0], stage_ready, next_task, inputs, ends)
+                if pick is None or (events and events[0][0] <= pick[0]):
+                    if not events:
+                        raise ReplayError("a task waits for tasks that never run")
+                    fire(*heappop(events))
+                    continue
+                st, s = pick
+                k = next_task[s]
+                f = st + durations[s][k]
+                heapq.heapreplace(free, f)
+                ends[s][k] = f
+                max_finish[s] = max(max_finish[s], f)
+                next_task[s] = k + 1
+                if k + 1 == len(durations[s]):
+                    ready.remove((priorities[s], s))
+                    heapq.heapify(ready)
+                    heappush(events, (max_finish[s] + tails[s], complete_of[s]))
+                continue
             s = ready[0][1]
             r = stage_ready[s]
             head = slot_free[0][0] if mortal else slot_free[0]
@@ -196,6 +230,66 @@ def _place(
             mx = f
         i += 1
     return i, mx
+
+
+@dataclass(frozen=True, slots=True)
+class _Inputs:
+    """`Gates` as lists, for the task-by-task replay."""
+
+    ptr: list[int]
+    stage: list[int]
+    column: list[int]
+    lag_ms: list[float]
+    launch_ms: list[float]
+
+    @classmethod
+    def of(cls, gates: Gates | None) -> _Inputs:
+        if gates is None:
+            return cls([0], [], [], [], [])
+        return cls(
+            gates.ptr.tolist(),
+            gates.stage.tolist(),
+            gates.column.tolist(),
+            gates.lag_ms.tolist(),
+            gates.launch_ms.tolist(),
+        )
+
+    def release(self, k: int, ends: list[list[float]]) -> float | None:
+        """When task ``k`` can start: the latest end among the tasks it read, then its
+        observed delay after them; None while one of them is not placed."""
+        t = 0.0
+        for j in range(self.ptr[k], self.ptr[k + 1]):
+            e = ends[self.stage[j]][self.column[j]]
+            if e != e:
+                return None
+            if e > t:
+                t = e
+        return t + self.lag_ms[k] if self.ptr[k + 1] > self.ptr[k] else 0.0
+
+
+def _next_task(
+    ready: list[tuple[tuple[int, int], int]],
+    head: float,
+    stage_ready: list[float],
+    next_task: list[int],
+    inputs: list[_Inputs],
+    ends: list[list[float]],
+) -> tuple[float, int] | None:
+    """Where tasks wait for other tasks (`Gates`), the replay places one task at a time, as
+    a worker runs what is ready: of each runnable stage's next task (in launch order), the
+    one that can start first on the earliest free slot, the earlier launched in the run on
+    a tie. (start, stage), or None while every such task waits for one not placed."""
+    best: tuple[float, float, int] | None = None
+    for _, s in ready:
+        k = next_task[s]
+        release = inputs[s].release(k, ends)
+        if release is None:
+            continue
+        st = max(head, stage_ready[s], release)
+        key = (st, inputs[s].launch_ms[k], s)
+        if best is None or key < best:
+            best = key
+    return None if best is None else (best[0], best[2])
 
 
 def _place_mortal(

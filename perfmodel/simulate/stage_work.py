@@ -60,6 +60,26 @@ COMPONENTS: tuple[str, ...] = (
 CPU, CPU_OTHER, GC, NETWORK, DISK, SPILL, SCHEDULING, OTHER = range(len(COMPONENTS))
 
 
+@dataclass(frozen=True, slots=True)
+class Gates:
+    """Per task (column) of a stage, the tasks of earlier stages whose output it read: pairs
+    (``stage[j]``, ``column[j]``), an index into `Workload.stages` and a column there, for
+    ``j`` in ``ptr[k]:ptr[k + 1]``. A replay starts the task no earlier than the latest of
+    their ends, so stages that ran side by side (a Dask graph's) keep their chains, and
+    places such a workload's tasks one at a time across its stages
+    (`perfmodel.simulate.scheduler`)."""
+
+    ptr: np.ndarray
+    stage: np.ndarray
+    column: np.ndarray
+    lag_ms: np.ndarray
+    """Per task, the observed delay from its inputs' end to when it could start
+    (`perfmodel.dag.model.TaskInputs.lag_ms`), kept after their ends in the replay."""
+    launch_ms: np.ndarray
+    """Per task, when it was launched in the run (ms since the application's start): which
+    of two tasks that could start at once the replay runs first."""
+
+
 @dataclass(slots=True)
 class StageWork:
     """One stage attempt, ready to be rescaled and scheduled."""
@@ -139,6 +159,9 @@ class StageWork:
     crowded it was while the stage's tasks ran; None elsewhere."""
     machine_cores: float = 0.0
     """That machine's cores (0: the executors' hosts are their own)."""
+    gates: Gates | None = None
+    """The tasks of earlier stages each task read, where the profile has them task by task
+    (`perfmodel.dag.model.TaskInputs`); None: the stage barrier says what it waits for."""
 
     @property
     def n_tasks(self) -> int:

@@ -36,7 +36,7 @@ from perfmodel.simulate import (
 from perfmodel.simulate.app_tasks import AppTasks
 from perfmodel.simulate.config import ClusterConfig
 from perfmodel.simulate.host_usage import StageCpu, stage_cpu
-from perfmodel.simulate.stage_work import StageWork, stage_works
+from perfmodel.simulate.stage_work import Gates, StageWork, stage_works
 from perfmodel.simulate.thread_demand import (
     StageThreadCpu,
     measure_stages,
@@ -278,6 +278,7 @@ def compile_workload(
         remap[-1 - job.job_id] = m
     for ms in milestones:
         ms.prereqs = [remap.get(p, p) if p < 0 else p for p in ms.prereqs]
+    _gate(stage_list, works, tasks, milestones, start)
     # Application end: after the latest milestone that happened before it, and after every
     # job that ended before it. Jobs that ran side by side (Dask futures, a driver's threads)
     # need not end in the order they did: a replay with more slots may end the latest one
@@ -453,6 +454,64 @@ def _end_ms(profile: ApplicationProfile, start: float, tasks: AppTasks) -> float
     times += [s.complete_ms for s in profile.stages.values() if s.complete_ms is not None]
     times += [j.complete_ms for j in profile.jobs.values() if j.complete_ms is not None]
     return float(max(times))
+
+
+def _gate(
+    stage_list: list[StageNode],
+    works: list[StageWork],
+    tasks: AppTasks,
+    ms: list[Milestone],
+    start: float,
+) -> None:
+    """`StageWork.gates` from the stages' `TaskInputs`, for every stage where the profile has
+    them, and each stage made ready no earlier than the stages it reads (so that those are
+    runnable first). Inputs from the stage itself, from a stage of no replayed task, or from
+    one placed after it in FIFO order (a later job) are left out: its own launch order, and
+    its readiness, say when those ran."""
+    if all(stage.inputs is None for stage in stage_list):
+        return
+    index = {}  # stage id → its latest attempt's index
+    for i, stage in sorted(enumerate(stage_list), key=lambda p: p[1].attempt):
+        index[stage.stage_id] = i
+    columns: dict[int, np.ndarray] = {}
+
+    def column_of(i: int) -> np.ndarray:
+        """Stage ``i``'s column of each row of its table (-1: the task did not end)."""
+        if i not in columns:
+            lo, hi = tasks.rows[stage_list[i].key]
+            rows = tasks.finished_rows(stage_list[i]) - lo
+            columns[i] = np.full(hi - lo, -1, dtype=np.int64)
+            columns[i][rows] = np.arange(len(rows))
+        return columns[i]
+
+    launch = tasks.table.col("launch_ms")
+    for i, (stage, work) in enumerate(zip(stage_list, works, strict=True)):
+        finished = tasks.finished_rows(stage)
+        launched = launch[finished] - start
+        rows = finished - tasks.rows[stage.key][0]
+        inputs = stage.inputs
+        if inputs is None:
+            none = np.zeros(len(rows) + 1, dtype=np.int64)
+            work.gates = Gates(none, none[:0], none[:0], np.zeros(len(rows)), launched)
+            continue
+        first, counts = inputs.ptr[rows], inputs.ptr[rows + 1] - inputs.ptr[rows]
+        at = np.arange(int(counts.sum())) + np.repeat(first - np.cumsum(counts) + counts, counts)
+        owner = np.repeat(np.arange(len(rows)), counts)
+        parent = np.array([index.get(int(p), -1) for p in inputs.stage_ids[at]], dtype=np.int64)
+        column = np.full(len(at), -1, dtype=np.int64)
+        for p in set(parent.tolist()) - {-1, i}:
+            if works[p].priority < work.priority:
+                picked = parent == p
+                column[picked] = column_of(p)[inputs.rows[at[picked]]]
+        keep = column >= 0
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(owner[keep], minlength=len(rows)))])
+        lag = inputs.lag_ms[rows]
+        work.gates = Gates(ptr.astype(np.int64), parent[keep], column[keep], lag, launched)
+        ready = ms[work.ready_milestone]
+        waits = [works[p].ready_milestone for p in set(parent[keep].tolist())]
+        base = max([ms[m].observed_ms for m in ready.prereqs + waits], default=0.0)
+        ready.prereqs = sorted(set(ready.prereqs) | set(waits))
+        ready.lag_ms = max(0.0, ready.observed_ms - base)
 
 
 def _replayed_stages(profile: ApplicationProfile, tasks: AppTasks) -> list[StageNode]:

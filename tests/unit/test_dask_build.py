@@ -463,3 +463,73 @@ def test_a_one_worker_run_says_what_more_workers_would_move(tmp_path: Path) -> N
     assert not [n for n in one.predict(WhatIf(executor_cores=2)).notes if "new transfers" in n]
     two = perfmodel.load(_transfer_run().bundle(tmp_path / "two"))
     assert not [n for n in two.predict(WhatIf(executors=3)).notes if "new transfers" in n]
+
+
+def _pipelined(lag: float = 0.0) -> StreamBuilder:
+    """One worker, one thread, tasks that wait off CPU (no core or lock to share): a0, then
+    b0 reading it, then a1 and a long a2, then b1 reading both, ``lag`` s after a2 ended
+    (the scheduler's round trip: b1 could run only then). Stage b began before stage a
+    ended, so no stage barrier holds it; its tasks' inputs do."""
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    a0, a1, a2, b0, b1 = key(A, 0), key(A, 1), key(A, 2), key(B, 0), key(B, 1)
+    s.submit(0.5, [b0, b1], [a0, a1, a2, b0, b1])
+    s.task(a0, WORKER_A, 1, (0.52, 0.62), cpu=0.0)
+    s.task(b0, WORKER_A, 1, (0.62, 0.72), cpu=0.0, deps=[a0])
+    s.task(a1, WORKER_A, 1, (0.72, 0.82), cpu=0.0)
+    s.task(a2, WORKER_A, 1, (0.82, 1.12), cpu=0.0)
+    b1_at = (1.12 + lag, 1.22 + lag)
+    s.task(b1, WORKER_A, 1, b1_at, cpu=0.0, deps=[a1, a2], ready=b1_at[0], began=b1_at[0])
+    s.gathered(1.25 + lag, [b0, b1])
+    s.close(1.5)
+    return s
+
+
+def test_each_task_records_the_tasks_it_read(tmp_path: Path) -> None:
+    p = _profile(_pipelined(), tmp_path).profile
+    a, b = p.stages[(0, 0)], p.stages[(1, 0)]
+    assert a.inputs is not None and a.inputs.ptr.tolist() == [0, 0, 0, 0]
+    assert b.inputs is not None and b.inputs.ptr.tolist() == [0, 1, 3]
+    # b0 read a's first row (a0); b1 its second and third (a1, a2), each in stage a.
+    assert b.inputs.stage_ids.tolist() == [0, 0, 0] and b.inputs.rows.tolist() == [0, 1, 2]
+    assert b.submit_ms == p.start_ms + 20.0  # ready with the job's first task
+
+
+def test_a_task_starts_only_once_the_tasks_it_read_have_ended(tmp_path: Path) -> None:
+    """Known answer. On one thread the replay is the run: 0.75 s. On three, a's tasks run at
+    once from 0.02 s and a2 ends at 0.32 s; b0 runs once a0 ends, b1 only once a2 has, from
+    0.32 to 0.42 s; the result is received 30 ms later: 0.45 s. Without the tasks' inputs
+    (the stages as independent) b1 ran at 0.12 s and the prediction was 0.35 s."""
+    analysis = perfmodel.load(_pipelined().bundle(tmp_path / "b"))
+    assert analysis.predict().baseline_replay_s == pytest.approx(0.75)
+    three = analysis.predict(WhatIf(executor_cores=3))
+    assert three.predicted_s == pytest.approx(0.45)
+    assert analysis.slot_only_s(WhatIf(executor_cores=3)) == pytest.approx(0.45)
+
+
+def test_a_task_keeps_its_delay_after_its_inputs_ended(tmp_path: Path) -> None:
+    """b1 could run only 40 ms after a2 ended (the scheduler's round trip). On one thread the
+    replay keeps that idle gap: 0.79 s as observed, not 0.75 s. On three threads a2 ends at
+    0.32 s and b1 runs from 0.36 to 0.46 s: 0.49 s. More threads hide such a delay behind
+    other work; they do not shorten it."""
+    analysis = perfmodel.load(_pipelined(lag=0.04).bundle(tmp_path / "b"))
+    p = analysis.profile
+    assert p.stages[(1, 0)].inputs.lag_ms.tolist() == pytest.approx([0.0, 40.0])
+    assert analysis.predict().baseline_replay_s == pytest.approx(0.79)
+    assert analysis.predict(WhatIf(executor_cores=3)).predicted_s == pytest.approx(0.49)
+
+
+@pytest.mark.timeout(60)
+def test_an_event_before_a_task_s_inputs_end_does_not_stall_the_replay(tmp_path: Path) -> None:
+    """On two threads b1 waits for a2 until 0.42 s while a thread is free from 0.22 s, and a
+    second graph is submitted at 0.30 s, between the two: the replay fires the submission and
+    goes on (it once kept trying to place b1 before that event, forever). The second graph's
+    task keeps its observed delay after its submission (0.42 s) and its result is received
+    at 0.80 s, as in the run."""
+    s = _pipelined()
+    c0 = key("c-00112233445566ff", 0)
+    s.submit(0.8, [c0], [c0])
+    s.task(c0, WORKER_A, 1, (1.22, 1.27), cpu=0.0)
+    s.gathered(1.3, [c0])
+    two = perfmodel.load(s.bundle(tmp_path / "b")).predict(WhatIf(executor_cores=2))
+    assert two.predicted_s == pytest.approx(0.8)
