@@ -115,7 +115,11 @@ def run_schedule(
     priorities = [s.priority for s in workload.stages]
     complete_of = [s.complete_milestone for s in workload.stages]
     ends = [[math.nan] * len(d) for d in durations] if gated else []
-    inputs = [_Inputs.of(w.gates) for w in workload.stages] if gated else []
+    queue = (
+        _TaskQueue([_Inputs.of(w.gates) for w in workload.stages], ends, stage_ready, next_task)
+        if gated
+        else None
+    )
 
     events: list[tuple[float, int]] = []
     ready: list[tuple[tuple[int, int], int]] = []
@@ -128,10 +132,12 @@ def run_schedule(
         if kind == STAGE_READY:
             s = ms[m].ref
             stage_ready[s] = t
-            if len(durations[s]):
-                heappush(ready, (priorities[s], s))
-            else:
+            if not len(durations[s]):
                 heappush(events, (t + tails[s], complete_of[s]))
+            elif queue is not None:
+                queue.add(s)
+            else:
+                heappush(ready, (priorities[s], s))
         elif kind == STAGE_COMPLETE:
             stage_done[ms[m].ref] = t
         for dep in dependents[m]:
@@ -145,29 +151,27 @@ def run_schedule(
         if remaining[i] == 0:
             heappush(events, (m.lag_ms, i))
     while True:
+        if queue is not None and (pick := queue.next(cast(list[float], slot_free))):
+            st, s = pick
+            if events and events[0][0] <= st:
+                fire(*heappop(events))
+                continue
+            queue.take()
+            k = next_task[s]
+            f = st + durations[s][k]
+            heapq.heapreplace(cast(list[float], slot_free), f)
+            ends[s][k] = f
+            max_finish[s] = max(max_finish[s], f)
+            next_task[s] = k + 1
+            queue.placed(s, k)
+            if k + 1 < len(durations[s]):
+                queue.add(s)
+            else:
+                heappush(events, (max_finish[s] + tails[s], complete_of[s]))
+            continue
         if ready:
             if not slot_free:
                 raise ReplayError("no executor is left to run the remaining tasks")
-            if gated:
-                free = cast(list[float], slot_free)  # gated: plain floats (above)
-                pick = _next_task(ready, free[0], stage_ready, next_task, inputs, ends)
-                if pick is None or (events and events[0][0] <= pick[0]):
-                    if not events:
-                        raise ReplayError("a task waits for tasks that never run")
-                    fire(*heappop(events))
-                    continue
-                st, s = pick
-                k = next_task[s]
-                f = st + durations[s][k]
-                heapq.heapreplace(free, f)
-                ends[s][k] = f
-                max_finish[s] = max(max_finish[s], f)
-                next_task[s] = k + 1
-                if k + 1 == len(durations[s]):
-                    ready.remove((priorities[s], s))
-                    heapq.heapify(ready)
-                    heappush(events, (max_finish[s] + tails[s], complete_of[s]))
-                continue
             s = ready[0][1]
             r = stage_ready[s]
             head = slot_free[0][0] if mortal else slot_free[0]
@@ -234,7 +238,7 @@ def _place(
 
 @dataclass(frozen=True, slots=True)
 class _Inputs:
-    """`Gates` as lists, for the task-by-task replay."""
+    """A stage's `Gates` as lists, for the task-by-task replay."""
 
     ptr: list[int]
     stage: list[int]
@@ -245,7 +249,7 @@ class _Inputs:
     @classmethod
     def of(cls, gates: Gates | None) -> _Inputs:
         if gates is None:
-            return cls([0], [], [], [], [])
+            raise ReplayError("a stage without task inputs among stages with them")
         return cls(
             gates.ptr.tolist(),
             gates.stage.tolist(),
@@ -254,42 +258,71 @@ class _Inputs:
             gates.launch_ms.tolist(),
         )
 
-    def release(self, k: int, ends: list[list[float]]) -> float | None:
-        """When task ``k`` can start: the latest end among the tasks it read, then its
-        observed delay after them; None while one of them is not placed."""
+
+class _TaskQueue:
+    """The next task of each runnable stage, where tasks wait for other tasks (`Gates`): the
+    replay places one task at a time, as a worker runs what is ready. Of those tasks, the
+    one that can start first on the earliest free slot goes first, the earlier launched in
+    the run on a tie. A task can start once its stage is ready, and the tasks it read have
+    ended, plus its observed delay after them; one whose inputs are not placed yet waits
+    apart until they are. Heaps keep each choice at O(log n): a task that could start by
+    the earliest free slot's time moves to the heap ordered by launch, and, as that time
+    only grows, never back."""
+
+    def __init__(
+        self,
+        inputs: list[_Inputs],
+        ends: list[list[float]],
+        stage_ready: list[float],
+        next_task: list[int],
+    ) -> None:
+        self.inputs = inputs
+        self.ends = ends
+        self.stage_ready = stage_ready
+        self.next_task = next_task
+        self.waiting: list[tuple[float, float, int]] = []  # (can start, launched, stage)
+        self.startable: list[tuple[float, int]] = []  # (launched, stage): by the head's time
+        self.blocked: dict[tuple[int, int], list[int]] = {}  # an unplaced input → stages
+
+    def add(self, s: int) -> None:
+        """Stage ``s``'s next task is a candidate."""
+        k = self.next_task[s]
+        inp = self.inputs[s]
         t = 0.0
-        for j in range(self.ptr[k], self.ptr[k + 1]):
-            e = ends[self.stage[j]][self.column[j]]
-            if e != e:
-                return None
+        for j in range(inp.ptr[k], inp.ptr[k + 1]):
+            e = self.ends[inp.stage[j]][inp.column[j]]
+            if e != e:  # NaN: not placed yet
+                self.blocked.setdefault((inp.stage[j], inp.column[j]), []).append(s)
+                return
             if e > t:
                 t = e
-        return t + self.lag_ms[k] if self.ptr[k + 1] > self.ptr[k] else 0.0
+        if inp.ptr[k + 1] > inp.ptr[k]:
+            t += inp.lag_ms[k]
+        heapq.heappush(self.waiting, (max(t, self.stage_ready[s]), inp.launch_ms[k], s))
 
+    def placed(self, s: int, k: int) -> None:
+        """Task ``k`` of stage ``s`` is placed: the tasks waiting for it are candidates."""
+        for waiting in self.blocked.pop((s, k), ()):
+            self.add(waiting)
 
-def _next_task(
-    ready: list[tuple[tuple[int, int], int]],
-    head: float,
-    stage_ready: list[float],
-    next_task: list[int],
-    inputs: list[_Inputs],
-    ends: list[list[float]],
-) -> tuple[float, int] | None:
-    """Where tasks wait for other tasks (`Gates`), the replay places one task at a time, as
-    a worker runs what is ready: of each runnable stage's next task (in launch order), the
-    one that can start first on the earliest free slot, the earlier launched in the run on
-    a tie. (start, stage), or None while every such task waits for one not placed."""
-    best: tuple[float, float, int] | None = None
-    for _, s in ready:
-        k = next_task[s]
-        release = inputs[s].release(k, ends)
-        if release is None:
-            continue
-        st = max(head, stage_ready[s], release)
-        key = (st, inputs[s].launch_ms[k], s)
-        if best is None or key < best:
-            best = key
-    return None if best is None else (best[0], best[2])
+    def next(self, free: list[float]) -> tuple[float, int] | None:
+        """(start, stage) of the task to place next, or None: none can be placed yet."""
+        head = free[0]
+        while self.waiting and self.waiting[0][0] <= head:
+            _, launched, s = heapq.heappop(self.waiting)
+            heapq.heappush(self.startable, (launched, s))
+        if self.startable:
+            return head, self.startable[0][1]
+        if self.waiting:
+            return self.waiting[0][0], self.waiting[0][2]
+        return None
+
+    def take(self) -> None:
+        """Remove the candidate `next` chose."""
+        if self.startable:
+            heapq.heappop(self.startable)
+        else:
+            heapq.heappop(self.waiting)
 
 
 def _place_mortal(
