@@ -29,7 +29,13 @@ demo: install
 
 # The whole suite, tests/unit and tests/e2e, on two workers (pytest-xdist): a file's tests stay
 # on one worker, so its module fixtures run once; the 15 slowest are listed at the end.
-PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
+#
+# The suite starts a few hundred Python processes (the CLI, PySpark's workers), each compiling
+# perfmodel's modules again where no bytecode was kept, as when PYTHONDONTWRITEBYTECODE is set;
+# their bytecode goes to build/pycache instead (nothing is written beside the sources), and
+# pytest keeps its rewritten test modules there too: about 6 s less per pytest process start.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/build/pycache \
+	$(BIN)/python -m pytest -q -p no:cacheprovider
 TEST_WORKERS ?= 2
 
 test: install lint docs wheel-check

@@ -1,7 +1,7 @@
 """A small Chrome DevTools Protocol client for the report tests, over ``--remote-debugging-pipe``.
 
 The pipe (file descriptors 3 and 4 of the browser, NUL-separated JSON messages) needs no
-port and no websocket package. The client opens one page, records every console error,
+port and no websocket package. The client opens a page at a time, records every console error,
 uncaught exception, log error and network request, and takes screenshots of elements.
 """
 
@@ -54,6 +54,7 @@ class Browser:
         self._next_id = 0
         self.events: list[dict[str, Any]] = []
         self.session: str | None = None
+        self.target: str | None = None
         self.width, self.height = width, height
 
     def _spawn(self, exe: str, read_fd: int, write_fd: int, width: int, height: int):
@@ -125,12 +126,17 @@ class Browser:
                 if "error" in reply:
                     raise RuntimeError(f"{method}: {reply['error']}")
                 return reply.get("result", {})
-            if "method" in reply:
-                self.events.append(reply)
+            if "method" in reply and reply.get("sessionId", self.session) == self.session:
+                self.events.append(reply)  # the open page's (a closed one's may still come)
 
     def open(self, path: Path) -> None:
-        """Open a page on ``path`` and start recording what it does."""
+        """Open a page on ``path`` and start recording what it does, in place of the page
+        opened before (one browser serves several pages: each start costs seconds of CPU)."""
+        if self.target is not None:
+            self.send("Target.closeTarget", {"targetId": self.target}, session=False)
+        self.events = []
         target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)
+        self.target = target["targetId"]
         attached = self.send(
             "Target.attachToTarget",
             {"targetId": target["targetId"], "flatten": True},

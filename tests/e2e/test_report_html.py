@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -187,9 +188,16 @@ def test_damaged_log_gets_a_data_quality_section(tmp_path: Path) -> None:
 # --- in the browser ----------------------------------------------------------------------
 
 
-def _check_in_browser(name: str, source: Path, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One Chromium for the module's pages, each opened in place of the one before."""
     if chromium_path() is None:
         pytest.fail("chromium is not installed: `make install` installs Debian's chromium")
+    with Browser() as shared:
+        yield shared
+
+
+def _check_in_browser(name: str, source: Path, tmp_path: Path, browser: Browser) -> None:
     analysis = perfmodel.load(source)
     d = analysis.diagnose()
     page = application_page(analysis)
@@ -198,84 +206,80 @@ def _check_in_browser(name: str, source: Path, tmp_path: Path) -> None:
     assert html_path.stat().st_size <= MAX_PAGE_BYTES
     shots = SCREENSHOTS / name
     shutil.rmtree(shots, ignore_errors=True)
-    with Browser() as browser:
-        browser.open(html_path)
-        browser.wait_for("document.body && document.body.dataset.ready === '1'", timeout=180)
-        assert browser.problems() == []
+    browser.open(html_path)
+    browser.wait_for("document.body && document.body.dataset.ready === '1'", timeout=180)
+    assert browser.problems() == []
 
-        def text(selector: str) -> str:
-            return browser.evaluate(f"document.querySelector({json.dumps(selector)}).textContent")
+    def text(selector: str) -> str:
+        return browser.evaluate(f"document.querySelector({json.dumps(selector)}).textContent")
 
-        assert text("[data-key=stages] .value") == str(len(d.stages))
-        assert text("[data-key=duration] .value") == f"{d.duration_s:.1f} s"
-        assert text("[data-key=tasks] .value") == str(d.tasks)
-        assert text("[data-key=jobs] .value") == str(d.jobs)
-        drawn_critical = browser.evaluate(
-            "[...document.querySelectorAll('#dag-svg .dag-node.critical')]"
-            ".map(n => +n.dataset.stage)"
+    assert text("[data-key=stages] .value") == str(len(d.stages))
+    assert text("[data-key=duration] .value") == f"{d.duration_s:.1f} s"
+    assert text("[data-key=tasks] .value") == str(d.tasks)
+    assert text("[data-key=jobs] .value") == str(d.jobs)
+    drawn_critical = browser.evaluate(
+        "[...document.querySelectorAll('#dag-svg .dag-node.critical')].map(n => +n.dataset.stage)"
+    )
+    assert sorted(drawn_critical) == sorted(set(d.critical_path))
+    findings = browser.evaluate(
+        "[...document.querySelectorAll('#findings-items li')].map(li => li.textContent)"
+    )
+    assert findings == d.findings
+    bars = browser.evaluate("document.getElementById('timeline-plot').data[0].x.length")
+    timeline = next(s for s in page.sections if s.id == "timeline").data
+    assert bars == len(timeline["bars"]["lane"])
+    assert sum(timeline["bars"]["tasks"]) == sum(
+        1 for s in analysis.profile.stages.values() for t in s.tasks if t.finish_ms is not None
+    )
+    # Clicking a stage in the DAG shows its detail.
+    if d.critical_path:
+        target = d.critical_path[0]
+        browser.evaluate(
+            f"document.querySelector('#dag-svg .dag-node[data-stage=\"{target}\"]')"
+            ".dispatchEvent(new MouseEvent('click', {bubbles: true}))"
         )
-        assert sorted(drawn_critical) == sorted(set(d.critical_path))
-        findings = browser.evaluate(
-            "[...document.querySelectorAll('#findings-items li')].map(li => li.textContent)"
+        shown = browser.evaluate("document.getElementById('stage-detail').dataset.stage")
+        assert shown.split(".")[0] == str(target)
+    sections = browser.evaluate("[...document.querySelectorAll('section')].map(s => s.id)")
+    assert {"summary", "timeline", "dag", "stages", "whatif", "findings"} <= set(sections)
+    assert ("flame" in sections) == (analysis.samples is not None and bool(analysis.samples.stages))
+    damaged = d.data_quality.get("damaged") or bool(d.problems)
+    assert ("quality" in sections) == damaged
+    if damaged:
+        shown_counts = browser.evaluate(
+            "Object.fromEntries([...document.querySelectorAll('#quality-table tr[data-key]')]"
+            ".map(r => [r.dataset.key, +r.cells[1].textContent]))"
         )
-        assert findings == d.findings
-        bars = browser.evaluate("document.getElementById('timeline-plot').data[0].x.length")
-        timeline = next(s for s in page.sections if s.id == "timeline").data
-        assert bars == len(timeline["bars"]["lane"])
-        assert sum(timeline["bars"]["tasks"]) == sum(
-            1 for s in analysis.profile.stages.values() for t in s.tasks if t.finish_ms is not None
-        )
-        # Clicking a stage in the DAG shows its detail.
-        if d.critical_path:
-            target = d.critical_path[0]
-            browser.evaluate(
-                f"document.querySelector('#dag-svg .dag-node[data-stage=\"{target}\"]')"
-                ".dispatchEvent(new MouseEvent('click', {bubbles: true}))"
-            )
-            shown = browser.evaluate("document.getElementById('stage-detail').dataset.stage")
-            assert shown.split(".")[0] == str(target)
-        sections = browser.evaluate("[...document.querySelectorAll('section')].map(s => s.id)")
-        assert {"summary", "timeline", "dag", "stages", "whatif", "findings"} <= set(sections)
-        assert ("flame" in sections) == (
-            analysis.samples is not None and bool(analysis.samples.stages)
-        )
-        damaged = d.data_quality.get("damaged") or bool(d.problems)
-        assert ("quality" in sections) == damaged
-        if damaged:
-            shown_counts = browser.evaluate(
-                "Object.fromEntries([...document.querySelectorAll('#quality-table tr[data-key]')]"
-                ".map(r => [r.dataset.key, +r.cells[1].textContent]))"
-            )
-            counts = d.data_quality.get("counts", {})
-            assert shown_counts == {k: v for k, v in counts.items() if v}
-        if "flame" in sections:
-            assert browser.evaluate("document.querySelectorAll('#flame-graph rect').length") > 1
-        for section in sections:
-            shot = browser.screenshot(f"#{section}", shots / f"{section}.png")
-            assert shot.stat().st_size > 1000
-        assert browser.problems() == []
+        counts = d.data_quality.get("counts", {})
+        assert shown_counts == {k: v for k, v in counts.items() if v}
+    if "flame" in sections:
+        assert browser.evaluate("document.querySelectorAll('#flame-graph rect').length") > 1
+    for section in sections:
+        shot = browser.screenshot(f"#{section}", shots / f"{section}.png")
+        assert shot.stat().st_size > 1000
+    assert browser.problems() == []
 
 
 @pytest.mark.slow
-def test_example_in_browser(tmp_path: Path) -> None:
-    _check_in_browser("example", EXAMPLE, tmp_path)
+def test_example_in_browser(tmp_path: Path, browser: Browser) -> None:
+    _check_in_browser("example", EXAMPLE, tmp_path, browser)
 
 
 @pytest.mark.slow
-def test_failures_log_in_browser(tmp_path: Path) -> None:
-    _check_in_browser("failures", _shared(FAILURES), tmp_path)
+def test_failures_log_in_browser(tmp_path: Path, browser: Browser) -> None:
+    _check_in_browser("failures", _shared(FAILURES), tmp_path, browser)
 
 
 @pytest.mark.slow
-def test_rolling_log_in_browser(tmp_path: Path) -> None:
-    _check_in_browser("rolling", _shared(ROLLING), tmp_path)
+def test_rolling_log_in_browser(tmp_path: Path, browser: Browser) -> None:
+    _check_in_browser("rolling", _shared(ROLLING), tmp_path, browser)
 
 
 @pytest.mark.slow
-def test_damaged_log_in_browser(tmp_path: Path) -> None:
-    _check_in_browser("damaged", _damaged_copy(tmp_path), tmp_path)
+def test_damaged_log_in_browser(tmp_path: Path, browser: Browser) -> None:
+    _check_in_browser("damaged", _damaged_copy(tmp_path), tmp_path, browser)
 
 
 @pytest.mark.slow
-def test_recorded_bundle_in_browser(job_bundle: Path, tmp_path: Path) -> None:
-    _check_in_browser("bundle", job_bundle, tmp_path)
+def test_recorded_bundle_in_browser(job_bundle: Path, tmp_path: Path, browser: Browser) -> None:
+    _check_in_browser("bundle", job_bundle, tmp_path, browser)

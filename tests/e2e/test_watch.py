@@ -59,7 +59,7 @@ def test_watch_follows_a_running_pyspark_job(tmp_path: Path) -> None:
         text=True,
     )
     job = subprocess.Popen(
-        [sys.executable, str(JOB), str(log_dir), "single"],
+        [sys.executable, str(JOB), str(log_dir), "single", "2"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -200,7 +200,7 @@ def test_watch_follows_a_running_history_server_application(tmp_path: Path) -> N
     with running_history_server(log_dir, tmp_path / "out", 1) as url:
         cuts = [len(data) // 4, len(data) // 2, 3 * len(data) // 4, len(data)]
         steps = [(growing, data[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
-        writer = _copy_slowly([*steps, (growing, None)], 2.5)
+        writer = _copy_slowly([*steps, (growing, None)], 1.5)
         result = CliRunner().invoke(
             build_app(),
             ["watch", f"{url}/history/{name}", "--json", "--interval", "0.5", "--timeout", "90"],
