@@ -2,7 +2,9 @@
 
 Why: sweeps and diagnose's advice replay one profile many times, so the replay must stay
 fast on logs with hundreds of thousands of tasks. Prints figures; asserts nothing.
-Run: ``python benchmarks/replay_speed.py [--tasks 200000] [--slots 64]``.
+Run: ``python benchmarks/replay_speed.py [--tasks 200000] [--slots 64] [--task-inputs]``.
+``--task-inputs`` gives each task of a stage with parents one task of each parent to read
+(`TaskInputs`, as a Dask profile has them), so the replay places tasks one at a time.
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ import argparse
 import random
 import time
 
+import numpy as np
+
+from perfmodel.dag.model import ApplicationProfile, TaskInputs
 from perfmodel.simulate.config import WhatIf, apply_what_if, baseline_config
 from perfmodel.simulate.replay import replay_baseline, replay_workload
 from perfmodel.simulate.rescale import all_stage_times
@@ -50,15 +55,35 @@ def make_jobs(n_tasks: int, seed: int) -> list[list[StageSpec]]:
     return jobs
 
 
+def with_task_inputs(profile: ApplicationProfile) -> None:
+    """Task ``i`` of each stage with parents reads task ``i mod n`` of each parent."""
+    widths = {stage.stage_id: stage.num_tasks for stage in profile.stages.values()}
+    for stage in profile.stages.values():
+        parents = sorted(stage.parent_stage_ids)
+        n = stage.num_tasks
+        rows = np.arange(n)
+        stage.inputs = TaskInputs(
+            ptr=np.arange(n + 1, dtype=np.int64) * len(parents),
+            stage_ids=np.tile(np.array(parents, dtype=np.int64), n),
+            rows=np.stack([rows % widths[p] for p in parents], axis=1).reshape(-1)
+            if parents
+            else np.zeros(0, dtype=np.int64),
+            lag_ms=np.zeros(n),
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tasks", type=int, default=200_000)
     parser.add_argument("--slots", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--task-inputs", action="store_true")
     args = parser.parse_args()
 
     t0 = time.perf_counter()
     profile = build_synthetic(make_jobs(args.tasks, seed=1), args.slots, driver_gap_ms=50)
+    if args.task_inputs:
+        with_task_inputs(profile)
     t1 = time.perf_counter()
     base = baseline_config(profile)
     workload = compile_workload(profile, base)
