@@ -17,8 +17,10 @@ slots that never leave are placed by it instead, ~25× faster and with the same 
 Where the profile says which tasks each task read (`StageWork.gates`: a Dask graph, whose
 stages all run side by side), stages hold no barrier, so the replay follows the tasks: one
 task at a time, of each runnable stage's next, the one that can start first, no earlier
-than the ends of the tasks it read and its observed delay after them. That loop is Python
-and visits the runnable stages for each task.
+than the ends of the tasks it read and its observed delay after them (`_TaskQueue`). That
+loop is Python, about a twentieth of the C loop's speed (`benchmarks/replay_speed.py
+--task-inputs`). Where executors leave mid-run, tasks are placed by stage as above, their
+inputs not waited for.
 """
 
 from __future__ import annotations
