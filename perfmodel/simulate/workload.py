@@ -464,10 +464,10 @@ def _gate(
     start: float,
 ) -> None:
     """`StageWork.gates` from the stages' `TaskInputs`, for every stage where the profile has
-    them, and each stage made ready no earlier than the stages it reads (so that those are
-    runnable first). Inputs from the stage itself, from a stage of no replayed task, or from
-    one placed after it in FIFO order (a later job) are left out: its own launch order, and
-    its readiness, say when those ran."""
+    them, and each stage made ready no earlier than the other stages it reads (so that those
+    are runnable first). Inputs from a stage of no replayed task, from one placed after it in
+    FIFO order (a later job), or from a task of the stage itself launched after it are left
+    out: its readiness, and its own launch order, say when those ran."""
     if all(stage.inputs is None for stage in stage_list):
         return
     index = {}  # stage id → its latest attempt's index
@@ -499,16 +499,17 @@ def _gate(
         owner = np.repeat(np.arange(len(rows)), counts)
         parent = np.array([index.get(int(p), -1) for p in inputs.stage_ids[at]], dtype=np.int64)
         column = np.full(len(at), -1, dtype=np.int64)
-        for p in set(parent.tolist()) - {-1, i}:
-            if works[p].priority < work.priority:
+        for p in set(parent.tolist()) - {-1}:
+            if p == i or works[p].priority < work.priority:
                 picked = parent == p
                 column[picked] = column_of(p)[inputs.rows[at[picked]]]
-        keep = column >= 0
+        # An input from the stage itself was launched before the task (placed before it).
+        keep = (column >= 0) & ((parent != i) | (column < owner))
         ptr = np.concatenate([[0], np.cumsum(np.bincount(owner[keep], minlength=len(rows)))])
         lag = inputs.lag_ms[rows]
         work.gates = Gates(ptr.astype(np.int64), parent[keep], column[keep], lag, launched)
         ready = ms[work.ready_milestone]
-        waits = [works[p].ready_milestone for p in set(parent[keep].tolist())]
+        waits = [works[p].ready_milestone for p in set(parent[keep].tolist()) - {i}]
         base = max([ms[m].observed_ms for m in ready.prereqs + waits], default=0.0)
         ready.prereqs = sorted(set(ready.prereqs) | set(waits))
         ready.lag_ms = max(0.0, ready.observed_ms - base)

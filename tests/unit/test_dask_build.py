@@ -533,3 +533,27 @@ def test_an_event_before_a_task_s_inputs_end_does_not_stall_the_replay(tmp_path:
     s.gathered(1.3, [c0])
     two = perfmodel.load(s.bundle(tmp_path / "b")).predict(WhatIf(executor_cores=2))
     assert two.predicted_s == pytest.approx(0.8)
+
+
+def test_a_task_waits_for_inputs_from_its_own_stage(tmp_path: Path) -> None:
+    """A tree inside one task group: m0 merges a0 and a1, m1 merges a2 and a3, m2 merges m0
+    and m1 (m2 is in m's group, as a `dask.delayed` tree of one function is). Each task
+    takes 0.1 s off CPU. On two threads: a0 and a1 from 0.02 s; m0 (launched before a2 in
+    the run) and a2 from 0.12 s; a3 from 0.22 s; m1 once a3 ends, 0.32–0.42 s; m2 once m1
+    ends, 0.42–0.52 s; the result 30 ms later, 0.55 s. Had m2 not waited for its own
+    stage's tasks, it would have run beside m1 from 0.22 s: 0.45 s."""
+    s = StreamBuilder()
+    s.worker(WORKER_A, pid=20, nthreads=1)
+    a = [key(A, i) for i in range(4)]
+    m = [key(B, i) for i in range(3)]
+    s.submit(0.5, [m[2]], [*a, *m])
+    order = [(a[0], []), (a[1], []), (m[0], a[:2]), (a[2], []), (a[3], []), (m[1], a[2:])]
+    order.append((m[2], m[:2]))
+    for n, (name, deps) in enumerate(order):
+        at = 0.52 + 0.1 * n
+        s.task(name, WORKER_A, 1, (at, at + 0.1), cpu=0.0, deps=deps, ready=at, began=at)
+    s.gathered(1.25, [m[2]])
+    s.close(1.5)
+    analysis = perfmodel.load(s.bundle(tmp_path / "b"))
+    assert analysis.predict().baseline_replay_s == pytest.approx(0.75)
+    assert analysis.predict(WhatIf(executor_cores=2)).predicted_s == pytest.approx(0.55)
