@@ -277,6 +277,8 @@ def _rows(
         added = session.workers.get(task.worker)
         failed = task.status != "memory"
         jobs[job_id].failed |= failed
+        values = [parts[3], -1.0 if cpu is None else cpu * 1000.0, 0.0, parts[5], read, remote]
+        values += [max(0, task.nbytes or 0), *spill]
         out.append(
             _Row(
                 stage=(session_no, job_id, task.group or task.prefix),
@@ -288,16 +290,7 @@ def _rows(
                 finish_ms=parts[1],
                 compute=parts[2],
                 failed=failed,
-                values=[
-                    parts[3],
-                    -1.0 if cpu is None else cpu * 1000.0,
-                    0.0,
-                    parts[5],
-                    read,
-                    remote,
-                    max(0, task.nbytes or 0),
-                    *spill,
-                ],
+                values=values,
                 transfer_ms=parts[4],
                 ready_ms=done.ready * 1000.0 if done is not None and done.ready else None,
                 thread=task.thread,
@@ -534,6 +527,15 @@ def _stages(
             profile.stage_graph.add_edge(p, sid)
         launch = float(table.launch_ms.min())
         first_launch[job] = min(first_launch.get(job, launch), launch)
+    # A graph that came while every thread was busy waited for one: slots, not a lag, say
+    # when its first task ran; it is ready once the scheduler had it (plus the first's delay).
+    starts, ends = np.sort([r.launch_ms for r in rows]), np.sort([r.finish_ms for r in rows])
+    came = {j.job_id: max(j.submit_ms, j.graph.t * 1e3) for j in jobs if j.job_id in first_launch}
+    delay = min(((t, first_launch[j] - t) for j, t in came.items()), default=(0.0, 0.0))[1]
+    threads = sum(e.cores or 1 for e in profile.executors.values())
+    for job, t in came.items():
+        if np.searchsorted(starts, t, "right") - np.searchsorted(ends, t, "right") >= threads:
+            first_launch[job] = min(first_launch[job], t + delay)
     for stage in profile.stages.values():
         job = stage.job_ids[0]
         launch = float(stage.table.launch_ms.min())

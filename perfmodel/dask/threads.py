@@ -40,12 +40,7 @@ def worker_thread_cpu(
         executors = [str(e) for e in table.column("executor_id").to_pylist()]
     except (OSError, pa.ArrowException, KeyError, ValueError) as exc:
         raise BundleError(f"{path} is damaged or not a Parquet table: {str(exc)[:300]}") from None
-    task_threads = {
-        (w.pid, native)
-        for w in stream.workers
-        if w.pid is not None
-        for native in w.natives.values()
-    }
+    tids = {(w.pid, n) for w in stream.workers if w.pid is not None for n in w.natives.values()}
     moved = 0
     for i, p in enumerate(pid.tolist()):
         worker = worker_of_pid.get(p)
@@ -53,7 +48,7 @@ def worker_thread_cpu(
             continue
         moved += 1
         executors[i] = worker
-        kinds[i] = TASK if (p, int(tid[i])) in task_threads else OTHER
+        kinds[i] = TASK if (p, int(tid[i])) in tids else OTHER
     if not moved:
         return None
     for name, values in (("kind", kinds), ("executor_id", executors)):

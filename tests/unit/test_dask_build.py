@@ -178,6 +178,8 @@ def test_a_key_recomputed_by_a_later_graph_keeps_each_run_in_its_own_job(tmp_pat
     )
     assert [job for _, job in job_of_run] == [0, 0, 1]
     assert p.jobs[0].complete_ms == pytest.approx((T0 + 0.95) * MS)
+    # The second graph came with the thread idle: its first task's start says when it ran.
+    assert p.stages[(1, 0)].submit_ms == pytest.approx((T0 + 1.1) * MS)
 
 
 def test_a_result_stored_after_the_next_task_began_does_not_hold_the_thread(
@@ -523,16 +525,19 @@ def test_a_task_keeps_its_delay_after_its_inputs_ended(tmp_path: Path) -> None:
 def test_an_event_before_a_task_s_inputs_end_does_not_stall_the_replay(tmp_path: Path) -> None:
     """On two threads b1 waits for a2 until 0.42 s while a thread is free from 0.22 s, and a
     second graph is submitted at 0.30 s, between the two: the replay fires the submission and
-    goes on (it once kept trying to place b1 before that event, forever). The second graph's
-    task keeps its observed delay after its submission (0.42 s) and its result is received
-    at 0.80 s, as in the run."""
+    goes on (it once kept trying to place b1 before that event, forever). The second graph
+    came while the run's one thread was busy, so its task's wait (0.42 s) was for the
+    thread: on two threads it runs at once, and the run ends with b1's result, 0.55 s."""
     s = _pipelined()
     c0 = key("c-00112233445566ff", 0)
     s.submit(0.8, [c0], [c0])
     s.task(c0, WORKER_A, 1, (1.22, 1.27), cpu=0.0)
     s.gathered(1.3, [c0])
-    two = perfmodel.load(s.bundle(tmp_path / "b")).predict(WhatIf(executor_cores=2))
-    assert two.predicted_s == pytest.approx(0.8)
+    analysis = perfmodel.load(s.bundle(tmp_path / "b"))
+    # Ready when the scheduler had the graph (0.81 s) plus the first graph's delay (10 ms).
+    assert analysis.profile.stages[(2, 0)].submit_ms == pytest.approx((T0 + 0.82) * MS)
+    assert analysis.predict().baseline_replay_s == pytest.approx(0.8)
+    assert analysis.predict(WhatIf(executor_cores=2)).predicted_s == pytest.approx(0.55)
 
 
 def test_a_task_waits_for_inputs_from_its_own_stage(tmp_path: Path) -> None:
