@@ -7,8 +7,9 @@ How Dask's concepts fill the DAG model (docs/dask.md says the same to users):
   end of its last task);
 * a **stage** is one task group of a job (keys sharing a name and token, ``sum-chunk-1a2b``),
   named by its key prefix (``sum-chunk``); its parents are the groups its tasks read from.
-  Dask has no stage barrier: a stage is ready when its job's first task started, or when
-  its parents completed if it only started after that;
+  Dask has no stage barrier: a stage is ready when its job's first task started (or, for
+  a graph that came with every thread busy, when the scheduler had it), or when its parents
+  completed if it only started after that; each task waits for the tasks it read;
 * a **task** is one run of a key on a worker thread, from taking the thread to storing its
   result. Its run time is its timed activities: transfers of its inputs from other workers
   (network wait, as Spark's shuffle fetch wait), reading spilled inputs, its function (of
@@ -91,8 +92,7 @@ class _Row:
     values: list[float]
     """Measured values, in `_VALUES` order (``cpu_ms`` < 0: not measured)."""
     transfer_ms: float
-    """Time its inputs took to arrive from other workers (`_thread_times` keeps the part its
-    thread waited for)."""
+    """Its inputs' transfer time from other workers (`_thread_times` keeps what it waited)."""
     ready_ms: float | None
     """When its inputs were all on its worker."""
     thread: int | None
@@ -157,9 +157,12 @@ def build(
         )
     profile.start_ms = min((j.submit_ms for j in jobs), default=None)
     profile.end_ms = max((j.complete_ms for j in jobs), default=profile.start_ms)
-    for executor in profile.executors.values():
-        if executor.removed_ms is not None and executor.removed_ms >= (profile.end_ms or 0.0):
-            executor.removed_ms = None  # shut down with the cluster, after the run: not lost
+    # Removed once every task had ended (its own last one then, clocks apart): not lost.
+    last = {r.worker: r.finish_ms for r in sorted(rows, key=lambda r: r.finish_ms)}
+    done = min(profile.end_ms or 0.0, max(last.values(), default=0.0))
+    for name, executor in profile.executors.items():
+        if (executor.removed_ms or -np.inf) >= done or last.get(name, -np.inf) >= done:
+            executor.removed_ms = None
     profile.complete = bool(sessions) and all(s.closed_t is not None for s in sessions)
     if sessions and not profile.complete:
         profile.warnings.append(

@@ -34,6 +34,7 @@ from typing import cast
 
 import numpy as np
 
+from perfmodel.errors import PerfmodelError
 from perfmodel.simulate.stage_work import Gates
 from perfmodel.simulate.workload import STAGE_COMPLETE, STAGE_READY, Milestone, Workload
 
@@ -43,7 +44,7 @@ except ImportError:  # not built (e.g. a checkout without `pip install -e .`): p
     _place_c = None
 
 
-class ReplayError(RuntimeError):
+class ReplayError(PerfmodelError, RuntimeError):
     """The workload's timeline could not be replayed (a milestone never fired)."""
 
 

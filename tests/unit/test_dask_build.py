@@ -562,3 +562,16 @@ def test_a_task_waits_for_inputs_from_its_own_stage(tmp_path: Path) -> None:
     analysis = perfmodel.load(s.bundle(tmp_path / "b"))
     assert analysis.predict().baseline_replay_s == pytest.approx(0.75)
     assert analysis.predict(WhatIf(executor_cores=2)).predicted_s == pytest.approx(0.55)
+
+
+def test_a_worker_that_left_after_every_task_ended_is_not_lost(tmp_path: Path) -> None:
+    """The cluster shut down (its worker removed at 1.24 s) after the last task ended
+    (1.22 s) but before the client's record of receiving the result (1.25 s): the worker
+    left with the cluster, and a replay that runs the tasks slower still has it."""
+    s = _pipelined()
+    s.scheduler = [r for r in s.scheduler if r["e"] not in ("worker-removed", "close")]
+    s.close(1.24)
+    analysis = perfmodel.load(s.bundle(tmp_path / "b"))
+    assert analysis.profile.executors[WORKER_A].removed_ms is None
+    assert analysis.predict().baseline_replay_s == pytest.approx(0.75)
+    assert analysis.predict(WhatIf(executor_cores=1, cores=1)).predicted_s >= 0.75
