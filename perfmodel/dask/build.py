@@ -532,7 +532,7 @@ def _stages(
         first_launch[job] = min(first_launch.get(job, launch), launch)
     # A graph that came while every thread was busy waited for one: slots, not a lag, say
     # when its first task ran; it is ready once the scheduler had it (plus the first's delay).
-    starts, ends = np.sort([r.launch_ms for r in rows]), np.sort([r.finish_ms for r in rows])
+    starts, ends = (np.sort(columns.arrays[name]) for name in ("launch_ms", "finish_ms"))
     came = {j.job_id: max(j.submit_ms, j.graph.t * 1e3) for j in jobs if j.job_id in first_launch}
     delay = min(((t, first_launch[j] - t) for j, t in came.items()), default=(0.0, 0.0))[1]
     threads = sum(e.cores or 1 for e in profile.executors.values())
