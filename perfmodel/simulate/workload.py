@@ -473,16 +473,20 @@ def _gate(
     index = {}  # stage id → its latest attempt's index
     for i, stage in sorted(enumerate(stage_list), key=lambda p: p[1].attempt):
         index[stage.stage_id] = i
-    columns: dict[int, np.ndarray] = {}
-
-    def column_of(i: int) -> np.ndarray:
-        """Stage ``i``'s column of each row of its table (-1: the task did not end)."""
-        if i not in columns:
-            lo, hi = tasks.rows[stage_list[i].key]
-            rows = tasks.finished_rows(stage_list[i]) - lo
-            columns[i] = np.full(hi - lo, -1, dtype=np.int64)
-            columns[i][rows] = np.arange(len(rows))
-        return columns[i]
+    # Each stage's column of each row of its table (-1: the task did not end), all stages
+    # end to end from `offset`; FIFO priorities as ranks (equal priorities, equal ranks).
+    offset = np.zeros(len(stage_list) + 1, dtype=np.int64)
+    flat = []
+    for i, stage in enumerate(stage_list):
+        lo, hi = tasks.rows[stage.key]
+        col = np.full(hi - lo, -1, dtype=np.int64)
+        ended = tasks.finished_rows(stage) - lo
+        col[ended] = np.arange(len(ended))
+        flat.append(col)
+        offset[i + 1] = offset[i] + hi - lo
+    column_of_row = np.concatenate(flat)
+    rank = np.unique(np.array([w.priority for w in works]), axis=0, return_inverse=True)[1]
+    rank = rank.reshape(-1)
 
     launch = tasks.table.col("launch_ms")
     for i, (stage, work) in enumerate(zip(stage_list, works, strict=True)):
@@ -499,10 +503,9 @@ def _gate(
         owner = np.repeat(np.arange(len(rows)), counts)
         parent = np.array([index.get(int(p), -1) for p in inputs.stage_ids[at]], dtype=np.int64)
         column = np.full(len(at), -1, dtype=np.int64)
-        for p in set(parent.tolist()) - {-1}:
-            if p == i or works[p].priority < work.priority:
-                picked = parent == p
-                column[picked] = column_of(p)[inputs.rows[at[picked]]]
+        # From the stage itself, or one placed before it in FIFO order (an earlier job).
+        picked = (parent >= 0) & ((parent == i) | (rank[parent] < rank[i]))
+        column[picked] = column_of_row[offset[parent[picked]] + inputs.rows[at[picked]]]
         # An input from the stage itself was launched before the task (placed before it).
         keep = (column >= 0) & ((parent != i) | (column < owner))
         ptr = np.concatenate([[0], np.cumsum(np.bincount(owner[keep], minlength=len(rows)))])
