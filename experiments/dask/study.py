@@ -36,7 +36,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -81,6 +81,14 @@ class Pair:
     predicted_s: float
     slot_only_s: float
     model_error: float
+    low_s: float = float("nan")
+    high_s: float = float("nan")
+    """The prediction's 80% interval."""
+    widening: float = 0.0
+    """The prediction's own widening (self-check error, unknown time), which a calibration
+    takes out of its residual (`perfmodel.simulate.intervals.residual_core`)."""
+    scale: dict[str, float] = field(default_factory=dict)
+    """Target ÷ baseline per dimension (`perfmodel.simulate.intervals.scale_factors`)."""
 
     @property
     def error(self) -> float:
@@ -89,6 +97,10 @@ class Pair:
     @property
     def slot_error(self) -> float:
         return abs(self.slot_only_s - self.measured_s) / self.measured_s
+
+    @property
+    def covered(self) -> bool:
+        return self.low_s <= self.measured_s <= self.high_s
 
 
 def configs(memories: list[str], limit: int | None) -> list[Config]:
@@ -184,6 +196,7 @@ def predict_pairs(runs: list[Run], seconds: dict[str, float]) -> list[Pair]:
     import perfmodel
     from perfmodel.errors import PerfmodelError
     from perfmodel.simulate.config import WhatIf
+    from perfmodel.simulate.intervals import scale_factors
     from perfmodel.simulate.units import parse_size
 
     medians = median_runs(runs, seconds)
@@ -216,6 +229,10 @@ def predict_pairs(runs: list[Run], seconds: dict[str, float]) -> list[Pair]:
                     prediction.predicted_s,
                     slot,
                     prediction.model_error,
+                    prediction.predicted_low_s,
+                    prediction.predicted_high_s,
+                    analysis.interval_widening(prediction),
+                    scale_factors(prediction.baseline_config, prediction.config),
                 )
             )
     return pairs
@@ -232,6 +249,7 @@ def summary(pairs: list[Pair]) -> dict[str, dict[str, float]]:
             "mean_error": statistics.fmean(p.error for p in group),
             "slot_only_mean_error": statistics.fmean(p.slot_error for p in group),
             "worst_error": max(p.error for p in group),
+            "interval_coverage": statistics.fmean(p.covered for p in group),
         }
         for name, group in groups.items()
         if group
@@ -252,13 +270,16 @@ def markdown(result: dict) -> str:
             "",
         ]
     lines += [
-        "| group | pairs | perfmodel mean error | slot-only mean error | worst |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        "| group | pairs | perfmodel mean error | slot-only mean error | worst "
+        "| 80% interval covers |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, s in result["summary"].items():
+        covers = s.get("interval_coverage")
         lines.append(
             f"| {name} | {s['pairs']} | {100 * s['mean_error']:.1f}% | "
-            f"{100 * s['slot_only_mean_error']:.1f}% | {100 * s['worst_error']:.1f}% |"
+            f"{100 * s['slot_only_mean_error']:.1f}% | {100 * s['worst_error']:.1f}% | "
+            + (f"{100 * covers:.1f}% |" if covers is not None else "|")
         )
     lines += [
         "",
@@ -335,7 +356,10 @@ def main() -> None:
             }
             for r in runs
         ],
-        "pairs": [asdict(p) | {"error": p.error, "slot_error": p.slot_error} for p in pairs],
+        "pairs": [
+            asdict(p) | {"error": p.error, "slot_error": p.slot_error, "covered": p.covered}
+            for p in pairs
+        ],
     }
     (args.out / "study.json").write_text(json.dumps(result, indent=1))
     (args.out / "study.md").write_text(markdown(result))

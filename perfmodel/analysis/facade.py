@@ -396,9 +396,14 @@ class Analysis:
 
     @property
     def workload_class(self) -> str:
-        """``python-rdd``, ``python-udf`` or ``jvm-sql`` (`perfmodel.spark.pyspark_work`)."""
+        """``python-rdd``, ``python-udf`` or ``jvm-sql`` (`perfmodel.spark.pyspark_work`) for
+        a Spark run; another front end's runs are one class, its name (``dask``): Spark's
+        classes say what its executors run, which no other front end has."""
         if self._workload_class is None:
-            self._workload_class = workload_class(self.profile)
+            framework = self.profile.framework or "spark"
+            self._workload_class = (
+                workload_class(self.profile) if framework == "spark" else framework
+            )
         return self._workload_class
 
     def unknown_share(self) -> float:
@@ -430,8 +435,8 @@ class Analysis:
         """Put the 80% interval on ``prediction`` (see `perfmodel.simulate.intervals`),
         widened where its change goes beyond the scale factors the calibration saw; a
         prediction from a cluster run uses the cluster calibration for the kinds of change
-        it was fitted on."""
-        model = shipped_intervals()
+        it was fitted on, and each front end's runs their own front end's calibration."""
+        model = shipped_intervals(self.profile.framework or "spark")
         widen = self.interval_widening(prediction)
         scale = scale_factors(prediction.baseline_config, prediction.config)
         kind = model.kind_for(self.input_kind, not prediction.baseline_config.local_mode, scale)

@@ -33,6 +33,11 @@ cluster run takes the cluster calibration for the kinds of change its pairs made
 dimensions its range varied: executors and task slots); another change of a cluster run,
 and any cluster run where the file has no cluster calibration, uses the local one.
 
+**Front ends.** Each front end has its own calibration file, fitted on its own studies: a
+Dask run's pairs (threads and worker processes of one machine, the interpreter lock) are
+nothing like a Spark run's, and a Spark calibration would vouch for changes it never saw.
+A front end with no file gets the uncalibrated interval, and says so (`shipped_intervals`).
+
 **Extrapolation.** The residuals vouch only for changes like the ones they came from. The
 calibration therefore keeps, per input, the range of each scale factor (target ÷ baseline
 of task slots, executors, heap, network and disk bandwidth, CPU speed: `scale_factors`) its
@@ -51,6 +56,7 @@ for extrapolation (the interval's wording does not mention it).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import math
@@ -78,6 +84,8 @@ INPUTS = (BUNDLE, BARE_LOG)
 CLUSTER = "cluster"
 POOLED = "all"
 PACKAGE_FILE = "intervals.json"
+PACKAGE_FILES = {"spark": PACKAGE_FILE, "dask": "intervals-dask.json"}
+"""The shipped calibration of each front end (`ApplicationProfile.framework`)."""
 SLOTS = "task slots"
 EXECUTORS = "executors"
 MEMORY = "memory"
@@ -322,15 +330,19 @@ def _scale_range(dimension: str, data: dict[str, Any]) -> ScaleRange:
     return ScaleRange(low, high)
 
 
-def load_intervals(path: str | Path | None = None) -> IntervalModel:
-    """The calibration at ``path``, else the one shipped in the package, else uncalibrated."""
+def load_intervals(path: str | Path | None = None, framework: str = "spark") -> IntervalModel:
+    """The calibration at ``path``, else the one shipped in the package for ``framework``'s
+    runs, else uncalibrated."""
     if path is not None:
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise CalibrationError(f"cannot read {path}: {exc}") from exc
     else:
-        shipped = resources.files("perfmodel.data").joinpath(PACKAGE_FILE)
+        name = PACKAGE_FILES.get(framework)
+        if name is None:
+            return IntervalModel()
+        shipped = resources.files("perfmodel.data").joinpath(name)
         if not shipped.is_file():
             return IntervalModel()
         text = shipped.read_text(encoding="utf-8")
@@ -342,9 +354,9 @@ def load_intervals(path: str | Path | None = None) -> IntervalModel:
 
 
 @functools.cache
-def shipped_intervals() -> IntervalModel:
-    """The package's calibration, read once per process."""
-    return load_intervals()
+def shipped_intervals(framework: str = "spark") -> IntervalModel:
+    """The package's calibration for ``framework``'s runs, read once per process."""
+    return load_intervals(framework=framework)
 
 
 def widening(
@@ -430,11 +442,30 @@ def _quantile(values: Sequence[float], p: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
+ENVELOPE = "envelope"
+"""Across fit workloads: the lowest and highest of their own quantiles (Spark's calibration,
+a handful of workloads; see the module's docstring)."""
+MIXTURE = "mixture"
+"""Across fit workloads: the quantiles of their residuals pooled with equal weight per
+workload, the distribution a new workload's pair is drawn from when the workload is a draw
+too. Where the fit holds many workloads, a rare one whose runs the model cannot follow at
+all would make the envelope its own band: the Dask fit's 17 workloads include two whose
+runs on two workers were up to ten times slower than predicted, and their envelope is
+0.30× to 12.9× the prediction."""
+
+
 def fit_intervals(
-    residuals: Sequence[Residual], level: float = LEVEL, source: str = ""
+    residuals: Sequence[Residual],
+    level: float = LEVEL,
+    source: str = "",
+    across: str = ENVELOPE,
 ) -> IntervalModel:
-    """Per input and class (and pooled per input): the envelope of each fit workload's own
-    quantiles of its residual cores (see the module's docstring for why)."""
+    """Per input and class (and pooled per input): the quantiles of the residual cores
+    across fit workloads, by their ``ENVELOPE`` (see the module's docstring for why) or
+    their equal-weight ``MIXTURE``."""
+    if across not in (ENVELOPE, MIXTURE):
+        raise CalibrationError(f"across must be {ENVELOPE!r} or {MIXTURE!r}, not {across!r}")
+    combine = _envelope if across == ENVELOPE else _mixture
     if not residuals:
         raise CalibrationError("no residuals to fit: the store has no pairs of fit workloads")
     tail = (1.0 - level) / 2.0
@@ -445,7 +476,7 @@ def fit_intervals(
         for cls in (r.workload_class, POOLED):
             by_class.setdefault(cls, {}).setdefault(r.workload, []).append(core)
     quantiles = {
-        i: {c: _envelope(by_workload, tail) for c, by_workload in sorted(cs.items())}
+        i: {c: combine(by_workload, tail) for c, by_workload in sorted(cs.items())}
         for i, cs in sorted(groups.items())
     }
     return IntervalModel(
@@ -480,3 +511,22 @@ def _envelope(by_workload: dict[str, list[float]], tail: float) -> Quantiles:
     highs = [_quantile(v, 1.0 - tail) for v in by_workload.values()]
     pairs = sum(len(v) for v in by_workload.values())
     return Quantiles(min(lows), max(highs), pairs, len(by_workload))
+
+
+def _mixture(by_workload: dict[str, list[float]], tail: float) -> Quantiles:
+    weighted = sorted(
+        (x, 1.0 / (len(v) * len(by_workload))) for v in by_workload.values() for x in v
+    )
+    values = [x for x, _ in weighted]
+    cumulative = []
+    total = 0.0
+    for _, w in weighted:
+        total += w
+        cumulative.append(total)
+
+    def at(p: float) -> float:
+        i = bisect.bisect_left(cumulative, p * total)
+        return values[min(i, len(values) - 1)]
+
+    pairs = len(values)
+    return Quantiles(at(tail), at(1.0 - tail), pairs, len(by_workload))

@@ -229,7 +229,7 @@ def test_calibrate_keeps_the_range_of_its_pairs_and_predict_json_shows_extrapola
     model.scale_range[iv.BARE_LOG] = model.scale_range[iv.BUNDLE]
 
     monkeypatch.setenv("PERFMODEL_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setattr(facade, "shipped_intervals", lambda: model)
+    monkeypatch.setattr(facade, "shipped_intervals", lambda framework="spark": model)
     runner, app = CliRunner(), build_app("predict")
 
     def predict(*args: str) -> dict[str, object]:
@@ -249,7 +249,9 @@ def test_calibrate_keeps_the_range_of_its_pairs_and_predict_json_shows_extrapola
     assert "extrapolated: task slots" in str(beyond["interval_source"])
     assert extra["widening"] > 1.0
     # An old calibration file (no range): the same prediction, not widened, and not said.
-    monkeypatch.setattr(facade, "shipped_intervals", lambda: replace(model, scale_range={}))
+    monkeypatch.setattr(
+        facade, "shipped_intervals", lambda framework="spark": replace(model, scale_range={})
+    )
     old = predict("--cores", "8")
     assert old["interval_extrapolation"] is None
     assert float(str(old["predicted_high_s"])) < float(str(beyond["predicted_high_s"]))
@@ -316,7 +318,7 @@ def test_a_cluster_log_is_predicted_with_the_cluster_calibration(
     runner, app = CliRunner(), build_app("predict")
 
     def source(log: Path, chosen: iv.IntervalModel, *change: str) -> str:
-        monkeypatch.setattr(facade, "shipped_intervals", lambda: chosen)
+        monkeypatch.setattr(facade, "shipped_intervals", lambda framework="spark": chosen)
         result = runner.invoke(app, ["predict", str(log), *change, "--json"])
         assert result.exit_code == 0, result.output
         return str(json.loads(result.output)["interval_source"])
@@ -328,3 +330,48 @@ def test_a_cluster_log_is_predicted_with_the_cluster_calibration(
     assert "cluster" not in source(EXAMPLE, model, "--cores", "4")
     local_only = replace(model, quantiles={iv.BARE_LOG: {iv.POOLED: narrow}})
     assert "20 bare-log pairs" in source(yarn, local_only, *more)
+
+
+def test_the_mixture_weighs_each_workload_alike_whatever_its_pairs() -> None:
+    """Known answers. A workload of 90 residuals at 0.0 and one of 10 at 1.0 weigh alike,
+    so half the mixture is 1.0 and its 90th percentile is 1.0 (pooled by pairs it would be
+    0.0: the big workload's pairs would drown the other). Among 20 workloads, one whose
+    every residual is 5.0 is a twentieth of the mixture, under its 10% tail: the mixture's
+    top stays 0.0 where the envelope's is that workload's 5.0."""
+    quiet = [iv.Residual("quiet", "dask", iv.BUNDLE, 0.0, 0.0) for _ in range(90)]
+    loud = [iv.Residual("loud", "dask", iv.BUNDLE, 1.0, 0.0) for _ in range(10)]
+    mixture = iv.fit_intervals(quiet + loud, across=iv.MIXTURE).quantiles[iv.BUNDLE]["all"]
+    assert (mixture.low, mixture.high, mixture.pairs, mixture.workloads) == (0.0, 1.0, 100, 2)
+    many = [iv.Residual(f"w{i}", "dask", iv.BUNDLE, 0.0, 0.0) for i in range(19) for _ in range(4)]
+    odd = [iv.Residual("odd", "dask", iv.BUNDLE, 5.0, 0.0) for _ in range(4)]
+    by_mixture = iv.fit_intervals(many + odd, across=iv.MIXTURE).quantiles[iv.BUNDLE]
+    assert by_mixture["all"].high == 0.0 and by_mixture["dask"].workloads == 20
+    assert iv.fit_intervals(many + odd).quantiles[iv.BUNDLE]["all"].high == 5.0
+    with pytest.raises(iv.CalibrationError, match="across"):
+        iv.fit_intervals(quiet, across="median")
+
+
+def test_each_front_end_reads_its_own_shipped_calibration() -> None:
+    """Spark's file is fitted on Spark's studies only and Dask's on Dask's
+    (experiments/dask/calibrate.py); a front end with no file is uncalibrated."""
+    spark, dask = iv.load_intervals(), iv.load_intervals(framework="dask")
+    assert "cluster bundle" in spark.quantiles and "cluster bundle" not in dask.quantiles
+    assert not set(spark.fitted_on) & set(dask.fitted_on)
+    assert dask.quantiles[iv.BUNDLE]["dask"].workloads >= 3
+    assert dask.scale_range[iv.BUNDLE][iv.EXECUTORS] == iv.ScaleRange(0.5, 2.0)
+    assert iv.load_intervals(framework="flink").quantiles == {}
+
+
+def test_a_dask_prediction_is_calibrated_on_dask_pairs(tmp_path: Path) -> None:
+    """A Dask run's prediction names the Dask calibration (its one class, ``dask``), not
+    Spark's cluster pairs, though its workers are processes apart from the client."""
+    import perfmodel
+    from perfmodel.simulate.config import WhatIf
+    from tests.unit.dask_streams import two_stage
+
+    analysis = perfmodel.load(two_stage().bundle(tmp_path / "b"))
+    assert analysis.workload_class == "dask"
+    prediction = analysis.predict(WhatIf(executor_cores=1))
+    pairs = iv.load_intervals(framework="dask").quantiles[iv.BUNDLE]["dask"].pairs
+    assert f"calibrated on {pairs} dask bundle pairs" in prediction.interval_source
+    assert prediction.predicted_low_s < prediction.predicted_s < prediction.predicted_high_s
