@@ -84,8 +84,6 @@ INPUTS = (BUNDLE, BARE_LOG)
 CLUSTER = "cluster"
 POOLED = "all"
 PACKAGE_FILE = "intervals.json"
-PACKAGE_FILES = {"spark": PACKAGE_FILE, "dask": "intervals-dask.json"}
-"""The shipped calibration of each front end (`ApplicationProfile.framework`)."""
 SLOTS = "task slots"
 EXECUTORS = "executors"
 MEMORY = "memory"
@@ -330,6 +328,12 @@ def _scale_range(dimension: str, data: dict[str, Any]) -> ScaleRange:
     return ScaleRange(low, high)
 
 
+def package_file(framework: str) -> str:
+    """The name of ``framework``'s shipped calibration (`ApplicationProfile.framework`):
+    ``intervals.json`` for Spark's runs, ``intervals-NAME.json`` for another front end's."""
+    return PACKAGE_FILE if framework == "spark" else f"intervals-{framework}.json"
+
+
 def load_intervals(path: str | Path | None = None, framework: str = "spark") -> IntervalModel:
     """The calibration at ``path``, else the one shipped in the package for ``framework``'s
     runs, else uncalibrated."""
@@ -339,10 +343,7 @@ def load_intervals(path: str | Path | None = None, framework: str = "spark") -> 
         except OSError as exc:
             raise CalibrationError(f"cannot read {path}: {exc}") from exc
     else:
-        name = PACKAGE_FILES.get(framework)
-        if name is None:
-            return IntervalModel()
-        shipped = resources.files("perfmodel.data").joinpath(name)
+        shipped = resources.files("perfmodel.data").joinpath(package_file(framework))
         if not shipped.is_file():
             return IntervalModel()
         text = shipped.read_text(encoding="utf-8")
