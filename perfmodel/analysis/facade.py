@@ -285,8 +285,7 @@ class Analysis:
         """Dynamic allocation is Spark's executor policy. Dask's adaptive scaling is another,
         not modelled: replaying Spark's policy for a Dask profile would predict a change
         its what-if line does not show, so it is refused."""
-        framework = self.profile.framework
-        if not framework or framework == "spark":
+        if self.framework == "spark":
             return
         limits = {
             "--dynamic-allocation": change.dynamic_allocation,
@@ -297,7 +296,7 @@ class Analysis:
         given = [option for option, value in limits.items() if value is not None]
         if given:
             raise ConfigError(
-                f"{self.source}: {given[0]} is Spark's dynamic allocation; a {framework} "
+                f"{self.source}: {given[0]} is Spark's dynamic allocation; a {self.framework} "
                 "profile's workers are a fixed count (its adaptive scaling is not modelled): "
                 "give its workers instead (--workers, or workers= in a what-if)"
             )
@@ -382,10 +381,9 @@ class Analysis:
     def _spark_settings_apply(self) -> None:
         """Spark settings are read by the Spark front end's plans: another framework's
         profile (Dask) has none, and a setting given for it is refused, not ignored."""
-        framework = self.profile.framework
-        if framework and framework != "spark":
+        if self.framework != "spark":
             raise ConfigError(
-                f"{self.source}: Spark settings (spark.…=VALUE) do not apply to a {framework} "
+                f"{self.source}: Spark settings (spark.…=VALUE) do not apply to a {self.framework} "
                 "profile; give its resources instead (cores=, workers=, mem=)"
             )
 
@@ -395,15 +393,19 @@ class Analysis:
         return BARE_LOG if self.loaded.bundle is None else BUNDLE
 
     @property
+    def framework(self) -> str:
+        """The front end that read the run (`ApplicationProfile.framework`; ``spark`` where
+        the profile does not say): which calibration, classes and policies apply to it."""
+        return self.profile.framework or "spark"
+
+    @property
     def workload_class(self) -> str:
         """``python-rdd``, ``python-udf`` or ``jvm-sql`` (`perfmodel.spark.pyspark_work`) for
         a Spark run; another front end's runs are one class, its name (``dask``): Spark's
         classes say what its executors run, which no other front end has."""
         if self._workload_class is None:
-            framework = self.profile.framework or "spark"
-            self._workload_class = (
-                workload_class(self.profile) if framework == "spark" else framework
-            )
+            spark = self.framework == "spark"
+            self._workload_class = workload_class(self.profile) if spark else self.framework
         return self._workload_class
 
     def unknown_share(self) -> float:
@@ -427,7 +429,7 @@ class Analysis:
         """A replay's prediction as every path hands it out: the analysis's notes, the
         framework whose words describe it, and its interval."""
         prediction.notes.extend(self.notes)
-        prediction.framework = self.profile.framework or "spark"
+        prediction.framework = self.framework
         self.attach_interval(prediction)
         return prediction
 
@@ -436,7 +438,7 @@ class Analysis:
         widened where its change goes beyond the scale factors the calibration saw; a
         prediction from a cluster run uses the cluster calibration for the kinds of change
         it was fitted on, and each front end's runs their own front end's calibration."""
-        model = shipped_intervals(self.profile.framework or "spark")
+        model = shipped_intervals(self.framework)
         widen = self.interval_widening(prediction)
         scale = scale_factors(prediction.baseline_config, prediction.config)
         kind = model.kind_for(self.input_kind, not prediction.baseline_config.local_mode, scale)

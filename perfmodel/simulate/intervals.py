@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -450,7 +451,7 @@ MIXTURE = "mixture"
 """Across fit workloads: the quantiles of their residuals pooled with equal weight per
 workload, the distribution a new workload's pair is drawn from when the workload is a draw
 too. Where the fit holds many workloads, a rare one whose runs the model cannot follow at
-all would make the envelope its own band: the Dask fit's 17 workloads include two whose
+all would make the envelope its own band: the Dask fit's 15 workloads include two whose
 runs on two workers were up to ten times slower than predicted, and their envelope is
 0.30× to 12.9× the prediction."""
 
@@ -519,11 +520,8 @@ def _mixture(by_workload: dict[str, list[float]], tail: float) -> Quantiles:
         (x, 1.0 / (len(v) * len(by_workload))) for v in by_workload.values() for x in v
     )
     values = [x for x, _ in weighted]
-    cumulative = []
-    total = 0.0
-    for _, w in weighted:
-        total += w
-        cumulative.append(total)
+    cumulative = list(itertools.accumulate(w for _, w in weighted))
+    total = cumulative[-1]
 
     def at(p: float) -> float:
         i = bisect.bisect_left(cumulative, p * total)
