@@ -44,6 +44,10 @@ study spec's script instead (e.g. the fit workloads, experiments/wordcount.toml)
 ``--size-mb``, on ``--master`` (``local[2]`` keeps both of a 2-core host's cores busy: the
 saturated case; ``local[1]`` leaves one to spare) with a ``--memory`` heap.
 
+``--pool OUTPUT ...`` runs nothing: it pools the pairs of earlier runs of this benchmark (their
+saved output, e.g. one per workload and master) into one median with its interval, since a
+few pairs of one workload bound the overhead only to the plain runs' spread.
+
 ``--parts --only NAME,...`` also takes the recorder's components one at a time (`COMPONENTS`:
 the event log and the plugin's task events alone, then each of the process monitor, the
 per-thread CPU sampler, JFR or the plugin's sampler at a period, py-spy at a period) and
@@ -53,6 +57,7 @@ in CPU (``recording_cost``), which prices each component far more precisely than
 
     python benchmarks/record_overhead.py [--runs 5] [--scale 3] [--interval-ms 20]
         [--job mixed|dataframe | --spec experiments/wordcount.toml --size-mb 24 --master local[2]]
+    python benchmarks/record_overhead.py --pool wordcount-local2.txt sql_join-local2.txt ...
     python benchmarks/record_overhead.py --parts --runs 8 --only old,full --spec ...
     python benchmarks/record_overhead.py --parts --runs 4 --spec ...
         --only events,monitor,threads,jfr20,plugin20,plugin50,pyspy20,pyspy50,pyspy100
@@ -68,6 +73,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -477,8 +483,45 @@ def median_interval(values: list[float], level: float = 0.95) -> tuple[float, fl
     return ordered[k - 1], ordered[n - k]
 
 
+RUN_LINE = re.compile(r"^run \d+: plain app ([\d.]+) s, .*?, app ([\d.]+) s", re.MULTILINE)
+"""A pair's line as `main` prints it: the plain run's application time, then the recorded."""
+
+
+def pool(paths: list[str]) -> None:
+    """``--pool``: the application overhead of the pairs in earlier outputs of this benchmark
+    (saved standard output), per file and all together: one workload's few pairs bound the
+    overhead only to the plain runs' spread, several workloads' pairs pooled bound it closer."""
+    everything: list[float] = []
+    for path in paths:
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            sys.exit(f"error: cannot read {path}: {exc.strerror}")
+        ratios = [float(rec) / float(plain) - 1 for plain, rec in RUN_LINE.findall(text)]
+        if not ratios:
+            sys.exit(f"error: {path} holds no pair of runs (lines 'run N: plain app ...')")
+        everything += ratios
+        _print_overhead(Path(path).name, ratios)
+    if len(paths) > 1:
+        _print_overhead("all", everything)
+
+
+def _print_overhead(what: str, ratios: list[float]) -> None:
+    interval = median_interval(ratios)
+    ci = f"  95% CI {interval[0]:+.1%} .. {interval[1]:+.1%}" if interval else ""
+    print(f"{what:32s} {len(ratios):3d} pairs  median {statistics.median(ratios):+.1%}{ci}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--pool",
+        nargs="+",
+        metavar="OUTPUT",
+        help="Run nothing: pool the pairs of earlier outputs of this benchmark (its saved "
+        "standard output, one file per run of it) and print their application overhead, per "
+        "file and together.",
+    )
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--scale", type=float, default=3.0)
     parser.add_argument(
@@ -548,6 +591,9 @@ def main() -> None:
         help='With --parts: more plain runs, NAME="VAR=value ..." (repeatable).',
     )
     args = parser.parse_args()
+    if args.pool:
+        pool(args.pool)
+        return
     if (args.cpu or args.also_spare_core) and not args.parts:
         sys.exit("--cpu and --also-spare-core go with --parts")
     if args.also_spare_core and args.spare_core:

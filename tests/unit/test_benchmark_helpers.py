@@ -37,6 +37,34 @@ def test_median_interval_is_order_statistics(bench: ModuleType) -> None:
     assert (low, high) == (7.0, 18.0)  # k = 7: P(Bin(24, 1/2) < 7) = 0.0113 <= 0.025
 
 
+def test_pool_reads_saved_outputs_pair_by_pair_and_pools_them(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each file's pairs, then all together: one ratio per "run N:" line, recorded over plain."""
+    lines = {"a.txt": [(10.0, 11.0), (10.0, 9.0), (20.0, 21.0)], "b.txt": [(10.0, 10.5)] * 4}
+    paths = []
+    for name, pairs in lines.items():
+        text = "job: ...\n" + "".join(
+            f"run {i + 1}: plain app {p:.2f} s, plain command {p + 5:.2f} s, app {r:.2f} s, "
+            f"command {r + 5:.2f} s, total {r + 6:.2f} s, samplers' CPU 0.60 s\n"
+            for i, (p, r) in enumerate(pairs)
+        )
+        (tmp_path / name).write_text(text + "overhead, application ... +5.0%\n")
+        paths.append(str(tmp_path / name))
+    bench.pool(paths)
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out] == ["a.txt", "b.txt", "all"]
+    assert "3 pairs  median +5.0%" in out[0] and "CI" not in out[0]  # too few for an interval
+    assert "4 pairs  median +5.0%" in out[1]
+    assert "7 pairs  median +5.0%" in out[2] and "95% CI -10.0% .. +10.0%" in out[2]
+
+    (tmp_path / "empty.txt").write_text("cores: 2\n")
+    with pytest.raises(SystemExit, match="holds no pair of runs"):
+        bench.pool([str(tmp_path / "empty.txt")])
+    with pytest.raises(SystemExit, match="cannot read"):
+        bench.pool([str(tmp_path / "missing.txt")])
+
+
 def test_part_variants_reject_unknown_parts_and_plain_options(bench: ModuleType) -> None:
     def args(**given: object) -> argparse.Namespace:
         return argparse.Namespace(**({"only": "", "variant": [], "plain_variant": []} | given))
