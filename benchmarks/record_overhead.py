@@ -483,6 +483,13 @@ def median_interval(values: list[float], level: float = 0.95) -> tuple[float, fl
     return ordered[k - 1], ordered[n - k]
 
 
+def interval_text(values: list[float], lead: str = "  ") -> str:
+    """The median's 95% interval as the benchmarks print it after the median, ``lead`` first;
+    nothing when there are too few values for one."""
+    interval = median_interval(values)
+    return f"{lead}95% CI {interval[0]:+.1%} .. {interval[1]:+.1%}" if interval else ""
+
+
 RUN_LINE = re.compile(r"^run \d+: plain app ([\d.]+) s, .*?, app ([\d.]+) s", re.MULTILINE)
 """A pair's line as `main` prints it: the plain run's application time, then the recorded."""
 
@@ -507,9 +514,8 @@ def pool(paths: list[str]) -> None:
 
 
 def _print_overhead(what: str, ratios: list[float]) -> None:
-    interval = median_interval(ratios)
-    ci = f"  95% CI {interval[0]:+.1%} .. {interval[1]:+.1%}" if interval else ""
-    print(f"{what:32s} {len(ratios):3d} pairs  median {statistics.median(ratios):+.1%}{ci}")
+    median = statistics.median(ratios)
+    print(f"{what:32s} {len(ratios):3d} pairs  median {median:+.1%}{interval_text(ratios)}")
 
 
 def main() -> None:
@@ -662,9 +668,8 @@ def main() -> None:
     }
     for what, (plain, recorded) in overheads.items():
         ratios = [y / x - 1 for x, y in zip(plain, recorded, strict=True)]
-        interval = median_interval(ratios)
-        ci = f"  95% CI {interval[0]:+.1%} .. {interval[1]:+.1%}" if interval else ""
-        print(f"overhead, {what:34s} {statistics.median(ratios):+.1%}{ci}")
+        median = statistics.median(ratios)
+        print(f"overhead, {what:34s} {median:+.1%}{interval_text(ratios)}")
     print(f"plain application spread (max-min)/median: {spread:.1%} (noise floor)")
     counted = [c for c in costs if "share_of_machine" in c]  # a perfmodel without the key
     if counted:

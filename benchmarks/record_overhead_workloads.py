@@ -45,7 +45,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from record_overhead import app_phases, median_interval, rotation, run, variant_options
+from record_overhead import app_phases, interval_text, rotation, run, variant_options
 
 if TYPE_CHECKING:
     from perfmodel.experiment.cluster_state import ClusterState
@@ -157,8 +157,7 @@ def measure(
     spread = (max(apps["plain"]) - min(apps["plain"])) / plain
     print(f"  plain: application median {plain:.2f} s, spread (max-min)/median {spread:.1%}")
     for name in variants:
-        interval = median_interval(ratios[name])
-        ci = f", 95% CI {interval[0]:+.1%} .. {interval[1]:+.1%}" if interval else ""
+        ci = interval_text(ratios[name], ", ")
         counted = [c for c in costs[name] if "cpu_s" in c]
         cpu = (
             f"; samplers' CPU median {statistics.median(c['cpu_s'] for c in counted):.2f} s "
@@ -201,8 +200,7 @@ def pool(outputs: list[str]) -> None:
     if not ratios:
         sys.exit("no rounds found in " + ", ".join(outputs))
     for (spec, name), values in sorted(ratios.items()):
-        interval = median_interval(values)
-        ci = f", 95% CI {interval[0]:+.1%} .. {interval[1]:+.1%}" if interval else ""
+        ci = interval_text(values, ", ")
         print(
             f"{spec:16s} {name:12s} {len(values):3d} rounds: overhead (median of per-round "
             f"ratios) {statistics.median(values):+.1%}{ci}"
