@@ -9,6 +9,7 @@ however a test ends.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -180,12 +181,12 @@ def test_record_on_a_two_worker_cluster(clean_name: str, tmp_path: Path) -> None
     options = RecordOptions(
         out=out, daemon_pids=tuple(state.daemon_pids()), pyspy=False, jvm_sampler="both"
     )
-    # The executors' JVMs start with the C1 compiler only, as the suite's drivers do
-    # (tests/jvm_startup.py): 17 s less CPU of the test's 82 s (one run each, 2026-11-29).
+    # The executors' JVMs start with the C1 compiler only and the serial collector, as the
+    # suite's drivers do (tests/jvm_startup.py): 17 s less CPU of the test's 82 s for C1 alone
+    # (one run each, 2026-11-29). PySpark splits the variable as a shell would.
     env = state.driver_env()
-    env["PYSPARK_SUBMIT_ARGS"] = (
-        f"--conf spark.executor.extraJavaOptions={SPEED_OPTIONS} pyspark-shell"
-    )
+    executor_java = shlex.quote(f"spark.executor.extraJavaOptions={SPEED_OPTIONS}")
+    env["PYSPARK_SUBMIT_ARGS"] = f"--conf {executor_java} pyspark-shell"
     result = record(state.driver_command([sys.executable, str(JOB), "300000"]), options, env)
     assert result.exit_code == 0, result.warnings
 
