@@ -28,6 +28,7 @@ from perfmodel.dag.model import ApplicationProfile
 from perfmodel.dag.samples import SampleProfile, attribute_samples
 from perfmodel.profile import bundle
 from perfmodel.spark.load import build_profile
+from tests.cli_runner import invoke_cli
 
 # One OpenMP thread per test process (torch reads it when a test first imports it): the suite
 # runs on two workers of a two-core machine, and a second OpenMP thread per process only
@@ -402,15 +403,11 @@ class MachineRuns:
 @pytest.fixture(scope="session")
 def _machine_runs_made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     def run(home: Path) -> dict[str, Any]:
-        from typer.testing import CliRunner
-
-        from perfmodel.cli import build_app
-
         spec = home / "machines.toml"
         spec.write_text(MACHINE_RUNS_SPEC.format(repo=REPO))
         store = home / "runs.sqlite"
         args = ["experiment", "run", str(spec), "--store", str(store), "--json"]
-        result = CliRunner().invoke(build_app(), args)
+        result = invoke_cli(args)
         return {
             "exit_code": result.exit_code,
             "output": result.output[-3000:],

@@ -19,17 +19,15 @@ import sys
 import traceback
 from typing import Any
 
-from typer.testing import CliRunner
-
-from perfmodel.cli import build_app
 from perfmodel.errors import PerfmodelError
 from perfmodel.spark.load import build_profile
+from tests.cli_runner import invoke_cli
 
 MAX_OUTPUT = 20_000
 
 
 def run_cli(argv: list[str]) -> dict[str, Any]:
-    result = CliRunner().invoke(build_app(), argv)
+    result = invoke_cli(argv)
     exc = result.exception
     crashed = exc is not None and not isinstance(exc, SystemExit)
     trace = ""

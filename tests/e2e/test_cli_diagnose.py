@@ -13,8 +13,8 @@ import pytest
 import zstandard
 from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
 from perfmodel.state import last_profile
+from tests.cli_runner import invoke_cli
 from tests.conftest import EXAMPLE_LOG, REPO, shared_eventlogs
 from tests.e2e.test_golden_diagnosis import GOLDEN, comparable, differences
 
@@ -36,7 +36,7 @@ REQUIRED_KEYS = {
 
 
 def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(build_app(), list(args))
+    result = invoke_cli(list(args))
     return result.exit_code, result.stdout, result.stderr
 
 

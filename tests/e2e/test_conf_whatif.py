@@ -14,16 +14,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import perfmodel
 from perfmodel.analysis import CONF, SettingNotPredictedError
-from perfmodel.cli import build_app
 from perfmodel.fleet.analyse import analyse_log
 from perfmodel.fleet.discover import LogRef
 from perfmodel.profile.bundle import BundleManifest
 from perfmodel.simulate.config import ConfigError
 from perfmodel.simulate.whatif import parse_change
+from tests.cli_runner import invoke_cli
 from tests.conftest import TEST_DATA, shared_eventlogs
 
 SETTINGS = TEST_DATA / "settings"
@@ -159,12 +158,11 @@ def test_predict_conf_on_every_log_form(form: str, tmp_path: Path) -> None:
         "in-progress": lambda: EVENTLOGS / "wordcount-running.lz4.inprogress",
         "bundle": lambda: _bundle(tmp_path, SETTINGS / "aqe_off.zstd"),
     }[form]()
-    runner = CliRunner()
     args = ["predict", str(path), "--conf", f"{SHUFFLE}=64"]
-    text = runner.invoke(build_app(), args)
+    text = invoke_cli(args)
     assert text.exit_code == 0, text.output
     assert f"settings: {SHUFFLE}=64" in text.stdout and "range " in text.stdout
-    result = runner.invoke(build_app(), [*args, "--json"])
+    result = invoke_cli([*args, "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     conf = data["conf"]
@@ -183,7 +181,6 @@ def test_predict_conf_on_every_log_form(form: str, tmp_path: Path) -> None:
 
 
 def test_predict_conf_errors_are_one_line() -> None:
-    runner = CliRunner()
     log = str(SETTINGS / "aqe_off.zstd")
     for args, named in (
         (["--conf", "spark.sql.shufle.partitions=64"], "spark.sql.shufle.partitions"),
@@ -192,7 +189,7 @@ def test_predict_conf_errors_are_one_line() -> None:
         (["--conf", "spark.sql.adaptive.enabled"], "KEY=VALUE"),
         (["--sweep", f"{SHUFFLE}=8,-1"], SHUFFLE),
     ):
-        result = runner.invoke(build_app(), ["predict", log, *args])
+        result = invoke_cli(["predict", log, *args])
         assert result.exit_code == 2, result.output
         lines = result.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and named in lines[0]

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
 from perfmodel.profile import bundle
+from tests.cli_runner import invoke_cli
 
 pytest.importorskip("distributed", reason="Dask is not installed (extra: dask)")
 
@@ -35,7 +34,7 @@ def _record(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def _command(*args: str | Path) -> str:
     """Any other command, through the CLI in this process: the code models, imported once,
     serve every call."""
-    result = CliRunner().invoke(build_app(), [str(a) for a in args])
+    result = invoke_cli([str(a) for a in args])
     assert result.exit_code == 0, (result.output[-2000:], result.exception)
     return result.stdout
 

@@ -18,6 +18,7 @@ import typer
 from typer.testing import CliRunner
 
 from perfmodel.runs.store import RunStore
+from tests.cli_runner import invoke_cli
 from tests.conftest import MachineRuns
 
 CONFIGS = ["local[1] driver=1g", "local[2] driver=1g"]
@@ -193,19 +194,17 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
 
 
 def test_main_cli_has_experiment_and_runs(tmp_path: Path) -> None:
-    from perfmodel.cli import build_app
 
-    runner = CliRunner()
-    res = runner.invoke(build_app(), ["--help"])
+    res = invoke_cli(["--help"])
     assert res.exit_code == 0 and "experiment" in res.output and "runs" in res.output
     store = tmp_path / "empty.sqlite"
-    res = runner.invoke(build_app(), ["runs", "list", "--store", str(store), "--json"])
+    res = invoke_cli(["runs", "list", "--store", str(store), "--json"])
     # Reading a store that is not there is an error, and creates nothing.
     assert res.exit_code == 2 and "no run store" in res.output, res.output
     assert not store.exists()
     RunStore(store).close()  # as `experiment run` makes it
-    res = runner.invoke(build_app(), ["runs", "list", "--store", str(store), "--json"])
+    res = invoke_cli(["runs", "list", "--store", str(store), "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout) == []
-    res = runner.invoke(build_app(), ["runs", "show", "42", "--store", str(store)])
+    res = invoke_cli(["runs", "show", "42", "--store", str(store)])
     assert res.exit_code == 2 and "42" in res.output and "Traceback" not in res.output

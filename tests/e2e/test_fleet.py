@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
 from perfmodel.fleet.discover import expand_inputs
 from perfmodel.fleet.regress import threshold
 from perfmodel.fleet.synth import copy_events, read_source, write_huge_log, write_log
 from perfmodel.simulate.config import ConfigError
 from perfmodel.simulate.whatif import parse_change
+from tests.cli_runner import invoke_cli
 from tests.conftest import shared_entries, shared_eventlogs
 from tests.fleet_helpers import make_fleet, read_tables, run
 
@@ -35,7 +35,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _diagnose_json(path: Path) -> dict:
-    out = runner.invoke(build_app(), ["diagnose", "--json", str(path)])
+    out = invoke_cli(["diagnose", "--json", str(path)])
     assert out.exit_code == 0, out.output
     return json.loads(out.stdout)
 
@@ -89,17 +89,17 @@ def test_predictions_equal_perfmodel_predict(fleet) -> None:
         if r["log_path"] == str(path.resolve())
     ]
     assert [r["what_if"] for r in rows] == ["cores=2x", "mem=0.5x"]
-    base = json.loads(runner.invoke(build_app(), ["predict", "--json", str(path)]).stdout)
+    base = json.loads(invoke_cli(["predict", "--json", str(path)]).stdout)
     cores = base["config"]["executors"] * base["config"]["executor_cores"]
     assert rows[0]["cores"] == 2 * cores
-    res = runner.invoke(build_app(), ["predict", "--json", str(path), "--cores", str(2 * cores)])
+    res = invoke_cli(["predict", "--json", str(path), "--cores", str(2 * cores)])
     want = json.loads(res.stdout)
     assert rows[0]["predicted_s"] == want["predicted_s"]
     assert rows[0]["model_error"] == want["model_error"]
     assert rows[0]["bottleneck"] == want["bottleneck"]
     mem = base["config"]["memory_bytes"] // 2
     assert mem % (1 << 20) == 0 and rows[1]["memory_bytes"] == mem
-    res = runner.invoke(build_app(), ["predict", "--json", str(path), "--mem", f"{mem >> 20}m"])
+    res = invoke_cli(["predict", "--json", str(path), "--mem", f"{mem >> 20}m"])
     assert rows[1]["predicted_s"] == json.loads(res.stdout)["predicted_s"]
 
 
@@ -243,28 +243,21 @@ def test_cli_summary_treats_log_text_literally(tmp_path: Path) -> None:
     name = "[bold red]etl[/] <script>x</script>"
     (tmp_path / "logs").mkdir()
     write_log(tmp_path / "logs", "app-x-1", copy_events(src, "app-x-1", name, 0), "plain")
-    res = runner.invoke(
-        build_app(),
+    res = invoke_cli(
         ["fleet", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--jobs", "1"],
     )
     assert res.exit_code == 0, res.output
     assert "[bold red]etl[/]" in res.stdout
     html = (tmp_path / "out" / "summary.html").read_text()
     assert "&lt;script&gt;" in html and "<script>" not in html
-    res = runner.invoke(
-        build_app(), ["fleet", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--json"]
-    )
+    res = invoke_cli(["fleet", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--json"])
     assert json.loads(res.stdout)["applications"] == 1
 
 
 def test_cli_bad_input_is_one_error_line(tmp_path: Path) -> None:
-    res = runner.invoke(
-        build_app(), ["fleet", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]
-    )
+    res = invoke_cli(["fleet", str(tmp_path / "missing"), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "error:" in res.output and "Traceback" not in res.output
-    res = runner.invoke(
-        build_app(), ["fleet", str(tmp_path), "hdfs://nn/logs", "--out", str(tmp_path / "o")]
-    )
+    res = invoke_cli(["fleet", str(tmp_path), "hdfs://nn/logs", "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "--engine spark" in res.output
 
 

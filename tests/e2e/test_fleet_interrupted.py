@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
 from perfmodel.fleet.run import FleetInterrupted, FleetOptions, run_fleet
+from tests.cli_runner import invoke_cli
 from tests.fleet_helpers import read_tables
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "eventlogs" / "etl-local2.zstd"
@@ -60,7 +59,7 @@ def test_the_command_says_what_it_saved_and_exits_130(
 
     monkeypatch.setattr("perfmodel.fleet.run.run_fleet", stopped)
     logs = _logs(tmp_path / "logs")
-    result = CliRunner().invoke(build_app(), ["fleet", str(logs), "--out", str(tmp_path / "out")])
+    result = invoke_cli(["fleet", str(logs), "--out", str(tmp_path / "out")])
     assert result.exit_code == 130
     assert result.output.strip().splitlines()[-1] == (
         f"interrupted: the 3 of 10 log(s) finished are saved in {tmp_path / 'out'}; the same "

@@ -7,9 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from perfmodel.cli import build_app
+from tests.cli_runner import invoke_cli
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "eventlogs" / "etl-local2.zstd"
 
@@ -20,7 +18,7 @@ def test_a_scenario_that_applies_to_no_application_says_why(tmp_path: Path) -> N
     shutil.copy(EXAMPLE, logs / "a.zstd")
     args = ["fleet", str(logs), "--out", str(tmp_path / "out"), "--what-if", "cores=2x"]
     args += ["--what-if", "max-executors=2x"]  # a local-mode run has no executors to cap
-    result = CliRunner().invoke(build_app(), [*args, "--json"])
+    result = invoke_cli([*args, "--json"])
     assert result.exit_code == 0, result.output
     rows = {p["what_if"]: p for p in json.loads(result.stdout)["predictions"]}
     assert rows["cores=2x"]["apps"] == 1 and rows["cores=2x"]["not_predicted"] == 0
@@ -28,6 +26,6 @@ def test_a_scenario_that_applies_to_no_application_says_why(tmp_path: Path) -> N
     assert (capped["apps"], capped["not_predicted"]) == (0, 1)
     assert capped["observed_s"] is None and capped["predicted_s"] is None
     assert capped["why_not"]
-    text = CliRunner().invoke(build_app(), args).stdout
+    text = invoke_cli(args).stdout
     line = next(t for t in text.splitlines() if t.lstrip().startswith("max-executors=2x"))
     assert "1: " in line

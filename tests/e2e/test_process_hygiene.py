@@ -16,12 +16,11 @@ from pathlib import Path
 
 import psutil
 import pytest
-from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
 from perfmodel.errors import PerfmodelError
 from perfmodel.profile.record.children import REAPER_MARK
 from perfmodel.report import flame, render_to_file, renderer
+from tests.cli_runner import invoke_cli
 from tests.conftest import REPO
 
 CLI = [sys.executable, "-c", "from perfmodel.cli import main; main()"]
@@ -164,15 +163,12 @@ def test_a_later_run_reports_what_a_killed_perfmodel_left_running(tmp_path: Path
 
 def test_a_command_that_cannot_start_leaves_nothing_and_a_retry_works(tmp_path: Path) -> None:
     out = tmp_path / "bundle"
-    runner = CliRunner()
-    failed = runner.invoke(
-        build_app(), ["record", "--out", str(out), "--no-jfr", "--no-pyspy", "--", "/no-such-cmd"]
+    failed = invoke_cli(
+        ["record", "--out", str(out), "--no-jfr", "--no-pyspy", "--", "/no-such-cmd"]
     )
     assert failed.exit_code == 2 or isinstance(failed.exception, PerfmodelError), failed.output
     assert not out.exists() and list(tmp_path.iterdir()) == []
-    retry = runner.invoke(
-        build_app(), ["record", "--out", str(out), "--no-jfr", "--no-pyspy", "--", "true"]
-    )
+    retry = invoke_cli(["record", "--out", str(out), "--no-jfr", "--no-pyspy", "--", "true"])
     assert retry.exit_code == 0, retry.output
     assert (out / "manifest.json").is_file()
     assert [p.name for p in tmp_path.iterdir()] == ["bundle"]

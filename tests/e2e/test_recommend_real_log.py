@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
 from perfmodel.analysis import load
-from perfmodel.cli import build_app
 from perfmodel.recommend.catalog import parse_catalog
 from perfmodel.recommend.search import Request, search
+from tests.cli_runner import invoke_cli
 from tests.conftest import REPO, SHARED_EVENTLOGS
 from tests.recommend_helpers import assert_same_answers, requests_for
 
@@ -38,7 +37,7 @@ def test_cli_json_schema() -> None:
     """The JSON answer's fields, the text answer, a deadline nobody meets and an unknown
     baseline machine, as a user runs the command."""
     args = ["recommend", str(LOG), "--catalog", str(EXAMPLE), "--max-nodes", "3"]
-    result = CliRunner().invoke(build_app(), [*args, "--deadline", "10m", "--json"])
+    result = invoke_cli([*args, "--deadline", "10m", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     rec = data["recommended"]
@@ -68,10 +67,10 @@ def test_cli_json_schema() -> None:
     assert data["interval"]["bound_used_for_deadline"] == "upper"
     evaluated = [p for p in data["points"] if p["evaluated"]]
     assert min(p["cost"] for p in evaluated if p["meets_deadline"]) == rec["cost"]
-    text = CliRunner().invoke(build_app(), [*args, "--deadline", "10m"])
+    text = invoke_cli([*args, "--deadline", "10m"])
     assert text.exit_code == 0 and "Recommended:" in text.stdout
-    impossible = CliRunner().invoke(build_app(), [*args, "--deadline", "1s"])
+    impossible = invoke_cli([*args, "--deadline", "1s"])
     assert impossible.exit_code == 2
     assert "error: no configuration meets the deadline" in impossible.output
-    bad = CliRunner().invoke(build_app(), [*args, "--baseline-machine", "nope"])
+    bad = invoke_cli([*args, "--baseline-machine", "nope"])
     assert bad.exit_code == 2 and "not in the catalog" in bad.output

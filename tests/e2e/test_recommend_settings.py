@@ -13,13 +13,12 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import perfmodel
-from perfmodel.cli import build_app
 from perfmodel.recommend.api import recommend
 from perfmodel.recommend.search import Request
 from perfmodel.recommend.tuning import MIN_GAIN, SHUFFLE_PARTITIONS
+from tests.cli_runner import invoke_cli
 from tests.conftest import TEST_DATA
 
 LOG = TEST_DATA / "settings" / "aqe_off.zstd"
@@ -63,12 +62,12 @@ def test_recommend_predicts_the_settings_it_prints(catalog_file: Path) -> None:
 
 def test_recommend_cli_prints_the_tuned_settings(catalog_file: Path) -> None:
     args = ["recommend", str(LOG), "--catalog", str(catalog_file), "--local", "--deadline", "2m"]
-    text = CliRunner().invoke(build_app(), args)
+    text = invoke_cli(args)
     assert text.exit_code == 0, text.output
     assert f"--conf {SHUFFLE_PARTITIONS}=" in text.stdout
     assert "with the profiled run's settings instead" in text.stdout
     assert "spark.sql.shuffle.partitions tuned on" in " ".join(text.stdout.split())
-    data = json.loads(CliRunner().invoke(build_app(), [*args, "--json"]).stdout)
+    data = json.loads(invoke_cli([*args, "--json"]).stdout)
     rec = data["recommended"]
     assert (
         rec["spark_settings"]

@@ -24,9 +24,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
 from perfmodel.cli.record import register
 from perfmodel.profile import bundle, thread_cpu
+from tests.cli_runner import invoke_cli
 from tests.conftest import JobRecording, assert_long_tasks_have_jvm_samples, attribute_bundle
 
 pytestmark = pytest.mark.slow
@@ -163,7 +163,7 @@ def test_flame_export_of_a_stage(job_bundle: Path, attributed, tmp_path: Path) -
 def test_diagnose_a_bundle_lists_top_functions_per_stage(job_bundle: Path) -> None:
     """The bundle is a first-class input of `perfmodel diagnose` (real recording, real CLI)."""
     out = job_bundle
-    result = CliRunner().invoke(build_app(), ["diagnose", str(out), "--json"])
+    result = invoke_cli(["diagnose", str(out), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["extra"]["samples"]["samples"] > 0
@@ -180,7 +180,7 @@ def test_diagnose_a_bundle_lists_top_functions_per_stage(job_bundle: Path) -> No
         assert "cpu" in v and set(v) <= {"cpu", "disk"}
         assert abs(sum(v.values()) - 1) < 1e-6
     assert data["extra"]["code_vectors"]["stages"] == len(vectors)
-    text = CliRunner().invoke(build_app(), ["diagnose", str(out)])
+    text = invoke_cli(["diagnose", str(out)])
     assert "top functions" in text.stdout
     assert "inferred from the code" in text.stdout
 
@@ -189,16 +189,16 @@ def test_predict_uses_code_vectors_and_per_thread_cpu(job_bundle: Path, tmp_path
     """`predict` on a recorded bundle splits unattributed time by the code models' vectors
     and takes each task's CPU demand from the measured per-thread CPU; both are said."""
     out = job_bundle
-    runner = CliRunner(env={"PERFMODEL_STATE_DIR": str(tmp_path / "state")})
-    res = runner.invoke(build_app(), ["predict", str(out), "--cores", "1", "--json"])
+    state = {"PERFMODEL_STATE_DIR": str(tmp_path / "state")}
+    res = invoke_cli(["predict", str(out), "--cores", "1", "--json"], env=state)
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     notes = " ".join(data["notes"])
     assert "code-inferred resource vectors" in notes
     assert "measured per-thread CPU" in notes
     assert data["baseline_config"]["sources"]["host_cores"] == "recorded with the profile"
-    res = runner.invoke(
-        build_app(), ["predict", str(out), "--cores", "1", "--no-code-vectors", "--json"]
+    res = invoke_cli(
+        ["predict", str(out), "--cores", "1", "--no-code-vectors", "--json"], env=state
     )
     assert res.exit_code == 0, res.output
     assert "not used (--no-code-vectors)" in " ".join(json.loads(res.stdout)["notes"])

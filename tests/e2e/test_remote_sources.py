@@ -13,9 +13,8 @@ import sys
 
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
+from tests.cli_runner import invoke_cli
 from tests.e2e.conftest import S3_LOGS, SHS_LOGS, FaultProxy, HistoryServer, S3Server
 
 pytestmark = pytest.mark.slow
@@ -37,7 +36,7 @@ def run(
             timeout=600,
         )
         return proc.returncode, proc.stdout, proc.stderr
-    result = CliRunner().invoke(build_app(), args, env=env, catch_exceptions=False)
+    result = invoke_cli(args, env=env, catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
 
 

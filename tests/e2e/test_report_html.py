@@ -15,11 +15,11 @@ import pytest
 import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 import perfmodel
 from perfmodel.report.html import application_page, render_html, write_html
 from perfmodel.report.html.timeline import assign_lanes, build_timeline, timeline_rows
+from tests.cli_runner import invoke_cli
 from tests.headless_chromium import Browser, chromium_path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -165,13 +165,12 @@ def test_html_is_self_contained_and_small(tmp_path: Path) -> None:
 
 
 def test_cli_writes_the_report_and_refuses_a_missing_log(tmp_path: Path) -> None:
-    from perfmodel.cli import build_app
 
     out = tmp_path / "sub" / "report.html"
-    result = CliRunner().invoke(build_app(), ["report", str(EXAMPLE), "-o", str(out)])
+    result = invoke_cli(["report", str(EXAMPLE), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
-    missing = CliRunner().invoke(build_app(), ["report", str(tmp_path / "nope"), "-o", str(out)])
+    missing = invoke_cli(["report", str(tmp_path / "nope"), "-o", str(out)])
     assert missing.exit_code == 2
     assert missing.output.startswith("error: ") and "Traceback" not in missing.output
 

@@ -19,9 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
+from tests.cli_runner import invoke_cli
 from tests.conftest import SHARED_EVENTLOGS
 from tests.e2e.conftest import need_history_server_parts, running_history_server
 
@@ -31,7 +30,7 @@ CLI = [sys.executable, "-c", "from perfmodel.cli import main; main()"]
 
 
 def _diagnose(path: Path) -> dict:
-    result = CliRunner().invoke(build_app(), ["diagnose", "--json", str(path)])
+    result = invoke_cli(["diagnose", "--json", str(path)])
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -117,9 +116,7 @@ def _copy_slowly(steps: list[tuple[Path, bytes | None]], delay_s: float) -> thre
 
 
 def _watch(path: Path) -> tuple[list[dict], dict]:
-    result = CliRunner().invoke(
-        build_app(), ["watch", str(path), "--json", "--interval", "0.05", "--timeout", "60"]
-    )
+    result = invoke_cli(["watch", str(path), "--json", "--interval", "0.05", "--timeout", "60"])
     assert result.exit_code == 0, result.stderr
     lines = _lines(result.stdout)
     return lines[:-1], lines[-1]
@@ -171,9 +168,7 @@ def test_watch_times_out_with_what_it_read(tmp_path: Path) -> None:
     data = (SHARED_EVENTLOGS / "application_1489705648216_1600").read_bytes()
     growing = tmp_path / "application_1489705648216_1600.inprogress"
     growing.write_bytes(data[: len(data) // 2])
-    result = CliRunner().invoke(
-        build_app(), ["watch", str(growing), "--json", "--interval", "0.05", "--timeout", "0.5"]
-    )
+    result = invoke_cli(["watch", str(growing), "--json", "--interval", "0.05", "--timeout", "0.5"])
     assert result.exit_code == 3
     end = _lines(result.stdout)[-1]
     assert end["stopped"] == "timeout" and end["diagnosis"]["complete"] is False
@@ -181,9 +176,7 @@ def test_watch_times_out_with_what_it_read(tmp_path: Path) -> None:
 
 
 def test_watch_of_a_missing_log_is_one_error(tmp_path: Path) -> None:
-    result = CliRunner().invoke(
-        build_app(), ["watch", str(tmp_path / "nope"), "--interval", "0.05", "--timeout", "0.2"]
-    )
+    result = invoke_cli(["watch", str(tmp_path / "nope"), "--interval", "0.05", "--timeout", "0.2"])
     assert result.exit_code == 2 and result.stderr.startswith("error: ")
 
 
@@ -201,8 +194,7 @@ def test_watch_follows_a_running_history_server_application(tmp_path: Path) -> N
         cuts = [len(data) // 4, len(data) // 2, 3 * len(data) // 4, len(data)]
         steps = [(growing, data[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
         writer = _copy_slowly([*steps, (growing, None)], 1.5)
-        result = CliRunner().invoke(
-            build_app(),
+        result = invoke_cli(
             ["watch", f"{url}/history/{name}", "--json", "--interval", "0.5", "--timeout", "90"],
         )
         writer.join()

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 import zstandard
-from typer.testing import CliRunner
 
 from perfmodel.analysis import Analysis, load
 from perfmodel.analysis.alerts import (
@@ -26,10 +25,10 @@ from perfmodel.analysis.alerts import (
     quantify_alerts,
     size_setting,
 )
-from perfmodel.cli import build_app
 from perfmodel.fleet.analyse import analyse_log
 from perfmodel.fleet.discover import LogRef
 from perfmodel.report.html.data import application_page
+from tests.cli_runner import invoke_cli
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 ALERTS = DATA / "alerts"
@@ -301,7 +300,7 @@ def test_an_alert_prediction_is_predict_conf() -> None:
     args = ["predict", str(ALERTS / "tiny.zstd"), "--json"]
     for key, value in alert.settings.items():
         args += ["--conf", f"{key}={value}"]
-    result = CliRunner().invoke(build_app(), args)
+    result = invoke_cli(args)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["predicted_s"] == pytest.approx(alert.predicted_s)
 
@@ -346,12 +345,11 @@ def test_size_setting_is_a_spark_size() -> None:
 
 
 def test_alerts_in_diagnose_text_and_json() -> None:
-    runner = CliRunner()
-    text = runner.invoke(build_app(), ["diagnose", str(ALERTS / "tiny.zstd")])
+    text = invoke_cli(["diagnose", str(ALERTS / "tiny.zstd")])
     assert text.exit_code == 0, text.output
     assert "Alerts" in text.output and "tiny-tasks" in text.output
     assert "spark.sql.shuffle.partitions" in text.output
-    out = runner.invoke(build_app(), ["diagnose", str(ALERTS / "tiny.zstd"), "--json"])
+    out = invoke_cli(["diagnose", str(ALERTS / "tiny.zstd"), "--json"])
     alerts = json.loads(out.output)["alerts"]
     assert alerts[0]["kind"] == "tiny-tasks" and alerts[0]["predicted_s"] > 0
     assert alerts[0]["settings"] and alerts[0]["not_predicted"] is None

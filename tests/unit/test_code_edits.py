@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 import perfmodel
 from perfmodel.analysis import Analysis
-from perfmodel.cli import build_app
 from perfmodel.errors import PerfmodelError
 from perfmodel.spark.settings import SettingError, parse_value, stage_key, stage_of_key
+from tests.cli_runner import invoke_cli
 
 PLANS = Path(__file__).resolve().parents[1] / "data" / "settings" / "plans.zstd"
 
@@ -103,18 +102,18 @@ def test_any_stage_key_text_is_parsed_or_refused_cleanly(suffix: str, value: str
 
 
 def test_predict_and_sweep_take_the_key_from_the_cli(tmp_path: Path) -> None:
-    runner = CliRunner(env={"PERFMODEL_STATE_DIR": str(tmp_path / "state")})
-    res = runner.invoke(
-        build_app(), ["predict", str(PLANS), "--conf", "stage.5.partitions=20", "--json"]
+    state = {"PERFMODEL_STATE_DIR": str(tmp_path / "state")}
+    res = invoke_cli(
+        ["predict", str(PLANS), "--conf", "stage.5.partitions=20", "--json"], env=state
     )
     assert res.exit_code == 0, res.output
     stages = json.loads(res.stdout)["conf"]["stages"]
     assert [(s["stage_id"], s["tasks_after"]) for s in stages] == [(5, 20)]
-    res = runner.invoke(
-        build_app(), ["predict", str(PLANS), "--sweep", "stage.5.partitions=5,20,80", "--json"]
+    res = invoke_cli(
+        ["predict", str(PLANS), "--sweep", "stage.5.partitions=5,20,80", "--json"], env=state
     )
     assert res.exit_code == 0, res.output
-    res = runner.invoke(build_app(), ["predict", str(PLANS), "--conf", "stage.2.partitions=4"])
+    res = invoke_cli(["predict", str(PLANS), "--conf", "stage.2.partitions=4"], env=state)
     assert res.exit_code == 2
     assert res.output.startswith("error: stage.2.partitions: ") and "Traceback" not in res.output
 

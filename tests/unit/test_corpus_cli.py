@@ -5,12 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from perfmodel.cli import build_app
+from tests.cli_runner import invoke_cli
 
 DATA = Path(__file__).parents[1] / "data" / "corpus"
-RUNNER = CliRunner()
 ROOT_ARGS = [
     "--root",
     f"test-java={DATA / 'java'}",
@@ -22,8 +19,7 @@ ROOT_ARGS = [
 
 
 def test_build_json(tmp_path: Path) -> None:
-    res = RUNNER.invoke(
-        build_app(),
+    res = invoke_cli(
         [
             "corpus",
             "build",
@@ -55,22 +51,18 @@ def test_build_bad_manifest_is_one_clear_error(tmp_path: Path) -> None:
         '[source]\nlanguage="java"\nroots=["x"]\n'
         '[[rule]]\npattern="a..b"\nlabel="cpu"\nreason="r"\n'
     )
-    res = RUNNER.invoke(
-        build_app(), ["corpus", "build", "--manifest", str(tmp_path), "--out", str(tmp_path / "o")]
-    )
+    res = invoke_cli(["corpus", "build", "--manifest", str(tmp_path), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2
     assert "bad.toml: rule #1 (a..b)" in res.output
     assert "Traceback" not in res.output
 
 
 def test_build_missing_root_and_bad_root_spec(tmp_path: Path) -> None:
-    res = RUNNER.invoke(
-        build_app(),
+    res = invoke_cli(
         ["corpus", "build", "--manifest", str(DATA / "manifests"), "--out", str(tmp_path / "o")],
     )
     assert res.exit_code == 2 and "source root 'test-" in res.output
-    res = RUNNER.invoke(
-        build_app(),
+    res = invoke_cli(
         [
             "corpus",
             "build",
@@ -81,7 +73,7 @@ def test_build_missing_root_and_bad_root_spec(tmp_path: Path) -> None:
         ],
     )
     assert res.exit_code == 2 and "does not exist" in res.output
-    res = RUNNER.invoke(build_app(), ["corpus", "build", "--root", "justapath"])
+    res = invoke_cli(["corpus", "build", "--root", "justapath"])
     assert res.exit_code == 2 and "NAME=PATH" in res.output
 
 
@@ -90,8 +82,7 @@ def test_locate_json_and_text() -> None:
         "com.example.io.BlockReader.readBlock(byte[]) line: 32",
         "org.apache.spark.rdd.RDD.iterator(Partition, TaskContext) line: 329",
     ]
-    res = RUNNER.invoke(
-        build_app(),
+    res = invoke_cli(
         ["corpus", "locate", "--no-default-roots", "--root", str(DATA / "java"), "--json", *frames],
     )
     assert res.exit_code == 0, res.output
@@ -99,8 +90,7 @@ def test_locate_json_and_text() -> None:
     assert [o["source_found"] for o in out] == [True, False]
     assert out[0]["doc"].startswith("Reads the next block") and "ast" not in out[0]
     assert out[1]["name_tokens"] == ["org", "apache", "spark", "rdd", "rdd", "iterator"]
-    res = RUNNER.invoke(
-        build_app(),
+    res = invoke_cli(
         ["corpus", "locate", "--no-default-roots", "--root", str(DATA / "java"), frames[0]],
     )
     assert res.exit_code == 0 and "BlockReader.java" in res.stdout and "found" in res.stdout

@@ -12,14 +12,13 @@ from typing import Any
 
 import pytest
 import zstandard
-from typer.testing import CliRunner
 
 import perfmodel
-from perfmodel.cli import build_app
 from perfmodel.errors import DecompressionLimitError, NotAnEventLogError
 from perfmodel.profile.quality import DAMAGE_KINDS
 from perfmodel.report import renderer
 from perfmodel.spark.load import build_profile
+from tests.cli_runner import invoke_cli
 from tests.fuzz_support import PLAIN_LOG, ROLLING_LOG, ZSTD_LOG, shared_log
 
 UNKNOWN = b'{"Event":"com.example.MyListenerEvent","Payload":[1,2,3]}'
@@ -89,7 +88,7 @@ def test_a_400_digit_integer_is_an_out_of_range_value(tmp_path: Path) -> None:
     i = _task_end_lines(lines)[0]
     lines[i] = re.sub(rb'"Finish Time":\d+', b'"Finish Time":' + b"9" * 400, lines[i], count=1)
     assert _counts(_write(tmp_path, lines)) == _only(out_of_range_value=1)
-    result = CliRunner().invoke(build_app(), ["diagnose", str(tmp_path / PLAIN_LOG), "--json"])
+    result = invoke_cli(["diagnose", str(tmp_path / PLAIN_LOG), "--json"])
     assert result.exit_code == 0 and result.exception is None, result.output
 
 
@@ -186,9 +185,7 @@ def test_a_capped_stream_of_zeros_is_reported_as_cut_off_not_empty(tmp_path: Pat
     with pytest.raises(DecompressionLimitError) as info:
         build_profile(path, max_decompressed_bytes=16 << 20)
     assert "empty" not in str(info.value) and "exceeds" in str(info.value)
-    result = CliRunner().invoke(
-        build_app(), ["diagnose", str(path), "--max-decompressed-bytes", str(16 << 20)]
-    )
+    result = invoke_cli(["diagnose", str(path), "--max-decompressed-bytes", str(16 << 20)])
     assert result.exit_code == 2 and "empty" not in result.output
 
 
@@ -203,7 +200,7 @@ def test_profile_refuses_a_file_that_is_no_event_log(tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.json"
     garbage.write_text('{"hello": "world"}\n' * 300)
     out = tmp_path / "bundle"
-    result = CliRunner().invoke(build_app(), ["profile", str(garbage), "--out", str(out)])
+    result = invoke_cli(["profile", str(garbage), "--out", str(out)])
     assert result.exit_code == 2 and "not a Spark event log" in result.output
     assert not out.exists()
 
@@ -212,7 +209,7 @@ def test_profile_refuses_a_file_that_is_no_event_log(tmp_path: Path) -> None:
 
 
 def _json_quality(path: Path) -> dict[str, Any]:
-    result = CliRunner().invoke(build_app(), ["diagnose", str(path), "--json"])
+    result = invoke_cli(["diagnose", str(path), "--json"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
     assert "data_quality" in payload, "diagnose --json has no data_quality yet"
@@ -275,6 +272,6 @@ def test_a_deeply_nested_rdd_scope_is_damage_not_a_crash(tmp_path: Path) -> None
     lines = _lines()
     i = next(i for i, line in enumerate(lines) if b'"Scope":"' in line)
     lines[i] = lines[i].replace(b'"Scope":"', b'"Scope":"' + b"[" * 200_000, 1)
-    result = CliRunner().invoke(build_app(), ["diagnose", str(_write(tmp_path, lines))])
+    result = invoke_cli(["diagnose", str(_write(tmp_path, lines))])
     crashed = result.exception is not None and not isinstance(result.exception, SystemExit)
     assert result.exit_code in (0, 2) and not crashed, result.output

@@ -26,6 +26,7 @@ from perfmodel.fleet.store import write_table
 from perfmodel.profile.record.bundle_write import staged_directory
 from perfmodel.report import render_to_file
 from perfmodel.runs.store import RunStore, StoreError
+from tests.cli_runner import invoke_cli
 
 KINDS = ["missing", "regular", "directory", "fifo", "device", "link_to_file", "link_to_dir"]
 KINDS += ["dangling_link", "socket"]
@@ -180,28 +181,22 @@ def test_an_empty_output_path_is_named_as_such() -> None:
 
 @pytest.mark.parametrize("kind", ["fifo", "directory", "link_to_file", "device"])
 def test_report_refuses_before_reading_the_log(kind: str, tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from perfmodel.cli import build_app
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     target = tmp_path / "out.html"
     _plant(kind, target, elsewhere)
     before = _snapshot(target, elsewhere)
-    result = CliRunner().invoke(build_app(), ["report", "no-such.log", "-o", str(target)])
+    result = invoke_cli(["report", "no-such.log", "-o", str(target)])
     assert result.exit_code == 2
     assert "replaces only regular files" in result.output
     assert _snapshot(target, elsewhere) == before
 
 
 def test_runs_list_on_a_missing_store_creates_nothing(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from perfmodel.cli import build_app
 
     store = tmp_path / "a" / "b" / "runs.sqlite"
-    result = CliRunner().invoke(build_app(), ["runs", "list", "--store", str(store)])
+    result = invoke_cli(["runs", "list", "--store", str(store)])
     assert result.exit_code == 2
     assert "no run store at" in result.output
     assert not (tmp_path / "a").exists()

@@ -8,11 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
 from perfmodel.errors import EventLogNotFoundError
 from perfmodel.profile.eventlog_paths import resolve_event_log
+from tests.cli_runner import invoke_cli
 from tests.conftest import EXAMPLE_LOG, TEST_DATA
 
 WORDCOUNT = TEST_DATA / "eventlogs" / "wordcount.lz4"
@@ -33,7 +32,7 @@ def test_a_path_under_the_root_does_not_suggest_scanning_the_root() -> None:
 
 
 def test_the_cli_says_the_path_does_not_exist_in_one_line() -> None:
-    result = CliRunner().invoke(build_app(), ["diagnose", "/perfmodel-no-such-log-here"])
+    result = invoke_cli(["diagnose", "/perfmodel-no-such-log-here"])
     assert result.exit_code == 2
     said = "error: No event log at /perfmodel-no-such-log-here: it does not exist.\n"
     assert result.stderr == said

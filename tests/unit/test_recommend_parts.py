@@ -6,9 +6,7 @@ import random
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
 from perfmodel.recommend.api import RequestError, parse_duration, parse_money
 from perfmodel.recommend.catalog import CatalogError, parse_catalog, parse_catalog_text
 from perfmodel.recommend.history import HistoryError, calibrate
@@ -29,6 +27,7 @@ from perfmodel.runs.store import RunStore
 from perfmodel.simulate.bounds import lower_bounds_s, prepare, refined_bound_s
 from perfmodel.simulate.config import BaselineOverrides, WhatIf
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
+from tests.cli_runner import invoke_cli
 from tests.recommend_helpers import HEADER, SyntheticAnalysis, catalog, row
 
 REPO = Path(__file__).resolve().parents[2]
@@ -253,6 +252,6 @@ def test_cli_bad_input_is_one_error_line(broken: str, tmp_path: Path) -> None:
     log = LOGS / "eventlog_4nodes_8cores_dynamic_alloc.zstd"
     target = {"log-missing": tmp_path / "nope", "log-garbage": garbage}.get(broken, log)
     catalog = garbage if broken == "catalog-garbage" else EXAMPLE
-    result = CliRunner().invoke(build_app(), ["recommend", str(target), "--catalog", str(catalog)])
+    result = invoke_cli(["recommend", str(target), "--catalog", str(catalog)])
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines()[-1].startswith("error: ")

@@ -8,13 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
 from perfmodel.experiment.spec import parse_spec
 from perfmodel.profile import bundle, jfr
 from perfmodel.profile.record.defaults import default_interval_ms
 from perfmodel.profile.record.setup import RecordOptions, recording_settings
+from tests.cli_runner import invoke_cli
 
 
 def test_the_default_recorder_starts_no_flight_recording(tmp_path: Path) -> None:
@@ -40,7 +39,7 @@ def test_each_sampler_has_its_own_default_period(
     tmp_path: Path, args: list[str], sampler: str, interval: int, python_hz: int
 ) -> None:
     out = tmp_path / "b"
-    result = CliRunner().invoke(build_app(), ["record", "--out", str(out), *args, "--", "true"])
+    result = invoke_cli(["record", "--out", str(out), *args, "--", "true"])
     assert result.exit_code == 0, result.output
     sampling = bundle.read_manifest(out).sampling
     assert sampling["jvm_sampler"] == sampler
@@ -52,7 +51,7 @@ def test_each_sampler_has_its_own_default_period(
 def test_thread_cpu_and_monitor_can_be_left_out(tmp_path: Path) -> None:
     out = tmp_path / "b"
     args = ["record", "--out", str(out), "--no-thread-cpu", "--no-monitor", "--", "true"]
-    result = CliRunner().invoke(build_app(), args)
+    result = invoke_cli(args)
     assert result.exit_code == 0, result.output
     manifest = bundle.read_manifest(out)
     assert not manifest.thread_cpu and not manifest.resources

@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 import perfmodel
-from perfmodel.cli import build_app
 from perfmodel.jsonout import dump_items, dumps
 from perfmodel.simulate.config import ConfigError
+from tests.cli_runner import invoke_cli
 
 LOG = Path(__file__).resolve().parents[1] / "data" / "eventlogs" / "wordcount.zstd"
 AXES = ["cores=1,2,4", "mem=512m,2g"]
@@ -83,7 +82,7 @@ def test_summary_keeps_all_but_the_stages() -> None:
 
 
 def test_cli_sweep_json_is_the_facades_sweep() -> None:
-    result = CliRunner().invoke(build_app(), ["predict", str(LOG), "--sweep", *AXES, "--json"])
+    result = invoke_cli(["predict", str(LOG), "--sweep", *AXES, "--json"])
     assert result.exit_code == 0, result.output
     want = [
         {"settings": p.settings, **p.prediction.as_dict()} for p in perfmodel.load(LOG).sweep(AXES)
@@ -93,6 +92,6 @@ def test_cli_sweep_json_is_the_facades_sweep() -> None:
 
 def test_cli_bad_point_writes_no_json() -> None:
     args = ["predict", str(LOG), "--sweep", "cores=1,2", "executors=1,2", "--json"]
-    result = CliRunner().invoke(build_app(), args)
+    result = invoke_cli(args)
     assert result.exit_code == 2
     assert "[" not in result.stdout and "error:" in result.output

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
+from tests.cli_runner import invoke_cli
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "eventlogs" / "etl-local2.zstd"
 
@@ -34,7 +33,7 @@ def unfinished(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cli(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(build_app(), list(args))
+    result = invoke_cli(list(args))
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result.exit_code, result.output
 
