@@ -27,8 +27,10 @@ install: $(STAMP)
 demo: install
 	$(BIN)/perfmodel diagnose $(EXAMPLE)
 
-# The whole suite, tests/unit and tests/e2e, on two workers (pytest-xdist): a file's tests stay
-# on one worker, so its module fixtures run once; the 15 slowest are listed at the end.
+# The whole suite, tests/unit and tests/e2e, on three workers (pytest-xdist): a file's tests
+# stay on one worker, so its module fixtures run once; the 15 slowest are listed at the end.
+# Three workers on two cores: while one waits (on a server, a timeout, a retry's back-off),
+# the others' work fills its core. The static checks run beside the suite (scripts/test.sh).
 #
 # The suite starts a few hundred Python processes (the CLI, PySpark's workers), each compiling
 # perfmodel's modules again where no bytecode was kept, as when PYTHONDONTWRITEBYTECODE is set;
@@ -36,14 +38,17 @@ demo: install
 # pytest keeps its rewritten test modules there too: about 6 s less per pytest process start.
 PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/build/pycache \
 	$(BIN)/python -m pytest -q -p no:cacheprovider
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
+FAST_WORKERS ?= 2
 
-test: install lint docs wheel-check
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
+test: install
+	MAKE="$(MAKE)" scripts/test.sh $(PYTEST) -n $(TEST_WORKERS) --dist loadfile \
+		--no-loadscope-reorder --durations=15
 
-# The unit tests alone (no Spark, no Chromium, no recording): under a minute.
+# The unit tests alone (no Spark, no Chromium, no recording): under a minute. They never wait,
+# so one worker per core.
 test-fast: install
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 tests/unit
+	$(PYTEST) -n $(FAST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 tests/unit
 
 # Style, types and architecture (import-linter's contracts in .importlinter); `make test` runs it.
 lint: install
