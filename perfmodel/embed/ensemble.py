@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from itertools import product
 
 import numpy as np
-from sklearn.metrics import f1_score
 
 HEADS = ("code", "doc", "token")
 DEFAULT_KEY = "*"
@@ -94,9 +93,21 @@ def _grid() -> list[Weights]:
     return out
 
 
-def _macro_f1(y: np.ndarray, pred: np.ndarray, n_classes: int) -> float:
-    labels = list(range(n_classes))
-    return float(f1_score(y, pred, labels=labels, average="macro", zero_division=0))
+def macro_f1(y: np.ndarray, pred: np.ndarray, n_classes: int) -> float:
+    """The mean over the classes ``0 .. n_classes - 1`` of each class's F1, 2·TP / (2·TP +
+    FP + FN), taken as 0 for a class neither true nor predicted: scikit-learn's
+    ``f1_score(average="macro", labels=range(n_classes), zero_division=0)``. Computed here
+    because this module runs in every process that classifies code (through the weights),
+    and importing scikit-learn would cost each about a second of CPU."""
+    y = np.asarray(y, dtype=np.int64)
+    pred = np.asarray(pred, dtype=np.int64)
+    hit = y == pred
+    tp = np.bincount(y[hit], minlength=n_classes)[:n_classes]
+    true = np.bincount(y, minlength=n_classes)[:n_classes]
+    predicted = np.bincount(pred, minlength=n_classes)[:n_classes]
+    denominator = true + predicted  # 2·TP + FP + FN
+    f1 = np.divide(2 * tp, denominator, out=np.zeros(n_classes), where=denominator > 0)
+    return float(f1.mean()) if n_classes else 0.0
 
 
 def choose_weights(
@@ -111,7 +122,7 @@ def choose_weights(
     n = code.shape[1]
     best: tuple[float, float, Weights] = (-1.0, 0.0, (1 / 3, 1 / 3, 1 / 3))
     for w in _grid():
-        f1 = _macro_f1(y, combine_rows(code, doc, has_doc, token, w).argmax(1), n)
+        f1 = macro_f1(y, combine_rows(code, doc, has_doc, token, w).argmax(1), n)
         closeness = -sum(abs(x - 1 / 3) for x in w)
         if (f1, closeness) > best[:2]:
             best = (f1, closeness, w)
@@ -134,7 +145,7 @@ def choose_language_weights(
         sel = np.ones(len(y), bool) if key == DEFAULT_KEY else langs == key
         args = (code[sel], doc[sel], has_doc[sel], token[sel])
         w, f1 = choose_weights(y[sel], *args)
-        equal = _macro_f1(y[sel], combine_rows(*args, EQUAL).argmax(1), code.shape[1])
+        equal = macro_f1(y[sel], combine_rows(*args, EQUAL).argmax(1), code.shape[1])
         out[key] = {
             "weights": [round(x, 3) for x in w],
             "oof_macro_f1": round(f1, 4),

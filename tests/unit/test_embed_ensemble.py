@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn.metrics import f1_score
 
 from perfmodel.embed.ensemble import (
     EQUAL,
@@ -11,6 +14,7 @@ from perfmodel.embed.ensemble import (
     choose_weights,
     combine,
     combine_rows,
+    macro_f1,
     package_folds,
     weights_for,
 )
@@ -78,3 +82,19 @@ def test_language_weights_and_lookup() -> None:
     assert weights_for(table, "scala") == tuple(sel["*"]["weights"])
     assert weights_for(None, "java") == EQUAL
     assert sel["java"]["oof_macro_f1"] == pytest.approx(1.0)
+
+
+@given(
+    n_classes=st.integers(1, 6),
+    pairs=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=60),
+)
+def test_macro_f1_is_scikit_learn_s(n_classes: int, pairs: list[tuple[int, int]]) -> None:
+    """The weights were chosen with scikit-learn's macro-F1; the numpy one that replaced it
+    (so that classifying never imports scikit-learn) must rank them the same, so it must be
+    the same number: every class counted, absent ones as 0, labels past the classes only as
+    misses."""
+    y = np.array([a % n_classes for a, _ in pairs])
+    pred = np.array([b for _, b in pairs])
+    labels = list(range(n_classes))
+    expected = f1_score(y, pred, labels=labels, average="macro", zero_division=0)
+    assert macro_f1(y, pred, n_classes) == pytest.approx(expected, abs=1e-12)
