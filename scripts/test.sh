@@ -3,13 +3,13 @@
 #
 #   scripts/test.sh PYTEST_COMMAND...
 #
-# The suite leaves about a tenth of the machine's two cores idle (its tests wait on servers,
-# timeouts and retries), and the static checks (mypy, the docs site, the wheel built and
-# installed in a clean venv) take 20-55 s of one core, most of it mypy on a fresh clone with no
-# cache. Run one after the other they add that time to the suite's; run beside it they mostly
-# fill the idle share. Their output goes to build/checks.log and is printed after the tests',
-# so that it does not break into pytest's progress lines. The exit status is the tests' when
-# they failed, else the checks'. Ctrl-C stops both.
+# The static checks (mypy, the docs site, the wheel built and installed in a clean venv) take
+# 20-55 s, most of it mypy on a fresh clone with no cache, and mostly on one core: run before
+# the suite they hold one core while the other idles, and their whole time adds to the run's.
+# Beside the suite, which keeps both cores busy, they share the two cores with it and add about
+# half that. Their output goes to build/checks.log and is printed after the tests', so that it
+# does not break into pytest's progress lines. The exit status is the tests' when they failed,
+# else the checks'. Ctrl-C stops both.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if (($# == 0)); then
@@ -20,7 +20,8 @@ mkdir -p build
 log=build/checks.log
 # A session of its own: one process group to stop on Ctrl-C (a background job of a script
 # ignores the terminal's SIGINT).
-setsid -w "${MAKE:-make}" --no-print-directory --keep-going lint docs wheel-check >"$log" 2>&1 </dev/null &
+setsid -w "${MAKE:-make}" --no-print-directory --keep-going lint docs wheel-check \
+  >"$log" 2>&1 </dev/null &
 checks=$!
 stop_checks() {
   kill -TERM -- "-$checks" 2>/dev/null
