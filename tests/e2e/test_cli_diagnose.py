@@ -11,14 +11,12 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from typer.testing import CliRunner
 
 from perfmodel.state import last_profile
 from tests.cli_runner import invoke_cli
 from tests.conftest import EXAMPLE_LOG, REPO, shared_eventlogs
 from tests.e2e.test_golden_diagnosis import GOLDEN, comparable, differences
 
-runner = CliRunner()
 REQUIRED_KEYS = {
     "app_id",
     "spark_version",

@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
-from typer.testing import CliRunner
 
 from perfmodel.embed.classifier import FunctionInput, load_classifier
 from perfmodel.embed.corpus.dataset import CorpusRecord, write_corpus
@@ -16,6 +14,7 @@ from perfmodel.embed.source.names import name_tokens
 from perfmodel.embed.train import train
 from perfmodel.embed.train_data import TrainConfig
 from perfmodel.embed.weights import ModelLoadError, load_bundle
+from tests.cli_runner import invoke_cli
 
 # (package, label, split, verbs/nouns the methods use, doc sentence)
 PACKAGES = [
@@ -205,20 +204,13 @@ def test_load_errors_are_user_errors(tmp_path: Path) -> None:
         load_bundle(tmp_path)
 
 
-def _app() -> typer.Typer:
-    from perfmodel.cli import build_app
-
-    return build_app()
-
-
 def test_cli_classify_json_and_source_file(
     trained: tuple[Path, Path, dict], tmp_path: Path
 ) -> None:
     _, out, _ = trained
     src = tmp_path / "mod.py"
     src.write_text(_python_source(["socket", "recv", "send"], "Reads the socket").decode())
-    result = CliRunner().invoke(
-        _app(),
+    result = invoke_cli(
         ["classify", "org.apache.spark.rdd.RDD.iterator", str(src), "--json", "--models", str(out)],
     )
     assert result.exit_code == 0, result.output
@@ -233,12 +225,10 @@ def test_cli_classify_json_and_source_file(
 
 
 def test_cli_errors_exit_2_without_traceback(tmp_path: Path) -> None:
-    r = CliRunner().invoke(
-        _app(), ["classify", "java.net.Socket.connect", "--models", str(tmp_path)]
-    )
+    r = invoke_cli(["classify", "java.net.Socket.connect", "--models", str(tmp_path)])
     assert r.exit_code == 2
     assert "perfmodel train" in r.output and "Traceback" not in r.output
-    r = CliRunner().invoke(_app(), ["train", str(tmp_path / "nope"), "--out", str(tmp_path / "m")])
+    r = invoke_cli(["train", str(tmp_path / "nope"), "--out", str(tmp_path / "m")])
     assert r.exit_code == 2
     assert "does not exist" in r.output and "Traceback" not in r.output
 
@@ -246,8 +236,7 @@ def test_cli_errors_exit_2_without_traceback(tmp_path: Path) -> None:
 def test_cli_train_writes_model_and_card(tmp_path: Path) -> None:
     corpus = write_tiny_corpus(tmp_path / "corpus")
     out = tmp_path / "model"
-    r = CliRunner().invoke(
-        _app(),
+    r = invoke_cli(
         ["train", str(corpus), "--out", str(out), "--tiny", "--epochs", "1", "--doc-epochs", "1"],
     )
     assert r.exit_code == 0, r.output

@@ -14,8 +14,6 @@ import math
 from pathlib import Path
 
 import pytest
-import typer
-from typer.testing import CliRunner
 
 from perfmodel.runs.store import RunStore
 from tests.cli_runner import invoke_cli
@@ -24,12 +22,6 @@ from tests.conftest import MachineRuns
 CONFIGS = ["local[1] driver=1g", "local[2] driver=1g"]
 PAIRS = len(CONFIGS) * (len(CONFIGS) - 1)
 """Every run predicts the other configuration."""
-
-
-def _app() -> typer.Typer:
-    from perfmodel.cli import build_app
-
-    return build_app()
 
 
 @pytest.fixture
@@ -44,16 +36,16 @@ def test_runs_are_recorded_and_stored(study) -> None:
     for r in runs:
         assert r["app_s"] > 0 and r["wall_s"] >= r["app_s"]
         assert (Path(r["bundle"]) / "manifest.json").is_file()
-    listed = CliRunner().invoke(_app(), ["runs", "list", "--store", str(store), "--json"])
+    listed = invoke_cli(["runs", "list", "--store", str(store), "--json"])
     rows = json.loads(listed.stdout)
     assert [row["status"] for row in rows] == ["ok"] * len(CONFIGS)
     assert all(row["cpu_s"] > 0 and row["peak_rss_bytes"] > 100 << 20 for row in rows)
-    shown = CliRunner().invoke(_app(), ["runs", "show", "1", "--store", str(store), "--json"])
+    shown = invoke_cli(["runs", "show", "1", "--store", str(store), "--json"])
     detail = json.loads(shown.stdout)
     assert detail["samples"] and detail["stages"]
     assert {"--master", "local[1]"} <= set(detail["command"])
     assert sum(s["input_bytes"] for s in detail["stages"]) >= 8 << 20
-    compared = CliRunner().invoke(_app(), ["runs", "compare", "1", "2", "--store", str(store)])
+    compared = invoke_cli(["runs", "compare", "1", "2", "--store", str(store)])
     assert compared.exit_code == 0 and "run 1" in compared.stdout and "run 2" in compared.stdout
 
 
@@ -61,8 +53,7 @@ def test_runs_are_recorded_and_stored(study) -> None:
 def test_report_pairs_every_run_with_the_other_config(study, tmp_path: Path) -> None:
     spec, store, runs = study
     out = tmp_path / "report"
-    result = CliRunner().invoke(
-        _app(),
+    result = invoke_cli(
         [
             "experiment",
             "report",
@@ -134,8 +125,7 @@ def test_report_under_a_split_with_every_reading_of_the_baseline(study, tmp_path
     spec, store, _ = study
     split = tmp_path / "split.toml"
     split.write_text('[fit]\nworkloads = ["sort"]\n[held_out]\nworkloads = ["wordcount"]\n')
-    result = CliRunner().invoke(
-        _app(),
+    result = invoke_cli(
         ["experiment", "report", str(spec), "--store", str(store), "--no-plots"]
         + ["--split", str(split), "--variants", "--json"],
     )
@@ -167,8 +157,7 @@ def test_report_under_a_split_with_every_reading_of_the_baseline(study, tmp_path
         "ON p.model_version_id = m.id"
     )
     assert {m for (m,) in methods} >= {"replay", "slot-only", "bare-log", "no-code-vectors"}
-    bad = CliRunner().invoke(
-        _app(),
+    bad = invoke_cli(
         ["experiment", "report", str(spec), "--store", str(store), "--split", str(tmp_path)],
     )
     assert bad.exit_code == 2 and bad.output.startswith("error:")
@@ -187,7 +176,7 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
         ["runs", "list", "--store", str(tmp_path)],
     ]
     for args in cases:
-        result = CliRunner().invoke(_app(), args)
+        result = invoke_cli(args)
         assert result.exit_code == 2, (args, result.output)
         assert result.output.startswith("error: ") and "Traceback" not in result.output
         assert result.output.count("\n") == 1, result.output

@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from perfmodel.cli import build_app, command_named
 from perfmodel.recommend.catalog import COLUMNS, CatalogError, parse_catalog_text
+from tests.cli_runner import invoke_cli
 
 HOSTILE = ["nan", "inf", "-inf", "1e400", "123456789012345678901", "-123456789012345678901"]
 
@@ -117,7 +118,7 @@ OUTPUT_OPTIONS = [
 @pytest.mark.parametrize(("command", "arg", "option"), OUTPUT_OPTIONS)
 def test_an_empty_output_path_is_refused(command: str, arg: str, option: str) -> None:
     args = [*command.split(), option, "", *([arg] if arg else [])]
-    result = CliRunner().invoke(build_app(command_named(args)), args)
+    result = invoke_cli(args)
     assert result.exit_code == 2, (args, result.output)
     assert "is empty" in result.output
 
