@@ -151,6 +151,10 @@ class HistoryServer:
 
 
 def _spark_home() -> Path:
+    """The suite's Spark home (`tests.jvm_startup`), whose class path the drivers' class-data
+    archive was dumped with, else PySpark's own."""
+    if os.environ.get("SPARK_HOME"):
+        return Path(os.environ["SPARK_HOME"])
     import pyspark
 
     return Path(pyspark.__file__).parent

@@ -11,8 +11,6 @@ from perfmodel.embed.classifier import FunctionInput, load_classifier
 from perfmodel.embed.corpus.dataset import CorpusRecord, write_corpus
 from perfmodel.embed.source.extract import Extractor, function_ast
 from perfmodel.embed.source.names import name_tokens
-from perfmodel.embed.train import train
-from perfmodel.embed.train_data import TrainConfig
 from perfmodel.embed.weights import ModelLoadError, load_bundle
 from tests.cli_runner import invoke_cli
 
@@ -105,11 +103,15 @@ def write_tiny_corpus(out: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
+    """`perfmodel train --tiny` on the tiny corpus, once for the module (a training is the
+    module's slowest step): the corpus, the model directory and the metrics it saved."""
     root = tmp_path_factory.mktemp("embed")
     corpus = write_tiny_corpus(root / "corpus")
     out = root / "model"
-    result = train(corpus, out, TrainConfig.tiny())
-    return corpus, out, result.metrics
+    result = invoke_cli(["train", str(corpus), "--out", str(out), "--tiny"])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((out / "config.json").read_text())["metrics"]
+    return corpus, out, metrics
 
 
 def test_training_reports_every_model_on_held_out_packages(
@@ -143,10 +145,10 @@ def test_training_reports_every_model_on_held_out_packages(
     } <= files
     assert all("ensemble" in r for r in metrics["test_by_language"].values())
     # epochs and weights are chosen out of fold on the training packages
-    assert {e["epoch"] for e in metrics["training_log"]["code"]} == set(
-        range(1, TrainConfig.tiny().epochs + 1)
-    )
     config = json.loads((out / "config.json").read_text())
+    epochs = config["train_config"]["epochs"]
+    assert epochs > 1  # --tiny's 3
+    assert {e["epoch"] for e in metrics["training_log"]["code"]} == set(range(1, epochs + 1))
     weights = config["ensemble"]["weights"]
     assert set(weights) == {"*", "java", "python"}
     for w in weights.values():
@@ -233,13 +235,8 @@ def test_cli_errors_exit_2_without_traceback(tmp_path: Path) -> None:
     assert "does not exist" in r.output and "Traceback" not in r.output
 
 
-def test_cli_train_writes_model_and_card(tmp_path: Path) -> None:
-    corpus = write_tiny_corpus(tmp_path / "corpus")
-    out = tmp_path / "model"
-    r = invoke_cli(
-        ["train", str(corpus), "--out", str(out), "--tiny", "--epochs", "1", "--doc-epochs", "1"],
-    )
-    assert r.exit_code == 0, r.output
+def test_cli_train_writes_model_and_card(trained: tuple[Path, Path, dict]) -> None:
+    _, out, _ = trained
     card = (out / "README.md").read_text()
     assert "macro-F1" in card and "--tiny" in card and "baseline" in card
     assert "out-of-fold" in card and "| python |" in card  # the heads' weights and their origin
