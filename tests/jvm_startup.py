@@ -87,7 +87,8 @@ def _installation() -> tuple[str, Path] | None:
         return None
     java = Path(java).resolve()
     parts = [str(java), str(java.stat().st_mtime_ns), pyspark.__file__, pyspark.__version__]
-    parts.append("dumped from the home of links")  # archives dumped from PySpark's own home
+    # An archive holds the class path of the Spark home it was dumped from.
+    parts.append("dumped from the home of links")
     key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
     return key, Path(pyspark.__file__).parent
 
