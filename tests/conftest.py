@@ -31,8 +31,8 @@ from perfmodel.spark.load import build_profile
 from tests.cli_runner import invoke_cli
 
 # One OpenMP thread per test process (torch reads it when a test first imports it): the suite
-# runs on two workers of a two-core machine, and a second OpenMP thread per process only
-# spins against the other worker; on a busy machine the code models' small sequential ops
+# runs on three workers of a two-core machine, and a second OpenMP thread per process only
+# spins against the other workers; on a busy machine the code models' small sequential ops
 # then take minutes instead of seconds. The CLI trains and classifies with one thread too.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 

@@ -34,7 +34,7 @@ REQUIRED_KEYS = {
 
 
 def run(*args: str) -> tuple[int, str, str]:
-    result = invoke_cli(list(args))
+    result = invoke_cli(args)
     return result.exit_code, result.stdout, result.stderr
 
 

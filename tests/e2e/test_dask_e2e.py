@@ -34,7 +34,7 @@ def _record(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def _command(*args: str | Path) -> str:
     """Any other command, through the CLI in this process: the code models, imported once,
     serve every call."""
-    result = invoke_cli([str(a) for a in args])
+    result = invoke_cli(args)
     assert result.exit_code == 0, (result.output[-2000:], result.exception)
     return result.stdout
 

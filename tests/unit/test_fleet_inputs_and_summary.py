@@ -10,12 +10,11 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
 from perfmodel.fleet.discover import FleetInputError, walk_inputs
 from perfmodel.fleet.summary import FleetSummary
 from perfmodel.report.text.fleet import MAX_ROWS, amount, clip, render_summary
+from tests.cli_runner import invoke_cli
 
 
 def _summary(**fields: Any) -> str:
@@ -82,7 +81,7 @@ def test_an_option_the_engine_ignores_is_refused(
     log = tmp_path / "app-1"
     log.write_text("{}\n")
     args = ["fleet", str(log), "--out", str(tmp_path / "out"), *extra]
-    result = CliRunner().invoke(build_app("fleet"), args)
+    result = invoke_cli(args)
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: ") and message in result.output
     assert result.output.count("\n") == 1
@@ -96,9 +95,7 @@ def test_a_glob_that_matches_nothing_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "x.crc").touch()
     with pytest.raises(FleetInputError, match="only names that are never logs"):
         walk_inputs([str(tmp_path / "*.crc")])
-    result = CliRunner().invoke(
-        build_app("fleet"), ["fleet", pattern, "--out", str(tmp_path / "o")]
-    )
+    result = invoke_cli(["fleet", pattern, "--out", str(tmp_path / "o")])
     assert result.exit_code == 2, result.output
     assert result.output == f"error: {pattern}: this glob matches no file or directory\n"
 

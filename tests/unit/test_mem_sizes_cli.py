@@ -4,14 +4,13 @@ small by the same check and message as ``--mem 1k``."""
 from __future__ import annotations
 
 import pytest
-from typer.testing import CliRunner
 
-from perfmodel.cli import build_app
+from tests.cli_runner import invoke_cli
 
 
 def _predict(mem: str) -> tuple[int, str]:
     # The range is checked as the option is read, before the log: no log is needed.
-    result = CliRunner().invoke(build_app("predict"), ["predict", "no-such-log", "--mem", mem])
+    result = invoke_cli(["predict", "no-such-log", "--mem", mem])
     return result.exit_code, result.output
 
 

@@ -5,14 +5,11 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import typer
-from typer.testing import CliRunner
 
 from perfmodel.analysis import facade as analysis
-from perfmodel.cli import _ErrorBoundary
-from perfmodel.cli import predict as predict_cli
 from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 from perfmodel.state import remember_profile
+from tests.cli_runner import invoke_cli
 
 PREDICTION_KEYS = {
     "observed_s",
@@ -25,17 +22,6 @@ PREDICTION_KEYS = {
     "stages",
 }
 STAGE_KEYS = {"stage_id", "observed_s", "predicted_s", "bottleneck", "vector"}
-
-
-def _app() -> typer.Typer:
-    app = typer.Typer(cls=_ErrorBoundary)
-
-    @app.callback()
-    def main() -> None:
-        """perfmodel (test harness)."""
-
-    predict_cli.register(app)
-    return app
 
 
 @pytest.fixture
@@ -57,7 +43,7 @@ def synthetic(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 def test_json_schema_and_values(synthetic: Path) -> None:
-    result = CliRunner().invoke(_app(), ["predict", str(synthetic), "--cores", "4", "--json"])
+    result = invoke_cli(["predict", str(synthetic), "--cores", "4", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert PREDICTION_KEYS <= set(data)
@@ -72,7 +58,7 @@ def test_json_schema_and_values(synthetic: Path) -> None:
 
 
 def test_text_output_states_model_error_and_assumptions(synthetic: Path) -> None:
-    result = CliRunner().invoke(_app(), ["predict", str(synthetic), "--cores", "4"])
+    result = invoke_cli(["predict", str(synthetic), "--cores", "4"])
     assert result.exit_code == 0, result.output
     assert "model error +0.0%" in result.output
     assert "predicted 2.0 s (2.00× faster)" in result.output
@@ -80,22 +66,21 @@ def test_text_output_states_model_error_and_assumptions(synthetic: Path) -> None
 
 
 def test_sweep_table_and_json(synthetic: Path) -> None:
-    runner = CliRunner()
     args = ["predict", str(synthetic), "--sweep", "cores=1,2,4,8", "mem=1g,2g", "--json"]
-    result = runner.invoke(_app(), args)
+    result = invoke_cli(args)
     assert result.exit_code == 0, result.output
     points = json.loads(result.output)
     assert len(points) == 8
     by_cores = {p["settings"]["cores"]: p["predicted_s"] for p in points}
     assert by_cores == pytest.approx({"1": 8.0, "2": 4.0, "4": 2.0, "8": 1.0})
-    text = runner.invoke(_app(), ["predict", str(synthetic), "--sweep", "cores=1,2"])
+    text = invoke_cli(["predict", str(synthetic), "--sweep", "cores=1,2"])
     assert text.exit_code == 0
     assert "bottleneck" in text.output and "cpu" in text.output
 
 
 def test_uses_the_last_analysed_profile(synthetic: Path) -> None:
     remember_profile(synthetic)
-    result = CliRunner().invoke(_app(), ["predict", "--cores", "4"])
+    result = invoke_cli(["predict", "--cores", "4"])
     assert result.exit_code == 0, result.output
     assert str(synthetic.resolve()) in result.output
     assert "last analysed" in result.output
@@ -124,7 +109,7 @@ def test_uses_the_last_analysed_profile(synthetic: Path) -> None:
 def test_bad_input_exits_2_without_traceback(
     synthetic: Path, args: list[str], message: str
 ) -> None:
-    result = CliRunner().invoke(_app(), ["predict", str(synthetic), *args])
+    result = invoke_cli(["predict", str(synthetic), *args])
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output
@@ -132,10 +117,9 @@ def test_bad_input_exits_2_without_traceback(
 
 def test_missing_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PERFMODEL_STATE_DIR", str(tmp_path / "state"))
-    runner = CliRunner()
-    result = runner.invoke(_app(), ["predict"])
+    result = invoke_cli(["predict"])
     assert result.exit_code == 2
     assert "perfmodel diagnose" in result.output
-    result = runner.invoke(_app(), ["predict", str(tmp_path / "nope.log")])
+    result = invoke_cli(["predict", str(tmp_path / "nope.log")])
     assert result.exit_code == 2
     assert "no such file" in result.output

@@ -33,7 +33,7 @@ def unfinished(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cli(*args: str) -> tuple[int, str]:
-    result = invoke_cli(list(args))
+    result = invoke_cli(args)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result.exit_code, result.output
 
