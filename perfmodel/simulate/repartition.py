@@ -11,8 +11,11 @@ any other what-if:
   (`stage_work.TINY_PARTITION_BYTES`) spends its time on being tasks: all of it is per-task
   cost. Otherwise a task's fixed cost is its launch overhead (wall time outside run time:
   launch, deserialisation, result; the stage's median). The stage's first tasks pay what
-  its tasks paid; tasks beyond its old count pay a warm JVM's cost (`warm_task_ms`). The
-  rest of the stage's time, per component, is shared out by the data each task reads.
+  its tasks paid; tasks beyond its old count pay a warm JVM's cost (`warm_task_ms`), or what
+  the stage's own warm tasks paid to launch where that was more (`own_launch_ms`: every
+  task deserialises the stage's task binary, which for a stage writing files holds the
+  Hadoop configuration). The rest of the stage's time, per component, is shared out by the
+  data each task reads.
 * **Map side.** A map task writing a shuffle pays per reduce partition it writes, whatever
   its data (the front end's `StageChange.write_ms`: for Spark, a file per partition up to
   the bypass threshold): more partitions make the map stage slower too, and a map stage
@@ -193,6 +196,25 @@ def rewrite_map_side(work: StageWork, write_ms: tuple[float, float]) -> StageWor
     return add_partition_cost(stripped, cost)
 
 
+def own_launch_ms(work: StageWork, slots: int) -> float:
+    """What the stage's own tasks paid to launch once the JVM was warm: the median launch
+    overhead (launch, deserialisation, result) of the later half of its tasks, in launch
+    order, where it ran at least `MANY_TASKS` tasks and four per slot; 0 otherwise (too few
+    tasks to be past the JVM's warm-up).
+
+    Each task deserialises the stage's task binary, so a task a re-split adds pays that as
+    its stage's tasks did, however warm the JVM. `warm_task_ms` reads the run's cheapest
+    launches, which may come from stages whose binaries are small. Measured on a run that
+    writes Parquet from 400 reduce tasks (local[2], 2026-12-01): their launch overheads fell
+    from 75 ms (median of the first 50) to 34-36 ms (the last 150), of which 35 ms was
+    deserialising the task (the Hadoop configuration the writer carries; 38 ms a task in
+    stack samples), where the run's warm cost from its other stages was 26 ms."""
+    n = work.n_tasks
+    if n < max(MANY_TASKS, 4 * slots):
+        return 0.0
+    return float(np.median(work.components[SCHEDULING][n // 2 :]))
+
+
 def resplit(
     work: StageWork,
     data: FloatArray,
@@ -201,7 +223,9 @@ def resplit(
     task_fixed_ms: float = 0.0,
 ) -> StageWork:
     """``work`` re-split into tasks reading ``data`` bytes each (see the module's doc);
-    ``warm``: the fixed cost of a task the stage did not have before (`warm_task_ms`);
+    ``warm``: the fixed cost of a task the stage did not have before (`warm_task_ms`), or
+    the stage's own warm launch where that is more (`own_launch_ms`), at most what its tasks
+    paid;
     ``task_fixed_ms``: what each task pays whatever its data beyond its launch
     (`StageChange.task_fixed_ms`), every new task included."""
     c = work.components
@@ -228,7 +252,8 @@ def resplit(
     totals = body.sum(axis=1)
     wall = float(totals.sum())
     # Each task's fixed cost, with the stage's mix of components: the first tasks pay what
-    # the stage's tasks paid; tasks beyond its old count pay the warm cost (at most that).
+    # the stage's tasks paid; tasks beyond its old count pay the warm cost, or the stage's
+    # own warm launch where that is more (at most what they paid).
     if work.tiny_tasks:
         per_task = totals / n0  # tasks that read little are all fixed cost
     else:
@@ -238,7 +263,8 @@ def resplit(
     fixed = np.repeat(per_task[:, None], n1, axis=1)
     if n1 > n0 and wall > 0:
         size = float(per_task.sum())
-        fixed[:, n0:] *= min(1.0, warm / size) if size > 0 else 0.0
+        added = max(warm, own_launch_ms(work, base.slots))
+        fixed[:, n0:] *= min(1.0, added / size) if size > 0 else 0.0
     if task_fixed_ms > 0 and not work.tiny_tasks:
         # Each task's own fixed cost (an output file), in the mix of the time it is in,
         # at most what the tasks spent beyond their launch.
@@ -414,7 +440,8 @@ def repartition_workload(
         notes.append(
             "a re-split stage's tasks each pay the fixed cost its tasks paid (launch, "
             f"deserialisation, result); tasks beyond its old count pay {warm:.0f} ms (a warm "
-            "JVM's); the rest of its time is shared out by data"
+            "JVM's), or what the stage's own later tasks paid to launch where that was more; "
+            "the rest of its time is shared out by data"
         )
     elif not switches:
         notes.insert(0, "no stage's partitions change under these settings")

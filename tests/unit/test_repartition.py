@@ -11,7 +11,9 @@ from perfmodel.dag.partition_change import PartitionPlan, StageChange
 from perfmodel.simulate.app_tasks import AppTasks
 from perfmodel.simulate.config import baseline_config
 from perfmodel.simulate.repartition import (
+    MANY_TASKS,
     WARM_TASK_MS,
+    own_launch_ms,
     repartition_workload,
     resplit,
     rewrite_map_side,
@@ -112,6 +114,30 @@ def test_a_task_added_pays_the_warmest_launch_the_run_saw() -> None:
     assert warm_task_ms(workload, slots=2) == pytest.approx(6.0)
     # A run that measured no launch at all falls back on the measured constant.
     assert warm_task_ms(Workload("app", 1.0, [], [], 0), slots=2) == WARM_TASK_MS
+
+
+def test_a_task_added_pays_its_stage_s_own_warm_launch_where_that_is_more() -> None:
+    # A stage of 40 tasks writing files: each deserialises a large task binary, so its launches
+    # fall from 75 ms (cold) to 35 ms and stay there; the run's warmest launch elsewhere was
+    # 6 ms. A task a re-split adds pays the 35 ms its stage's warm tasks paid.
+    launches = [75.0] * 20 + [35.0] * 20
+    tasks = [
+        TaskSpec(run_ms=100, cpu_ms=100, overhead_ms=ms, input_bytes=1 * MB) for ms in launches
+    ]
+    work, base = _stage(tasks)
+    assert own_launch_ms(work, slots=2) == pytest.approx(35.0)
+    more = resplit(work, np.full(80, 40 * MB / 80), base, warm=6.0)
+    # The 40 tasks keep their median launch (55 ms), the 40 new ones pay 35 ms, and the
+    # rest of the stage's time (6,200 - 40 x 55 ms) is shared out by data.
+    assert more.components[SCHEDULING][40:].sum() == pytest.approx(40 * 35.0, rel=1e-6)
+    assert more.components.sum() == pytest.approx(40 * 55 + 40 * 35 + (6200 - 40 * 55), rel=1e-6)
+    # Where the run's warm cost is the higher one, it stands; and a stage of too few tasks to
+    # be past the JVM's warm-up measures no launch of its own.
+    assert resplit(work, np.full(80, 40 * MB / 80), base, warm=50.0).components[SCHEDULING][
+        40:
+    ].sum() == pytest.approx(40 * 50.0, rel=1e-6)
+    few, _ = _stage(tasks[: MANY_TASKS - 1])
+    assert own_launch_ms(few, slots=2) == 0.0
 
 
 def test_tiny_tasks_are_all_fixed_cost() -> None:
