@@ -70,6 +70,9 @@ class PartitionPlan:
     changes: list[StageChange] = field(default_factory=list)
     joins: list[JoinChange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    writers: frozenset[StageKey] = frozenset()
+    """Stages whose tasks each wrote an output file: their tasks' time holds the file's
+    cost, so none of them measures what a bare task costs a warm JVM."""
 
     @property
     def changed(self) -> bool:

@@ -49,8 +49,10 @@ from perfmodel.spark.partitioning import (
     SINGLE,
     Partitioning,
     StagePartitioning,
+    file_split_settings,
     partition_sizes,
     target_settings,
+    written_files,
 )
 from perfmodel.spark.settings import (
     MAX_PARTITIONS,
@@ -382,8 +384,8 @@ def file_change(
     sizes = np.full(files, size // files, dtype=np.int64)
     sizes[: size - int(sizes.sum())] += 1
     for settings in (
-        _file_settings(base, base_parallelism),
-        _file_settings(target, new_parallelism),
+        file_split_settings(base, base_parallelism),
+        file_split_settings(target, new_parallelism),
     ):
         split = rules.max_split_bytes(sizes, settings)
         pieces = -(-size // max(split, 1)) + files
@@ -393,8 +395,8 @@ def file_change(
                 f"{part.key[0]}'s {size:,} bytes into over {MAX_PARTITIONS * 10:,} tasks, more "
                 "than perfmodel replays in a stage"
             )
-    before = rules.file_partitions(sizes, _file_settings(base, base_parallelism))
-    after = rules.file_partitions(sizes, _file_settings(target, new_parallelism))
+    before = rules.file_partitions(sizes, file_split_settings(base, base_parallelism))
+    after = rules.file_partitions(sizes, file_split_settings(target, new_parallelism))
     if len(after) == len(before) and np.array_equal(after, before):
         return None
     n = len(after)
@@ -421,16 +423,6 @@ def file_change(
         if read > 0 and float(data.sum()) > 0:
             data = data * (read / float(data.sum()))
     return StageChange(part.key, part.control, _knob(part), part.partitions, n, data, why)
-
-
-def _file_settings(s: EffectiveSettings, parallelism: int) -> rules.FileSplitSettings:
-    leaf = s.get("spark.sql.leafNodeDefaultParallelism")
-    minimum = s.get("spark.sql.files.minPartitionNum")
-    return rules.FileSplitSettings(
-        max_partition_bytes=int(s.get("spark.sql.files.maxPartitionBytes") or 128 << 20),
-        open_cost=int(s.get("spark.sql.files.openCostInBytes") or 4 << 20),
-        min_partition_num=int(minimum or leaf or parallelism),
-    )
 
 
 def parallelism_change(
@@ -636,7 +628,15 @@ def plan_settings(
     # A code edit acts on stages the code sets, which no setting re-partitions.
     stages += code_changes(profile, partitioning, edits)
     joins, join_notes = plan_join_switches(profile, partitioning, settings)
-    return PartitionPlan(stages, joins, notes + join_notes)
+    writers = frozenset(key for key in profile.stages if _writes_output(profile, key))
+    return PartitionPlan(stages, joins, notes + join_notes, writers)
+
+
+def _writes_output(profile: ApplicationProfile, key: StageKey) -> bool:
+    """Whether a stage's tasks wrote output (``df.write``: a file each), by their median."""
+    table = profile.stages[key].table
+    written = table.col("output_bytes")[table.ended]
+    return bool(len(written)) and float(np.median(written)) > 0
 
 
 def plan_changes(
@@ -689,6 +689,7 @@ def plan_changes(
                 )
             out.append(change)
     out.extend(_follower_changes(profile, partitioning, out))
+    out = _file_reader_changes(profile, partitioning, out, changes, new_parallelism)
     out = [_with_output_files(profile, c) for c in out]
     if kept_keys:
         notes.append(
@@ -701,9 +702,7 @@ def plan_changes(
 def _with_output_files(profile: ApplicationProfile, change: StageChange) -> StageChange:
     """A change of a stage whose tasks wrote output (``df.write``: a file each), with each
     task's fixed cost for its file (`partition_rules.OUTPUT_FILE_MS`)."""
-    table = profile.stages[change.key].table
-    written = table.col("output_bytes")[table.ended]
-    if not len(written) or float(np.median(written)) <= 0:
+    if not _writes_output(profile, change.key):
         return change
     return replace(change, task_fixed_ms=rules.OUTPUT_FILE_MS)
 
@@ -730,6 +729,56 @@ def _follower_changes(
             )
         )
     return out
+
+
+def _file_reader_changes(
+    profile: ApplicationProfile,
+    partitioning: Partitioning,
+    changes: list[StageChange],
+    settings: Mapping[str, SettingValue],
+    new_parallelism: int,
+) -> list[StageChange]:
+    """``changes``, with each stage that reads files a changed stage wrote
+    (`StagePartitioning.files_of`) re-planned for the files that stage now writes: a file
+    per new task that writes any, each of its share of the bytes written. Spark's listing
+    of them runs a task per file; a scan of them is split by Spark's rule under the new
+    settings (replacing a change the settings alone made to it). Where the writer writes
+    32 files or fewer, Spark lists them in the driver, with no tasks: the listing stage is
+    kept at a task per file, a few tasks too many."""
+    changed = {c.key: c for c in changes}
+    readers: dict[StageKey, StageChange] = {}
+    for key, part in sorted(partitioning.stages.items()):
+        writer = changed.get(part.files_of) if part.files_of is not None else None
+        stage = profile.stages.get(key)
+        if writer is None or stage is None or stage.status == "SKIPPED" or not len(stage.table):
+            continue
+        written = written_files(profile, writer.key).astype(np.float64)
+        share = writer.data / max(float(writer.data.sum()), 1.0)
+        if float(writer.data.sum()) <= 0:
+            share = np.full(len(writer.data), 1.0 / max(len(writer.data), 1))
+        sizes = np.maximum(np.round(share * float(written.sum())), 0).astype(np.int64)
+        sizes = sizes[sizes > 0]
+        if not len(sizes):
+            continue
+        if part.lists_files:
+            n = len(sizes)
+            why = f"{n} tasks: Spark lists the {n} files stage {writer.key[0]} now writes"
+            data = _resplit(profile, part, n)
+        else:
+            target, _ = target_settings(partitioning, part, settings)
+            after = rules.file_partitions(sizes, file_split_settings(target, new_parallelism))
+            n = len(after)
+            data = after.astype(np.float64)
+            read = float(stage.table.col("input_bytes")[stage.table.ended].sum())
+            if read > 0 and float(data.sum()) > 0:
+                data = data * (read / float(data.sum()))
+            why = (
+                f"{n} file splits: it scans the {len(sizes)} files stage {writer.key[0]} now writes"
+            )
+        if n == part.partitions:
+            continue
+        readers[key] = StageChange(key, part.control, writer.knob, part.partitions, n, data, why)
+    return [c for c in changes if c.key not in readers] + list(readers.values())
 
 
 def _join_types(partitioning: Partitioning) -> dict[StageKey, str]:

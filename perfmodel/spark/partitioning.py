@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from perfmodel.dag.model import ApplicationProfile, PlanNode, QueryNode, StageKey, StageNode
+from perfmodel.spark import partition_rules as rules
 from perfmodel.spark.settings import EffectiveSettings, SettingValue, effective_settings
 
 SHUFFLE_SETTING = "shuffle-partitions"
@@ -88,6 +89,11 @@ _ORIGIN = re.compile(
 _RANGE_SPLITS = re.compile(r"splits=(\d+)")
 _COALESCE = re.compile(r"^Coalesce (\d+)")
 _FORMAT = re.compile(r"^FileScan (\w+)")
+_LOCATION = re.compile(r"Location: \w+\(\d+ paths?\)\[([^,\]]*)")
+_WRITE_COMMAND = "Execute InsertIntoHadoopFsRelationCommand"
+_LISTING = re.compile(r"^Listing leaf files and directories for (\d+) paths:(?:<br/>)?\s*(\S+)")
+"""The job description Spark gives its parallel listing of a file index's paths
+(`HadoopFSUtils.parallelListLeafFiles`), a task per path, with the first path."""
 ADAPTIVE_ORIGINS = (
     "ENSURE_REQUIREMENTS",
     "REPARTITION_BY_COL",
@@ -133,6 +139,9 @@ class FileScanInput:
     files: int | None
     bytes: int | None
     description: str = ""
+    location: str = ""
+    """The first path of its file index as the plan prints it (Spark cuts a long one short:
+    then the start of the path)."""
 
 
 @dataclass(slots=True)
@@ -184,6 +193,12 @@ class StagePartitioning:
     follows: StageKey | None = None
     """The stage whose output it reads back (a checkpoint or a cache of it, an `INPUT`
     stage): its partitions are that stage's, and move with whatever sets them."""
+    files_of: StageKey | None = None
+    """The stage, earlier in the application, that wrote the files it scans or lists
+    (`link_written_files`): those files are that stage's output, a file per task that wrote
+    any, and their number and sizes move with whatever sets that stage's partitions."""
+    lists_files: bool = False
+    """It is Spark's parallel listing of those files (a task per path), not a scan."""
 
     @property
     def setting(self) -> str | None:
@@ -322,6 +337,7 @@ def derive_partitioning(profile: ApplicationProfile) -> Partitioning:
         query_id = next((job_query[j] for j in stage.job_ids if job_query.get(j) is not None), None)
         out.stages[key] = _rdd_stage(ctx, stage, out, query_id)
     _follow_materialised(profile, out)
+    link_written_files(profile, out)
     return out
 
 
@@ -358,6 +374,142 @@ def _follow_materialised(profile: ApplicationProfile, out: Partitioning) -> None
                     break
         for op in stage.op_nodes:
             first_seen.setdefault(op.op_id, key)
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenFiles:
+    """What a stage wrote: the path its query's write command names, and the bytes of each
+    file (a file per task that wrote any, in launch order)."""
+
+    key: StageKey
+    path: str
+    sizes: np.ndarray
+
+
+def written_files(profile: ApplicationProfile, key: StageKey) -> np.ndarray:
+    """Bytes each of a stage's tasks wrote, for the tasks that wrote any (a file each)."""
+    table = profile.stages[key].table
+    written = np.asarray(table.col("output_bytes")[table.ended], dtype=np.int64)
+    return written[written > 0]
+
+
+def _writes(profile: ApplicationProfile, out: Partitioning) -> list[WrittenFiles]:
+    """Each stage that wrote files for a ``df.write`` (a query whose plan is an
+    ``InsertIntoHadoopFsRelationCommand``), with the path written to."""
+    paths: dict[int, str] = {}
+    for query in profile.queries.values():
+        if query.plan is None:
+            continue
+        for node in query.plan.walk():
+            if node.name.startswith(_WRITE_COMMAND):
+                rest = node.description[len(_WRITE_COMMAND) :].strip()
+                paths[query.query_id] = rest.split(",", 1)[0].strip()
+                break
+    found: list[WrittenFiles] = []
+    for key, part in sorted(out.stages.items()):
+        path = paths.get(part.query_id) if part.query_id is not None else None
+        if path is None or key not in profile.stages:
+            continue
+        sizes = written_files(profile, key)
+        if len(sizes):
+            found.append(WrittenFiles(key, path, sizes))
+    return found
+
+
+def _under(path: str, prefix: str) -> bool:
+    """Whether ``path`` is ``prefix``'s directory or inside it (``prefix`` may be a path the
+    plan cut short)."""
+    return bool(prefix) and (path == prefix or path.startswith(prefix.rstrip("/")))
+
+
+def link_written_files(profile: ApplicationProfile, out: Partitioning) -> None:
+    """Tie each stage that reads files a stage of the same application wrote earlier to
+    that stage (`StagePartitioning.files_of`): a scan whose files are as many and as large
+    in all as the writer's and whose location is the path written; Spark's parallel
+    listing of them (its job's description names the paths' count and the first, inside
+    the path written); and an RDD stage after that listing scanning them (a schema's
+    inference), of as many tasks as Spark's split rule gives those files. A setting that
+    moves the writer's partitions then moves the files, and these stages with them. One
+    pass over the stages, looking writes up by their files' count and size."""
+    writes = _writes(profile, out)
+    if not writes:
+        return
+    listing: dict[int, tuple[int, str]] = {}
+    for job in profile.jobs.values():
+        m = _LISTING.match(job.description or "")
+        if m:
+            for stage_id in job.stage_ids:
+                listing[stage_id] = (int(m.group(1)), m.group(2))
+    by_size: dict[tuple[int, int], list[WrittenFiles]] = {}
+    by_count: dict[int, list[WrittenFiles]] = {}
+    last_listed: WrittenFiles | None = None
+    ahead = iter(writes)
+    upcoming = next(ahead, None)
+    for key, part in sorted(out.stages.items()):
+        while upcoming is not None and upcoming.key[0] < key[0]:
+            size = (len(upcoming.sizes), int(upcoming.sizes.sum()))
+            by_size.setdefault(size, []).append(upcoming)
+            by_count.setdefault(size[0], []).append(upcoming)
+            upcoming = next(ahead, None)
+        if part.control == FILE_SPLITS and part.scans:
+            size = (sum(s.files or 0 for s in part.scans), sum(s.bytes or 0 for s in part.scans))
+            w = next(
+                (
+                    w
+                    for w in reversed(by_size.get(size, []))
+                    if all(_under(w.path, s.location) for s in part.scans)
+                ),
+                None,
+            )
+            if w is not None:
+                part.files_of = w.key
+                part.reason += f"; the files are stage {w.key[0]}'s output, and move with it"
+        elif key[0] in listing:
+            count, first = listing[key[0]]
+            w = next((w for w in reversed(by_count.get(count, [])) if _under(first, w.path)), None)
+            if w is not None:
+                part.files_of, part.lists_files = w.key, True
+                part.control, part.code = INPUT, ""
+                part.reason = (
+                    f"Spark's parallel listing of the {count} files stage {w.key[0]} wrote (a "
+                    "task per file), which move with it"
+                )
+                last_listed = w
+        elif (
+            last_listed is not None
+            and part.control == INPUT
+            and _scans_files(profile.stages[key])
+            and len(
+                rules.file_partitions(
+                    last_listed.sizes,
+                    file_split_settings(out.settings_for(part), out.default_parallelism),
+                )
+            )
+            == part.partitions
+        ):
+            part.files_of = last_listed.key
+            part.reason += (
+                f"; it scans the files stage {last_listed.key[0]} wrote, after listing them, "
+                "split as a scan of them is, and moves with it"
+            )
+
+
+def _scans_files(stage: StageNode) -> bool:
+    """Whether a stage's operations read files (a ``FileScanRDD``)."""
+    return any(
+        op.name == "FileScanRDD" or op.scope_name.startswith("Scan ") for op in stage.op_nodes
+    )
+
+
+def file_split_settings(s: EffectiveSettings, parallelism: int) -> rules.FileSplitSettings:
+    """What Spark's file-split rule reads of the settings (`FilePartition.maxSplitBytes`)."""
+    leaf = s.get("spark.sql.leafNodeDefaultParallelism")
+    minimum = s.get("spark.sql.files.minPartitionNum")
+    return rules.FileSplitSettings(
+        max_partition_bytes=int(s.get("spark.sql.files.maxPartitionBytes") or 128 << 20),
+        open_cost=int(s.get("spark.sql.files.openCostInBytes") or 4 << 20),
+        min_partition_num=int(minimum or leaf or parallelism),
+    )
 
 
 def _derived_parallelism(profile: ApplicationProfile) -> int:
@@ -610,12 +762,14 @@ def _classify_segment(
     for node in segment.nodes:
         if node.description.startswith("FileScan ") or node.name.startswith("BatchScan"):
             m = _FORMAT.match(node.description)
+            located = _LOCATION.search(node.description)
             scans.append(
                 FileScanInput(
                     format=m.group(1) if m else node.name,
                     files=_metric(query, node, "number of files read"),
                     bytes=_metric(query, node, "size of files read"),
                     description=_short(node.description, 120),
+                    location=located.group(1).removesuffix("...") if located else "",
                 )
             )
     if scans:

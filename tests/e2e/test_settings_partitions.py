@@ -279,6 +279,45 @@ def test_a_checkpoint_read_back_moves_with_the_stage_that_wrote_it() -> None:
     assert {(k[0], "spark.sql.shuffle.partitions") for k in followers} <= knobs
 
 
+def test_files_the_application_wrote_and_reads_back_move_with_their_writer() -> None:
+    # readback.zstd: an aggregation at 40 shuffle partitions written as JSON (40 files) and
+    # read back (Spark lists the 40 files in a job of a task per file, scans them for a
+    # schema, counts them), then written as Parquet and counted. Each reader is tied to the
+    # stage that wrote its files; at 400 partitions the writers write 400 files (one per
+    # task that has rows), the listing runs a task per file, and each scan splits them by
+    # Spark's rule.
+    analysis = perfmodel.load(LOGS / "readback.zstd")
+    part = analysis.partitioning
+    writers = sorted(k for k, sp in part.stages.items() if sp.control == SHUFFLE_SETTING)
+    assert len(writers) == 2
+    readers = {k: sp for k, sp in part.stages.items() if sp.files_of is not None}
+    listing = [k for k, sp in readers.items() if sp.lists_files]
+    assert len(listing) == 1 and part.stages[listing[0]].partitions == 40
+    assert part.stages[listing[0]].control == INPUT
+    assert "listing of the 40 files" in part.stages[listing[0]].reason
+    by_writer = {w: sorted(k for k, sp in readers.items() if sp.files_of == w) for w in writers}
+    assert [len(v) for v in by_writer.values()] == [3, 1]  # listing, schema scan, count; count
+    assert all(k > w for w, keys in by_writer.items() for k in keys)
+    result, moved = _predict(analysis, {"spark.sql.shuffle.partitions": "400"})
+    new = {c.key: c for c in moved.changes}
+    assert {*writers, *readers} <= set(new)
+    files = np.count_nonzero(new[writers[0]].data)
+    assert new[listing[0]].new_partitions == files > 300
+    for key, sp in readers.items():
+        if sp.lists_files:
+            continue
+        sizes = new[sp.files_of].data  # bytes each new task reads: the files share them out
+        assert new[key].new_partitions > sp.partitions, (key, new[key].why)
+        assert "files stage" in new[key].why and np.count_nonzero(sizes) > 300
+    assert result.conf is not None
+    assert result.predicted_s > result.baseline_replay_s
+    # A log whose scans read files from before the application ties nothing to a writer.
+    example = perfmodel.load(
+        Path(__file__).resolve().parents[2] / "examples" / "eventlogs" / "etl-local2.zstd"
+    )
+    assert all(sp.files_of is None for sp in example.partitioning.stages.values())
+
+
 def test_settings_are_checked_before_anything_is_replayed(aqe_off) -> None:
     with pytest.raises(SettingError, match="spark.sql.shuffle.partitions"):
         _predict(aqe_off, {"spark.sql.shuffle.partitions": "0"})

@@ -140,6 +140,23 @@ def test_a_task_added_pays_its_stage_s_own_warm_launch_where_that_is_more() -> N
     assert own_launch_ms(few, slots=2) == 0.0
 
 
+def test_stages_that_wrote_files_do_not_measure_a_warm_task() -> None:
+    # Two stages of 40 tiny tasks: one writing a file each (160 ms a task, 68 ms of it its
+    # launch), one listing files (30 ms). A task that writes a file pays for it, so only the
+    # listing measures what a bare task costs a warm JVM.
+    writer = [TaskSpec(run_ms=92, cpu_ms=50, overhead_ms=68, input_bytes=200_000)] * 40
+    lister = [TaskSpec(run_ms=2, cpu_ms=1, overhead_ms=28, input_bytes=0)] * 40
+    profile = build_synthetic([[StageSpec(0, writer), StageSpec(1, lister)]], 2)
+    app = AppTasks.of(profile)
+    base = baseline_config(profile)
+    stages = [profile.stages[(0, 0)], profile.stages[(1, 0)]]
+    works = stage_works(stages, [0, 1], app, base, task_concurrency(app.table), None, {})
+    workload = Workload("app", 10_000.0, works, [], 0)
+    assert all(w.tiny_tasks for w in works)
+    assert warm_task_ms(workload, slots=2) == pytest.approx((160 + 30) / 2)
+    assert warm_task_ms(workload, slots=2, writers=frozenset({(0, 0)})) == pytest.approx(30)
+
+
 def test_tiny_tasks_are_all_fixed_cost() -> None:
     # Tasks reading a few KB spend their time on being tasks: fewer of them save it all.
     task = TaskSpec(run_ms=20, cpu_ms=10, overhead_ms=10, input_bytes=4096)

@@ -20,6 +20,9 @@ whose plans hold what the partitioning derivation must read:
 * ``checkpoint.zstd`` — AQE off, 6 shuffle partitions: an aggregation's output
   ``localCheckpoint()``-ed, then read back by a join and an aggregation (stages that run the
   checkpointed partitions: the shuffle-partitions setting's, through the checkpoint).
+* ``readback.zstd`` — AQE off, 40 shuffle partitions: an aggregation written as JSON (40
+  files) and read back (Spark lists the 40 files in a job of its own, a task per file, then
+  scans them for a schema and counts them), and written as Parquet and counted.
 
 Usage (from the repository root)::
 
@@ -256,6 +259,22 @@ def checkpoint(spark: Any, data: Path) -> list[str]:
     return ["groupBy agg, localCheckpoint", "join with the checkpoint + groupBy", "groupBy it"]
 
 
+def readback(spark: Any, data: Path) -> list[str]:
+    from pyspark.sql import functions as F
+
+    sums = _frame(spark).groupBy("k").agg(F.sum("v").alias("total"))
+    sums.write.mode("overwrite").json(str(data / "sums-json"))
+    spark.read.json(str(data / "sums-json")).count()
+    sums.write.mode("overwrite").parquet(str(data / "sums-parquet"))
+    spark.read.parquet(str(data / "sums-parquet")).count()
+    return [
+        "groupBy agg written as JSON (40 files)",
+        "read the JSON back, count",
+        "written as Parquet",
+        "read the Parquet back, count",
+    ]
+
+
 APPS: dict[str, tuple[Callable[[Any, Path], list[str]], dict[str, str]]] = {
     "plans": (plans, {"spark.sql.shuffle.partitions": "8"}),
     "checkpoint": (
@@ -275,6 +294,10 @@ APPS: dict[str, tuple[Callable[[Any, Path], list[str]], dict[str, str]]] = {
         },
     ),
     "skew": (skew, {"spark.default.parallelism": "2"}),
+    "readback": (
+        readback,
+        {"spark.sql.shuffle.partitions": "40", "spark.sql.adaptive.enabled": "false"},
+    ),
 }
 
 
