@@ -742,7 +742,8 @@ def _file_reader_changes(
     (`StagePartitioning.files_of`) re-planned for the files that stage now writes: a file
     per new task that writes any, each of its share of the bytes written. Spark's listing
     of them runs a task per file; a scan of them is split by Spark's rule under the new
-    settings (replacing a change the settings alone made to it). Where the writer writes
+    settings (replacing a change the settings alone made to it), unless it ran fewer tasks
+    than its scan had partitions (a limit read part of them). Where the writer writes
     32 files or fewer, Spark lists them in the driver, with no tasks: the listing stage is
     kept at a task per file, a few tasks too many."""
     changed = {c.key: c for c in changes}
@@ -765,6 +766,11 @@ def _file_reader_changes(
             why = f"{n} tasks: Spark lists the {n} files stage {writer.key[0]} now writes"
             data = _resplit(profile, part, n)
         else:
+            scanned = max((op.num_partitions for op in stage.op_nodes), default=0)
+            if part.partitions < scanned:
+                # Fewer tasks than its scan had partitions: it read part of the scan (a
+                # limit, a CSV header's first line), which the files do not set.
+                continue
             target, _ = target_settings(partitioning, part, settings)
             after = rules.file_partitions(sizes, file_split_settings(target, new_parallelism))
             n = len(after)

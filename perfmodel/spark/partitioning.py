@@ -416,10 +416,16 @@ def _writes(profile: ApplicationProfile, out: Partitioning) -> list[WrittenFiles
     return found
 
 
-def _under(path: str, prefix: str) -> bool:
-    """Whether ``path`` is ``prefix``'s directory or inside it (``prefix`` may be a path the
-    plan cut short)."""
-    return bool(prefix) and (path == prefix or path.startswith(prefix.rstrip("/")))
+def _under(path: str, directory: str) -> bool:
+    """Whether ``path`` is ``directory`` or inside it."""
+    return bool(directory) and (path == directory or path.startswith(directory.rstrip("/") + "/"))
+
+
+def _scans_path(location: str, written: str) -> bool:
+    """Whether a scan's location (as its plan prints it) is the path written: the directory,
+    the start of it where the plan cut it short, or (a scan of the files listed) a file in
+    it."""
+    return bool(location) and (written.startswith(location) or _under(location, written))
 
 
 def link_written_files(profile: ApplicationProfile, out: Partitioning) -> None:
@@ -457,7 +463,7 @@ def link_written_files(profile: ApplicationProfile, out: Partitioning) -> None:
                 (
                     w
                     for w in reversed(by_size.get(size, []))
-                    if all(_under(w.path, s.location) for s in part.scans)
+                    if all(_scans_path(s.location, w.path) for s in part.scans)
                 ),
                 None,
             )

@@ -282,39 +282,41 @@ def test_a_checkpoint_read_back_moves_with_the_stage_that_wrote_it() -> None:
 def test_files_the_application_wrote_and_reads_back_move_with_their_writer() -> None:
     # readback.zstd: an aggregation at 40 shuffle partitions written as JSON (40 files) and
     # read back (Spark lists the 40 files in a job of a task per file, scans them for a
-    # schema, counts them), then written as Parquet and counted. Each reader is tied to the
-    # stage that wrote its files; at 400 partitions the writers write 400 files (one per
-    # task that has rows), the listing runs a task per file, and each scan splits them by
-    # Spark's rule.
+    # schema, counts them), written as Parquet and counted, written as CSV with a header and
+    # counted (the header's line read in one task of a two-partition scan). Each reader is
+    # tied to the stage that wrote its files; at 400 partitions the writers write a file per
+    # task that has rows, the listings run a task per file, each scan splits the files by
+    # Spark's rule, and the header's read stays one task.
     analysis = perfmodel.load(LOGS / "readback.zstd")
     part = analysis.partitioning
     writers = sorted(k for k, sp in part.stages.items() if sp.control == SHUFFLE_SETTING)
-    assert len(writers) == 2
+    assert len(writers) == 3
     readers = {k: sp for k, sp in part.stages.items() if sp.files_of is not None}
-    listing = [k for k, sp in readers.items() if sp.lists_files]
-    assert len(listing) == 1 and part.stages[listing[0]].partitions == 40
-    assert part.stages[listing[0]].control == INPUT
-    assert "listing of the 40 files" in part.stages[listing[0]].reason
     by_writer = {w: sorted(k for k, sp in readers.items() if sp.files_of == w) for w in writers}
-    assert [len(v) for v in by_writer.values()] == [3, 1]  # listing, schema scan, count; count
+    assert [len(v) for v in by_writer.values()] == [3, 1, 3]
     assert all(k > w for w, keys in by_writer.items() for k in keys)
+    listings = [k for k, sp in readers.items() if sp.lists_files]
+    assert len(listings) == 2
+    for key in listings:
+        assert part.stages[key].control == INPUT and part.stages[key].partitions == 40
+        assert "listing of the 40 files" in part.stages[key].reason
+    header = [k for k, sp in readers.items() if sp.partitions == 1]
+    assert len(header) == 1 and part.stages[header[0]].files_of == writers[2]
     result, moved = _predict(analysis, {"spark.sql.shuffle.partitions": "400"})
     new = {c.key: c for c in moved.changes}
-    assert {*writers, *readers} <= set(new)
-    files = np.count_nonzero(new[writers[0]].data)
-    assert new[listing[0]].new_partitions == files > 300
+    assert set(writers) | set(readers) - set(header) == set(new)
+    for key in listings:
+        files = np.count_nonzero(new[part.stages[key].files_of].data)
+        assert new[key].new_partitions == files > 300
     for key, sp in readers.items():
-        if sp.lists_files:
+        if sp.lists_files or key in header:
             continue
-        sizes = new[sp.files_of].data  # bytes each new task reads: the files share them out
         assert new[key].new_partitions > sp.partitions, (key, new[key].why)
-        assert "files stage" in new[key].why and np.count_nonzero(sizes) > 300
+        assert f"files stage {sp.files_of[0]} now writes" in new[key].why
     assert result.conf is not None
     assert result.predicted_s > result.baseline_replay_s
     # A log whose scans read files from before the application ties nothing to a writer.
-    example = perfmodel.load(
-        Path(__file__).resolve().parents[2] / "examples" / "eventlogs" / "etl-local2.zstd"
-    )
+    example = perfmodel.load(LOGS.parents[2] / "examples" / "eventlogs" / "etl-local2.zstd")
     assert all(sp.files_of is None for sp in example.partitioning.stages.values())
 
 

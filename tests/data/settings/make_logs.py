@@ -22,7 +22,8 @@ whose plans hold what the partitioning derivation must read:
   checkpointed partitions: the shuffle-partitions setting's, through the checkpoint).
 * ``readback.zstd`` — AQE off, 40 shuffle partitions: an aggregation written as JSON (40
   files) and read back (Spark lists the 40 files in a job of its own, a task per file, then
-  scans them for a schema and counts them), and written as Parquet and counted.
+  scans them for a schema and counts them), written as Parquet and counted, and written as
+  CSV with a header and counted (Spark reads the header's line in one task of the scan).
 
 Usage (from the repository root)::
 
@@ -267,11 +268,15 @@ def readback(spark: Any, data: Path) -> list[str]:
     spark.read.json(str(data / "sums-json")).count()
     sums.write.mode("overwrite").parquet(str(data / "sums-parquet"))
     spark.read.parquet(str(data / "sums-parquet")).count()
+    sums.write.mode("overwrite").option("header", True).csv(str(data / "sums-csv"))
+    spark.read.option("header", True).csv(str(data / "sums-csv")).count()
     return [
         "groupBy agg written as JSON (40 files)",
         "read the JSON back, count",
         "written as Parquet",
         "read the Parquet back, count",
+        "written as CSV with a header",
+        "read the CSV back (its header: one task), count",
     ]
 
 
