@@ -16,7 +16,10 @@ change them. The log says it, if read closely:
   parallelism make (`perfmodel.spark.partition_rules.file_partitions`);
 * an RDD stage reading an RDD shuffle has ``spark.default.parallelism`` partitions unless the
   code passed a count (or, unset, its largest parent's); one reading input follows the
-  input's splits.
+  input's splits;
+* a stage reading files an earlier stage of the application wrote (a scan of them, Spark's
+  parallel listing of them, a schema's scan after that listing) follows the number and
+  sizes of the files that stage writes (`link_written_files`).
 
 The operators of a plan are tied to stages by the metrics each stage updated
 (`perfmodel.dag.sql_plans.link_plans_to_stages`); an exchange's map side is the stage that
