@@ -413,16 +413,22 @@ def file_change(
             f"{n} file splits (from {part.partitions}; Spark's rule on files of the mean size "
             f"gives {len(before)} for the profiled run, so its {len(after)} are scaled)"
         )
-    # New splits cut the same files, and the tasks read of them what the profiled run's tasks
-    # read: a Parquet scan reads its columns, not the files' size (TPC-H's lineitem: a tenth).
-    # The splits' sizes say how the stage's data is shared out, its read bytes how much it is.
-    stage = profile.stages.get(part.key)
-    if stage is not None and len(stage.table):
-        t = stage.table
-        read = float(t.col("input_bytes")[t.ended].sum())
-        if read > 0 and float(data.sum()) > 0:
-            data = data * (read / float(data.sum()))
+    data = _as_read(profile, part.key, data)
     return StageChange(part.key, part.control, _knob(part), part.partitions, n, data, why)
+
+
+def _as_read(profile: ApplicationProfile, key: StageKey, splits: FloatArray) -> FloatArray:
+    """New splits of files, scaled to what the profiled stage's tasks read of them: a
+    Parquet scan reads its columns, not the files' size (TPC-H's lineitem: a tenth). The
+    splits' sizes say how the stage's data is shared out, its read bytes how much it is."""
+    stage = profile.stages.get(key)
+    if stage is None or not len(stage.table):
+        return splits
+    t = stage.table
+    read = float(t.col("input_bytes")[t.ended].sum())
+    if read > 0 and float(splits.sum()) > 0:
+        return splits * (read / float(splits.sum()))
+    return splits
 
 
 def parallelism_change(
@@ -748,17 +754,15 @@ def _file_reader_changes(
     kept at a task per file, a few tasks too many."""
     changed = {c.key: c for c in changes}
     readers: dict[StageKey, StageChange] = {}
+    new_files: dict[StageKey, rules.IntArray] = {}
     for key, part in sorted(partitioning.stages.items()):
         writer = changed.get(part.files_of) if part.files_of is not None else None
         stage = profile.stages.get(key)
         if writer is None or stage is None or stage.status == "SKIPPED" or not len(stage.table):
             continue
-        written = written_files(profile, writer.key).astype(np.float64)
-        share = writer.data / max(float(writer.data.sum()), 1.0)
-        if float(writer.data.sum()) <= 0:
-            share = np.full(len(writer.data), 1.0 / max(len(writer.data), 1))
-        sizes = np.maximum(np.round(share * float(written.sum())), 0).astype(np.int64)
-        sizes = sizes[sizes > 0]
+        sizes = new_files.get(writer.key)
+        if sizes is None:
+            sizes = new_files[writer.key] = _files_written_by(profile, writer)
         if not len(sizes):
             continue
         if part.lists_files:
@@ -774,10 +778,7 @@ def _file_reader_changes(
             target, _ = target_settings(partitioning, part, settings)
             after = rules.file_partitions(sizes, file_split_settings(target, new_parallelism))
             n = len(after)
-            data = after.astype(np.float64)
-            read = float(stage.table.col("input_bytes")[stage.table.ended].sum())
-            if read > 0 and float(data.sum()) > 0:
-                data = data * (read / float(data.sum()))
+            data = _as_read(profile, key, after.astype(np.float64))
             why = (
                 f"{n} file splits: it scans the {len(sizes)} files stage {writer.key[0]} now writes"
             )
@@ -785,6 +786,18 @@ def _file_reader_changes(
             continue
         readers[key] = StageChange(key, part.control, writer.knob, part.partitions, n, data, why)
     return [c for c in changes if c.key not in readers] + list(readers.values())
+
+
+def _files_written_by(profile: ApplicationProfile, writer: StageChange) -> rules.IntArray:
+    """The files a re-split writer writes: one per new task with data, each of its share of
+    the bytes the profiled stage wrote."""
+    total = float(written_files(profile, writer.key).sum())
+    if float(writer.data.sum()) > 0:
+        share = writer.data / max(float(writer.data.sum()), 1.0)
+    else:
+        share = np.full(len(writer.data), 1.0 / max(len(writer.data), 1))
+    sizes = np.maximum(np.round(share * total), 0).astype(np.int64)
+    return sizes[sizes > 0]
 
 
 def _join_types(partitioning: Partitioning) -> dict[StageKey, str]:

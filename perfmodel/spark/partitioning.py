@@ -452,6 +452,7 @@ def link_written_files(profile: ApplicationProfile, out: Partitioning) -> None:
     by_size: dict[tuple[int, int], list[WrittenFiles]] = {}
     by_count: dict[int, list[WrittenFiles]] = {}
     last_listed: WrittenFiles | None = None
+    splits: dict[tuple[StageKey, int | None], int] = {}
     ahead = iter(writes)
     upcoming = next(ahead, None)
     for key, part in sorted(out.stages.items()):
@@ -485,22 +486,19 @@ def link_written_files(profile: ApplicationProfile, out: Partitioning) -> None:
                 )
                 last_listed = w
         elif (
-            last_listed is not None
-            and part.control == INPUT
-            and _scans_files(profile.stages[key])
-            and len(
-                rules.file_partitions(
-                    last_listed.sizes,
-                    file_split_settings(out.settings_for(part), out.default_parallelism),
-                )
-            )
-            == part.partitions
+            last_listed is not None and part.control == INPUT and _scans_files(profile.stages[key])
         ):
-            part.files_of = last_listed.key
-            part.reason += (
-                f"; it scans the files stage {last_listed.key[0]} wrote, after listing them, "
-                "split as a scan of them is, and moves with it"
-            )
+            # Spark's split count of the listed files, once per query's settings.
+            split_key = (last_listed.key, part.query_id)
+            if split_key not in splits:
+                settings = file_split_settings(out.settings_for(part), out.default_parallelism)
+                splits[split_key] = len(rules.file_partitions(last_listed.sizes, settings))
+            if splits[split_key] == part.partitions:
+                part.files_of = last_listed.key
+                part.reason += (
+                    f"; it scans the files stage {last_listed.key[0]} wrote, after listing "
+                    "them, split as a scan of them is, and moves with it"
+                )
 
 
 def _scans_files(stage: StageNode) -> bool:
