@@ -32,12 +32,16 @@ def _env(state: Path) -> dict[str, str]:
 
 
 def _find(marker: str, parent: psutil.Process) -> psutil.Process:
-    """The workload process (``marker`` is one of its arguments) under ``parent``."""
+    """The workload process (``marker`` is one of its arguments) under ``parent``. Not a
+    child perfmodel has forked but not yet turned into the workload (``exec``): until then
+    it shows perfmodel's own command line, which ends with the workload's, and has not yet
+    taken its own process group."""
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
         for proc in parent.children(recursive=True):
             try:
-                if marker in proc.cmdline():
+                cmdline = proc.cmdline()
+                if marker in cmdline and CLI[-1] not in cmdline:
                     return proc
             except psutil.Error:
                 continue
