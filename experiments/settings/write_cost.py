@@ -21,7 +21,8 @@ The settings what-if charges two such costs (`perfmodel.spark.partition_rules`):
     python experiments/settings/write_cost.py --what output --counts 8,64,400
 
 One Spark application on ``local[2]``; each count runs once, after a warm-up job, in one
-JVM. Run it on a quiet machine, and more than once: the file system's state moves it.
+JVM; a count given again runs again in the same JVM (``--counts 8,200,8,200`` measures two
+rounds). Run it on a quiet machine, and more than once: the file system's state moves it.
 """
 
 from __future__ import annotations

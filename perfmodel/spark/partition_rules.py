@@ -37,18 +37,22 @@ PYTHON_WRITER = "python"
 the combining done in Python, so none on the map side."""
 JVM_RDD_WRITER = "jvm-rdd"
 """A JVM RDD shuffle, which may combine on the map side (``reduceByKey``): taken as sorted."""
-FILE_PER_PARTITION_MS = {SQL_WRITER: 1.5, PYTHON_WRITER: 2.1}
+FILE_PER_PARTITION_MS = {SQL_WRITER: 0.6, PYTHON_WRITER: 1.8}
 SORTED_PARTITION_MS = 0.02
 """Milliseconds of task time a map task spends per reduce partition it writes, beyond its
 data: a file of its own per partition up to `BYPASS_MERGE_THRESHOLD` (created, buffered,
 compressed, closed and merged into one; for PySpark a Java serialisation stream each, and
 a Python batch per partition), a segment of one sorted file beyond it. Measured on this
 project's study machine with ``experiments/settings/write_cost.py`` (local[2], 16 map tasks
-of 120–380 KB each, 2026-11-30, four runs): from 8 to 200 partitions SQL map tasks took
-0.41, 1.60, 1.53 and 0.77 ms more a partition (1.5, the median of the first three, is
-taken: creating files is the file system's work, and its state moves it), PySpark's 2.17,
-2.00, 2.14 and 2.24 ms; from 201 to 2,000, 0.00 to 0.03 ms. Mostly the task thread's CPU.
-A property of the machine's file system and JVM: another may differ."""
+of 120–380 KB each, eight runs: four on 2026-11-30, and four rounds of one application on
+2026-12-01): from 8 to 200 partitions SQL map tasks took 0.41, 1.60, 1.53, 0.77, 0.05,
+0.26, 0.61 and 0.55 ms more a partition, PySpark's 2.17, 2.00, 2.14, 2.24, 1.58, 1.43, 1.43
+and 1.54 ms; the medians (0.58 and 1.79) are taken. From 201 to 2,000, 0.00 to 0.03 ms.
+Mostly the task thread's CPU. The SQL cost moves by a factor of ten between runs of the
+same job on the same machine (creating and deleting files is the file system's work, and
+its state moves it; the shuffle write time Spark logs, which times the files' opening,
+does not follow it): a what-if that crosses the threshold carries that uncertainty. A
+property of the machine's file system and JVM: another may differ."""
 
 
 OUTPUT_FILE_MS = 22.0
