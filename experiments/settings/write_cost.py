@@ -15,7 +15,9 @@ The settings what-if charges two such costs (`perfmodel.spark.partition_rules`):
   its file whatever its data (`OUTPUT_FILE_MS`). The same 2,000,000 rows are written as
   CSV and as Parquet at each partition count; a task's time is taken to be a fixed cost
   plus a cost per byte, so between the fewest and most partitions
-  ``fixed = (t1·n1 − t2·n2) / (n1 − n2)`` (t: mean task time, n: tasks).
+  ``fixed = (t1·n1 − t2·n2) / (n1 − n2)`` (t: mean task time, n: tasks). Each writing
+  stage's *warm launch* is also shown: the median launch overhead of the later half of its
+  tasks, which deserialise the writer's Hadoop configuration (`WRITER_LAUNCH_MS`).
 
     python experiments/settings/write_cost.py --what shuffle --counts 8,64,200,201,2000
     python experiments/settings/write_cost.py --what output --counts 8,64,400
@@ -93,10 +95,12 @@ def measure_outputs(spark: Any, counts: list[int], out: Path) -> None:
 def stages(log: Path) -> list[dict[str, Any]]:
     """Per stage that ran tasks: its job's description, whether it was its job's first,
     its task count, and its tasks' mean run time, CPU time, shuffle write time (ms),
-    shuffle bytes and output bytes."""
+    shuffle bytes and output bytes, and the median launch overhead (wall time outside run
+    time, ms) of the later half of its tasks in launch order."""
     job_of: dict[int, str] = {}
     first: set[int] = set()
     tasks: dict[int, list[tuple[float, ...]]] = defaultdict(list)
+    launches: dict[int, list[tuple[int, float]]] = defaultdict(list)
     with log.open() as f:
         for line in f:
             event = json.loads(line)
@@ -109,6 +113,13 @@ def stages(log: Path) -> list[dict[str, Any]]:
             elif kind == "SparkListenerTaskEnd" and event.get("Task Metrics"):
                 m = event["Task Metrics"]
                 w = m.get("Shuffle Write Metrics") or {}
+                info = event["Task Info"]
+                launches[event["Stage ID"]].append(
+                    (
+                        info["Launch Time"],
+                        info["Finish Time"] - info["Launch Time"] - m["Executor Run Time"],
+                    )
+                )
                 tasks[event["Stage ID"]].append(
                     (
                         m["Executor Run Time"],
@@ -124,6 +135,7 @@ def stages(log: Path) -> list[dict[str, Any]]:
             continue
         n = len(rows)
         run, cpu, write, shuffled, written = (sum(r[i] for r in rows) / n for i in range(5))
+        later = sorted(ms for _, ms in sorted(launches[sid])[n // 2 :])
         out.append(
             {
                 "job": job_of[sid],
@@ -134,6 +146,7 @@ def stages(log: Path) -> list[dict[str, Any]]:
                 "write": write,
                 "shuffled": shuffled,
                 "written": written,
+                "launch": later[len(later) // 2],
             }
         )
     return out
@@ -159,8 +172,8 @@ def shuffle_table(rows: list[dict[str, Any]]) -> list[str]:
 def output_table(rows: list[dict[str, Any]]) -> list[str]:
     """Each stage that wrote output, and each format's fixed cost per file."""
     lines = [
-        "| format | files (tasks) | run ms/task | CPU ms/task | KB/task |",
-        "|---|---:|---:|---:|---:|",
+        "| format | files (tasks) | run ms/task | CPU ms/task | KB/task | warm launch ms |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     points: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for r in rows:
@@ -170,7 +183,7 @@ def output_table(rows: list[dict[str, Any]]) -> list[str]:
         points[fmt].append((r["tasks"], r["run"]))
         lines.append(
             f"| {fmt} | {r['tasks']} | {r['run']:.1f} | {r['cpu']:.1f} "
-            f"| {r['written'] / 1024:.0f} |"
+            f"| {r['written'] / 1024:.0f} | {r['launch']:.0f} |"
         )
     for fmt, found in points.items():
         (n1, t1), (n2, t2) = min(found), max(found)

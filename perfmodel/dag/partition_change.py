@@ -45,6 +45,9 @@ class StageChange:
     task_fixed_ms: float = 0.0
     """Milliseconds each of its tasks spends whatever its data, beyond its launch (the
     front end's rule: an output file written and committed per task)."""
+    launch_ms: float = 0.0
+    """Milliseconds a task of the stage spends on launching at least once the JVM is warm
+    (the front end's rule: a task writing output deserialises its writer's configuration)."""
 
 
 @dataclass(slots=True)

@@ -707,10 +707,11 @@ def plan_changes(
 
 def _with_output_files(profile: ApplicationProfile, change: StageChange) -> StageChange:
     """A change of a stage whose tasks wrote output (``df.write``: a file each), with each
-    task's fixed cost for its file (`partition_rules.OUTPUT_FILE_MS`)."""
+    task's fixed cost for its file (`partition_rules.OUTPUT_FILE_MS`) and its warm launch
+    (`partition_rules.WRITER_LAUNCH_MS`)."""
     if not _writes_output(profile, change.key):
         return change
-    return replace(change, task_fixed_ms=rules.OUTPUT_FILE_MS)
+    return replace(change, task_fixed_ms=rules.OUTPUT_FILE_MS, launch_ms=rules.WRITER_LAUNCH_MS)
 
 
 def _follower_changes(

@@ -55,6 +55,17 @@ does not follow it): a what-if that crosses the threshold carries that uncertain
 property of the machine's file system and JVM: another may differ."""
 
 
+WRITER_LAUNCH_MS = 32.0
+"""Milliseconds a task that writes output spends on launching once the JVM is warm, beside
+its file: it deserialises its stage's task binary, which holds the writer's Hadoop
+configuration, where a task of another stage took 3–20 ms. Measured on this project's
+study machine with ``experiments/settings/write_cost.py --what output --counts 400,2000``
+(2026-12-01, two runs): the median launch overhead of the later half of each writing stage,
+35, 32, 32, 26, 34, 36, 30 and 28 ms (CSV and Parquet at 400 and 2,000 files); their median.
+A stage of too few tasks to measure its own warm launch (`simulate.repartition.own_launch_ms`)
+is given this one for the tasks a re-split adds."""
+
+
 OUTPUT_FILE_MS = 22.0
 """Milliseconds a task that writes output (``df.write``, ``saveAsTextFile``) spends on its
 file whatever its data: creating, closing and committing it (`FileOutputCommitter`'s task

@@ -26,7 +26,13 @@ from perfmodel.spark.partition_plan import (
     rdd_writer,
     shuffle_change,
 )
-from perfmodel.spark.partition_rules import JVM_RDD_WRITER, PYTHON_WRITER, partition_write_ms
+from perfmodel.spark.partition_rules import (
+    JVM_RDD_WRITER,
+    OUTPUT_FILE_MS,
+    PYTHON_WRITER,
+    WRITER_LAUNCH_MS,
+    partition_write_ms,
+)
 from perfmodel.spark.partitioning import (
     CODE,
     FILE_SPLITS,
@@ -308,6 +314,12 @@ def test_files_the_application_wrote_and_reads_back_move_with_their_writer() -> 
     for key in listings:
         files = np.count_nonzero(new[part.stages[key].files_of].data)
         assert new[key].new_partitions == files > 300
+    # Each writer's task pays for its file and for deserialising the writer's configuration;
+    # a reader's does not.
+    for key in writers:
+        assert new[key].task_fixed_ms == OUTPUT_FILE_MS
+        assert new[key].launch_ms == WRITER_LAUNCH_MS
+    assert all(new[k].launch_ms == new[k].task_fixed_ms == 0 for k in set(new) - set(writers))
     for key, sp in readers.items():
         if sp.lists_files or key in header:
             continue

@@ -165,6 +165,42 @@ def test_tiny_tasks_are_all_fixed_cost() -> None:
     assert fewer.components.sum() == pytest.approx(4 * 30)
 
 
+def test_a_stage_cut_to_fewer_tasks_keeps_its_first_coldest_ones() -> None:
+    # A JVM's first tasks of a stage load classes and compile code: 200 tiny tasks, the first
+    # 20 at 100 ms, the rest warm at 30 ms. Cut to 10 tasks, the stage runs only cold ones:
+    # they pay what its first ten paid, not the stage's mean (37 ms).
+    tasks = [TaskSpec(run_ms=90, cpu_ms=90, overhead_ms=10, input_bytes=4096)] * 20
+    tasks += [TaskSpec(run_ms=20, cpu_ms=20, overhead_ms=10, input_bytes=4096)] * 180
+    work, base = _stage(tasks)
+    assert work.tiny_tasks
+    fewer = resplit(work, np.full(10, 200 * 4096 / 10), base)
+    assert fewer.components.sum() == pytest.approx(10 * 100, rel=1e-6)
+    # A stage of big tasks keeps its first tasks' launches; its run time follows the data.
+    launches = [75.0] * 20 + [35.0] * 20
+    big = [TaskSpec(run_ms=100, cpu_ms=100, overhead_ms=ms, input_bytes=1 * MB) for ms in launches]
+    work, base = _stage(big)
+    fewer = resplit(work, np.full(10, 40 * MB / 10), base)
+    assert fewer.components[SCHEDULING].sum() == pytest.approx(10 * 75.0, rel=1e-6)
+    assert fewer.components.sum() == pytest.approx(10 * 75.0 + 40 * 100, rel=1e-6)
+
+
+def test_a_task_added_to_a_stage_writing_output_pays_the_writer_s_launch() -> None:
+    # Eight cold writer tasks (90 ms launches), too few to show their own warm launch, in a
+    # run whose warmest launch was 6 ms: the 72 tasks a re-split adds pay the writer's warm
+    # launch (40 ms here), never more than the stage's tasks paid.
+    task = TaskSpec(run_ms=500, cpu_ms=500, overhead_ms=90, input_bytes=8 * MB)
+    work, base = _stage([task] * 8)
+    assert own_launch_ms(work, slots=2) == 0.0
+    data = np.full(80, 64 * MB / 80)
+    plain = resplit(work, data, base, warm=6.0)
+    writer = resplit(work, data, base, warm=6.0, launch_ms=40.0)
+    assert plain.components[SCHEDULING][8:] == pytest.approx(6.0)
+    assert writer.components[SCHEDULING][8:] == pytest.approx(40.0)
+    assert writer.components[SCHEDULING][:8] == pytest.approx(90.0)
+    capped = resplit(work, data, base, warm=6.0, launch_ms=500.0)
+    assert capped.components[SCHEDULING][8:] == pytest.approx(90.0)
+
+
 def test_a_partition_that_outgrows_its_memory_spills() -> None:
     # 512 MiB heap: (512 - 300) MiB x 0.6 = 127 MiB of execution memory for the one task.
     task = TaskSpec(run_ms=1000, cpu_ms=1000, input_bytes=64 * MB, peak_memory=100 * MB)
