@@ -39,9 +39,10 @@ class StageChange:
     """Stages that write the shuffle it reads: they write to ``planned[1]`` partitions now."""
     planned: tuple[int, int] = (0, 0)
     """Partitions the shuffle is written to, before and after (0: not a shuffle)."""
-    write_ms: tuple[float, float] = (0.0, 0.0)
-    """Milliseconds each map task spends writing the ``planned`` partitions beyond its data,
-    before and after (the front end's rule for its shuffle writer)."""
+    write_ms: dict[StageKey, tuple[float, float]] = field(default_factory=dict)
+    """Per map stage: milliseconds each of its tasks spends writing the ``planned``
+    partitions beyond its data, before and after (the front end's rule for its shuffle
+    writer, from what the stage's tasks wrote)."""
     task_fixed_ms: float = 0.0
     """Milliseconds each of its tasks spends whatever its data, beyond its launch (the
     front end's rule: an output file written and committed per task)."""

@@ -74,7 +74,8 @@ from perfmodel.simulate.workload import Workload
 
 WARM_TASK_MS = 12.0
 """Fixed cost of a task in a stage of many (a warm JVM: code compiled, classes loaded), where
-the run itself measured no task's launch at all: the mean task time of the two later
+the run itself measured no task's launch at all, and the most a task a re-split adds pays
+(`warm_task_ms`): the mean task time of the two later
 2,000-task stages of a scratch aggregation (11.0 and 13.3 ms; local[2], this project's study
 machine), whose tasks read ~60 bytes each."""
 LAUNCH_QUANTILE = 5.0
@@ -129,8 +130,11 @@ def warm_task_ms(
     many tasks that were mostly overhead (each read little and ran for less than three
     times its launch overhead), of their median task time. Where the run has no such
     stage: the `LAUNCH_QUANTILE` of its tasks' launch overheads (launch, deserialisation,
-    result), the warmest it saw; `WARM_TASK_MS` where it measured none. A busy machine
-    stretches every launch, so its warmest ones are slower too, and a task it adds pays that.
+    result), the warmest it saw; `WARM_TASK_MS` where it measured none. At most
+    `WARM_TASK_MS`: a JVM keeps warming past the few hundred tasks a run shows, so a task
+    added to make thousands pays less than the run's warmest (a word count's tiny tasks took
+    23 ms past the 64th of 200 and 10 ms past the 200th of 2,000, where the stage before had
+    run as many). The cap is the study machine's: a slower machine's warm task costs more.
 
     ``writers`` (`PartitionPlan.writers`) are left out: a task writing a file pays for the
     file, and deserialises the writer's configuration. A 64-task JSON write whose tasks
@@ -151,10 +155,11 @@ def warm_task_ms(
         if float(np.median(wall)) - launch < 3.0 * launch:
             medians.append(float(np.median(wall)))
     if medians:
-        return float(np.median(medians))
+        return min(float(np.median(medians)), WARM_TASK_MS)
     if not launches:
         return WARM_TASK_MS
-    return float(np.percentile(np.concatenate(launches), LAUNCH_QUANTILE))
+    warmest = float(np.percentile(np.concatenate(launches), LAUNCH_QUANTILE))
+    return min(warmest, WARM_TASK_MS)
 
 
 def partition_cost_paid(work: StageWork, write_ms: float) -> FloatArray:
@@ -408,11 +413,11 @@ def repartition_workload(
     notes = list(plan.notes)
     map_side: dict[StageKey, tuple[float, float]] = {}
     for planned in plan.changes:
-        if planned.write_ms[0] > 0:
-            # Kept where the count stays too: a map stage re-split into more tasks (a new
-            # file split) has each of them pay for the partitions it writes.
-            for key in planned.map_stages:
-                map_side[key] = planned.write_ms
+        for key, ms in planned.write_ms.items():
+            if ms[0] > 0:
+                # Kept where the count stays too: a map stage re-split into more tasks (a
+                # new file split) has each of them pay for the partitions it writes.
+                map_side[key] = ms
     switches: list[JoinChange] = []
     if plan.joins:
         cost = shuffle_cost(profile, workload)

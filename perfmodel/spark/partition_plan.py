@@ -248,6 +248,18 @@ def map_shares(profile: ApplicationProfile, part: StagePartitioning) -> np.ndarr
     return best
 
 
+def _sort_key_bound(part: StagePartitioning) -> int | None:
+    """The partitions a range exchange the stage reads was made with, where its sort keys
+    bounded them below the count it was asked for (`ShuffleInput.range_partitions`); None
+    where nothing bounds them."""
+    made = [
+        s.range_partitions
+        for s in part.shuffles
+        if s.coalescible and s.range_partitions and s.range_partitions < s.partitions
+    ]
+    return min(made) if made else None
+
+
 def shuffle_change(
     profile: ApplicationProfile,
     part: StagePartitioning,
@@ -265,7 +277,16 @@ def shuffle_change(
     n1 = planned_shuffle_partitions(target)
     if not any(s.coalescible for s in part.shuffles):
         return None
-    read = [s.adaptive_partitions or s.partitions for s in part.shuffles if s.coalescible]
+    bound = _sort_key_bound(part)
+    if bound is not None:
+        # A range exchange over fewer distinct keys than partitions: its partitioner makes
+        # as many as its sampled bounds allow, at the count the run had and at the new one.
+        n0, n1 = min(n0, bound), min(n1, bound)
+    read = [
+        s.adaptive_partitions or min(s.partitions, s.range_partitions or s.partitions)
+        for s in part.shuffles
+        if s.coalescible
+    ]
     if part.partitions * 2 < min(read):
         # Far fewer tasks than the shuffle had partitions (after AQE): the stage read part of
         # it (a `limit` or `first()` takes a partition or a few), which the count does not set.
@@ -284,6 +305,8 @@ def shuffle_change(
     total = contents.total
     partitions = contents.sizes_at(n1)
     why = f"{n1} shuffle partitions (from {n0})"
+    if bound is not None:
+        why += f", a sort's range partitioning bounded by its {bound} sampled key ranges"
     adaptive1 = bool(target.get("spark.sql.adaptive.enabled"))
     skew = _skew_settings(target)
     split_left, split_right = _splittable(join_type)
@@ -343,7 +366,7 @@ def shuffle_change(
         why,
         maps,
         (n0, n1),
-        _write_ms(n0, n1, rules.SQL_WRITER),
+        _write_ms(profile, maps, n0, n1, rules.SQL_WRITER),
     )
 
 
@@ -456,7 +479,7 @@ def parallelism_change(
         why,
         maps,
         planned,
-        _write_ms(*planned, rdd_writer(profile, maps)),
+        _write_ms(profile, maps, *planned, rdd_writer(profile, maps)),
     )
 
 
@@ -481,9 +504,27 @@ def rdd_writer(profile: ApplicationProfile, maps: list[StageKey]) -> str:
     return rules.PYTHON_WRITER if python else rules.JVM_RDD_WRITER
 
 
-def _write_ms(before: int, after: int, writer: str) -> tuple[float, float]:
-    """What a map task spends writing ``before`` and ``after`` partitions beyond its data."""
-    return rules.partition_write_ms(before, writer), rules.partition_write_ms(after, writer)
+def _write_ms(
+    profile: ApplicationProfile, maps: list[StageKey], before: int, after: int, writer: str
+) -> dict[StageKey, tuple[float, float]]:
+    """Per map stage, what each of its tasks spends writing ``before`` and ``after``
+    partitions beyond its data: for the partitions it puts rows in, from the records its
+    tasks wrote (their median; a re-split map task is taken to write as many, as a partial
+    aggregation does, whose records are its keys)."""
+    out: dict[StageKey, tuple[float, float]] = {}
+    for key in maps:
+        stage = profile.stages.get(key)
+        records: float | None = None
+        if stage is not None and len(stage.table):
+            t = stage.table
+            written = t.col("shuffle_write_records")[t.ended]
+            if written.size and float(written.sum()) > 0:
+                records = float(np.median(written))
+        out[key] = (
+            rules.partition_write_ms(before, writer, records),
+            rules.partition_write_ms(after, writer, records),
+        )
+    return out
 
 
 def _written_parents(
@@ -599,7 +640,7 @@ def _code_change(
         f"{count} partitions in place of the code's {part.code}",
         maps,
         planned,
-        _write_ms(*planned, writer),
+        _write_ms(profile, maps, *planned, writer),
     )
 
 

@@ -125,6 +125,10 @@ class ShuffleInput:
     adaptive_partitions: int | None = None
     """Partitions AQE's read ended with (its driver metric), where it stepped in."""
     description: str = ""
+    range_partitions: int | None = None
+    """A range exchange's partitions as its partitioner made them (its driver metric):
+    Spark's `RangePartitioner` makes one more than the distinct bounds it samples, so a sort
+    by a few distinct keys gets as many partitions as keys, whatever the setting."""
 
     @property
     def coalescible(self) -> bool:
@@ -647,6 +651,7 @@ def _shuffle_input(
         how = reader.description
         adaptive = how.split(" ", 1)[1].strip() if " " in how else "read"
         read_partitions = _metric(query, reader, "number of partitions")
+    made = _metric(query, exchange, "number of partitions") if partitioning == "range" else None
     return ShuffleInput(
         partitioning=partitioning,
         origin=origin,
@@ -655,6 +660,7 @@ def _shuffle_input(
         adaptive_read=adaptive,
         adaptive_partitions=read_partitions,
         description=text,
+        range_partitions=int(made) if made else None,
     )
 
 

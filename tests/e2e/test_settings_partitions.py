@@ -143,10 +143,15 @@ def test_a_pyspark_shuffle_is_priced_as_pyspark_writes_it(plans) -> None:
     assert change is not None and change.map_stages
     assert rdd_writer(profile, change.map_stages) == PYTHON_WRITER
     assert change.planned == (4, 200)
-    assert change.write_ms == (
-        partition_write_ms(4, PYTHON_WRITER),
-        partition_write_ms(200, PYTHON_WRITER),
-    )
+    # Each map stage pays for the partitions its tasks put rows in, from what they wrote.
+    assert set(change.write_ms) == set(change.map_stages)
+    for key, (before, after) in change.write_ms.items():
+        t = profile.stages[key].table
+        records = float(np.median(t.col("shuffle_write_records")[t.ended]))
+        assert records > 0
+        assert before == partition_write_ms(4, PYTHON_WRITER, records)
+        assert after == partition_write_ms(200, PYTHON_WRITER, records)
+        assert 0 < after <= partition_write_ms(200, PYTHON_WRITER)
     # A stage of a SQL query runs no PairwiseRDD: not PySpark's writer.
     sql_stage = next(k for k, s in part.stages.items() if s.query_id is not None)
     assert rdd_writer(profile, [sql_stage]) == JVM_RDD_WRITER
@@ -330,6 +335,33 @@ def test_files_the_application_wrote_and_reads_back_move_with_their_writer() -> 
     # A log whose scans read files from before the application ties nothing to a writer.
     example = perfmodel.load(LOGS.parents[2] / "examples" / "eventlogs" / "etl-local2.zstd")
     assert all(sp.files_of is None for sp in example.partitioning.stages.values())
+
+
+def test_a_sort_by_few_keys_gets_as_many_partitions_as_its_key_ranges() -> None:
+    # ordered.zstd: an aggregation over 6 keys sorted by its key, with AQE on at 40
+    # partitions (its range exchange made 6, read as one coalesced task), then with AQE off
+    # at 40, 400 and 4. Spark's range partitioner made 6, 6, 6 and 4 partitions: predicted
+    # from each run that shows the bound, whatever the count asked. The run at 4 got all 4
+    # it asked for, which shows no bound: from it the count asked is predicted (a limit).
+    profile, part = _load("ordered.zstd")
+    ranged = [
+        sp
+        for _, sp in sorted(part.stages.items())
+        if any(s.partitioning == "range" for s in sp.shuffles)
+    ]
+    assert [s.partitions for s in ranged] == [1, 6, 6, 4]
+    assert [sh.range_partitions for s in ranged for sh in s.shuffles] == [6, 6, 6, 4]
+    for source in ranged:
+        for target in ranged[1:]:
+            change = shuffle_change(
+                profile, source, part.settings_for(source), part.settings_for(target), 2, 2
+            )
+            predicted = change.new_partitions if change is not None else source.partitions
+            asked = part.settings_for(target).get("spark.sql.shuffle.partitions")
+            bounded = source is not ranged[-1]
+            assert predicted == (target.partitions if bounded else asked), (source, target)
+            if change is not None and bounded and target.partitions == 6:
+                assert "6 sampled key ranges" in change.why
 
 
 def test_settings_are_checked_before_anything_is_replayed(aqe_off) -> None:

@@ -38,6 +38,7 @@ from perfmodel.spark.partition_rules import (
     SORTED_PARTITION_MS,
     SQL_WRITER,
     partition_write_ms,
+    partitions_written,
 )
 
 MB = 1 << 20
@@ -142,10 +143,11 @@ def test_a_task_added_pays_its_stage_s_own_warm_launch_where_that_is_more() -> N
 
 def test_stages_that_wrote_files_do_not_measure_a_warm_task() -> None:
     # Two stages of 40 tiny tasks: one writing a file each (160 ms a task, 68 ms of it its
-    # launch), one listing files (30 ms). A task that writes a file pays for it, so only the
-    # listing measures what a bare task costs a warm JVM.
+    # launch), one listing files (8 ms). A task that writes a file pays for it, so only the
+    # listing measures what a bare task costs a warm JVM; and a run's warm cost is at most
+    # the measured floor (a JVM keeps warming past the tasks a run shows).
     writer = [TaskSpec(run_ms=92, cpu_ms=50, overhead_ms=68, input_bytes=200_000)] * 40
-    lister = [TaskSpec(run_ms=2, cpu_ms=1, overhead_ms=28, input_bytes=0)] * 40
+    lister = [TaskSpec(run_ms=1, cpu_ms=1, overhead_ms=7, input_bytes=0)] * 40
     profile = build_synthetic([[StageSpec(0, writer), StageSpec(1, lister)]], 2)
     app = AppTasks.of(profile)
     base = baseline_config(profile)
@@ -153,8 +155,8 @@ def test_stages_that_wrote_files_do_not_measure_a_warm_task() -> None:
     works = stage_works(stages, [0, 1], app, base, task_concurrency(app.table), None, {})
     workload = Workload("app", 10_000.0, works, [], 0)
     assert all(w.tiny_tasks for w in works)
-    assert warm_task_ms(workload, slots=2) == pytest.approx((160 + 30) / 2)
-    assert warm_task_ms(workload, slots=2, writers=frozenset({(0, 0)})) == pytest.approx(30)
+    assert warm_task_ms(workload, slots=2) == pytest.approx(WARM_TASK_MS)  # (160 + 8) / 2
+    assert warm_task_ms(workload, slots=2, writers=frozenset({(0, 0)})) == pytest.approx(8)
 
 
 def test_tiny_tasks_are_all_fixed_cost() -> None:
@@ -234,6 +236,23 @@ def test_a_stage_that_spilled_spills_at_its_own_rate() -> None:
     assert two_halves.disk_spill.sum() == pytest.approx(100 * MB * 0.4, rel=1e-6)
 
 
+def test_map_tasks_pay_for_the_partitions_they_put_rows_in() -> None:
+    sql = FILE_PER_PARTITION_MS[SQL_WRITER]
+    # Many records fill every partition; a dozen (a partial aggregation over a dozen keys)
+    # fill at most a dozen, whatever the count; none fill none.
+    assert partitions_written(200, 1e6) == pytest.approx(200)
+    assert partitions_written(2000, 12) == pytest.approx(12, rel=0.01)
+    assert partitions_written(2000, 12) < 12
+    assert partitions_written(200, 200) == pytest.approx(200 * (1 - (1 - 1 / 200) ** 200))
+    assert partitions_written(200, 0) == 0.0
+    assert partitions_written(200, None) == 200
+    assert partition_write_ms(200, SQL_WRITER, 1e6) == pytest.approx(200 * sql)
+    assert partition_write_ms(2000, SQL_WRITER, 12) == pytest.approx(
+        12 * SORTED_PARTITION_MS, rel=0.01
+    )
+    assert partition_write_ms(200, SQL_WRITER, 12) == pytest.approx(12 * sql, rel=0.05)
+
+
 def test_map_tasks_pay_for_the_partitions_they_write() -> None:
     sql, python = FILE_PER_PARTITION_MS[SQL_WRITER], FILE_PER_PARTITION_MS[PYTHON_WRITER]
     assert partition_write_ms(200, SQL_WRITER) == pytest.approx(200 * sql)
@@ -281,7 +300,7 @@ def test_a_re_split_map_stage_pays_for_its_partitions_once_per_task() -> None:
         "40 partitions",
         [(0, 0)],
         (8, 200),
-        (8 * per, 200 * per),
+        {(0, 0): (8 * per, 200 * per)},
     )
     workload = Workload("app", 10_000.0, [work], [], 0)
     out = repartition_workload(workload, profile, PartitionPlan([change]), base)

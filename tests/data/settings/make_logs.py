@@ -24,6 +24,9 @@ whose plans hold what the partitioning derivation must read:
   files) and read back (Spark lists the 40 files in a job of its own, a task per file, then
   scans them for a schema and counts them), written as Parquet and counted, and written as
   CSV with a header and counted (Spark reads the header's line in one task of the scan).
+* ``ordered.zstd`` — an aggregation over 6 keys sorted by its key (a range exchange, whose
+  partitioner makes at most as many partitions as the sampled keys allow): AQE on at 40
+  partitions (the source), then AQE off at 40, 400 and 4.
 
 Usage (from the repository root)::
 
@@ -280,6 +283,21 @@ def readback(spark: Any, data: Path) -> list[str]:
     ]
 
 
+def ordered(spark: Any, data: Path) -> list[str]:
+    from pyspark.sql import functions as F
+
+    df = _frame(spark)
+    done = []
+    for adaptive, partitions in (("true", 40), ("false", 40), ("false", 400), ("false", 4)):
+        spark.conf.set("spark.sql.adaptive.enabled", adaptive)
+        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+        df.groupBy((F.col("k") % 6).alias("g")).agg(F.sum("v").alias("total")).orderBy(
+            "g"
+        ).collect()
+        done.append(f"groupBy 6 keys, orderBy: AQE {adaptive}, {partitions} partitions")
+    return done
+
+
 APPS: dict[str, tuple[Callable[[Any, Path], list[str]], dict[str, str]]] = {
     "plans": (plans, {"spark.sql.shuffle.partitions": "8"}),
     "checkpoint": (
@@ -303,6 +321,7 @@ APPS: dict[str, tuple[Callable[[Any, Path], list[str]], dict[str, str]]] = {
         readback,
         {"spark.sql.shuffle.partitions": "40", "spark.sql.adaptive.enabled": "false"},
     ),
+    "ordered": (ordered, {"spark.default.parallelism": "2"}),
 }
 
 
