@@ -288,6 +288,8 @@ def resplit(
     if n1 > n0 and wall > 0:
         size = float(per_task.sum())
         added = max(warm, own_launch_ms(work, base.slots), launch_ms)
+        if work.tiny_tasks:
+            added += task_fixed_ms  # its whole time is fixed: its file's too
         fixed[:, n0:] *= min(1.0, added / size) if size > 0 else 0.0
     if task_fixed_ms > 0 and not work.tiny_tasks:
         # Each task's own fixed cost (an output file), in the mix of the time it is in,

@@ -203,6 +203,22 @@ def test_a_task_added_to_a_stage_writing_output_pays_the_writer_s_launch() -> No
     assert capped.components[SCHEDULING][8:] == pytest.approx(90.0)
 
 
+def test_a_task_added_to_a_tiny_writer_pays_for_its_file_too() -> None:
+    # 10 tiny tasks writing a file each (150 ms: 60 ms launch, 90 ms running), too few to
+    # show their own warm launch: all fixed cost. A task a re-split adds pays a writer's warm
+    # launch (30 ms) and its file (22 ms), never more than the tasks paid.
+    task = TaskSpec(run_ms=90, cpu_ms=90, overhead_ms=60, input_bytes=4096)
+    work, base = _stage([task] * 10)
+    assert work.tiny_tasks
+    data = np.full(100, 10 * 4096 / 100)
+    more = resplit(work, data, base, warm=6.0, task_fixed_ms=22.0, launch_ms=30.0)
+    assert more.components[:, 10:].sum(axis=0) == pytest.approx(30.0 + 22.0)
+    launch_only = resplit(work, data, base, warm=6.0, launch_ms=30.0)
+    assert launch_only.components[:, 10:].sum(axis=0) == pytest.approx(30.0)
+    capped = resplit(work, data, base, warm=6.0, task_fixed_ms=200.0, launch_ms=30.0)
+    assert capped.components[:, 10:].sum(axis=0) == pytest.approx(150.0)
+
+
 def test_a_partition_that_outgrows_its_memory_spills() -> None:
     # 512 MiB heap: (512 - 300) MiB x 0.6 = 127 MiB of execution memory for the one task.
     task = TaskSpec(run_ms=1000, cpu_ms=1000, input_bytes=64 * MB, peak_memory=100 * MB)
