@@ -43,9 +43,9 @@ class StageChange:
     """Per map stage: milliseconds each of its tasks spends writing the ``planned``
     partitions beyond its data, before and after (the front end's rule for its shuffle
     writer, from what the stage's tasks wrote)."""
-    task_fixed_ms: float = 0.0
-    """Milliseconds each of its tasks spends whatever its data, beyond its launch (the
-    front end's rule: an output file written and committed per task)."""
+    task_fixed_ms: tuple[float, float] = (0.0, 0.0)
+    """Milliseconds each of its tasks spends whatever its data, beyond its launch, before
+    and after (the front end's rule: the output files each task writes and commits)."""
     launch_ms: float = 0.0
     """Milliseconds a task of the stage spends on launching at least once the JVM is warm
     (the front end's rule: a task writing output deserialises its writer's configuration)."""

@@ -235,15 +235,15 @@ def resplit(
     data: FloatArray,
     base: ClusterConfig,
     warm: float = WARM_TASK_MS,
-    task_fixed_ms: float = 0.0,
+    task_fixed_ms: tuple[float, float] = (0.0, 0.0),
     launch_ms: float = 0.0,
 ) -> StageWork:
     """``work`` re-split into tasks reading ``data`` bytes each (see the module's doc);
     ``warm``: the fixed cost of a task the stage did not have before (`warm_task_ms`), or
     the stage's own warm launch where that is more (`own_launch_ms`), at most what its tasks
     paid;
-    ``task_fixed_ms``: what each task pays whatever its data beyond its launch
-    (`StageChange.task_fixed_ms`), every new task included;
+    ``task_fixed_ms``: what each task paid and pays whatever its data beyond its launch,
+    before and after (`StageChange.task_fixed_ms`), every new task included;
     ``launch_ms``: the least a task added pays to launch, by what the stage is
     (`StageChange.launch_ms`), where its own tasks were too few to measure it."""
     c = work.components
@@ -289,18 +289,21 @@ def resplit(
         size = float(per_task.sum())
         added = max(warm, own_launch_ms(work, base.slots), launch_ms)
         if work.tiny_tasks:
-            added += task_fixed_ms  # its whole time is fixed: its file's too
+            added += task_fixed_ms[1]  # its whole time is fixed: its files' too
         fixed[:, n0:] *= min(1.0, added / size) if size > 0 else 0.0
-    if task_fixed_ms > 0 and not work.tiny_tasks:
-        # Each task's own fixed cost (an output file), in the mix of the time it is in,
-        # at most what the tasks spent beyond their launch.
+    paid_ms, pays_ms = task_fixed_ms
+    if (paid_ms > 0 or pays_ms > 0) and not work.tiny_tasks:
+        # Each task's own fixed cost (its output files), in the mix of the time it is in:
+        # what it paid (at most what the tasks spent beyond their launch) comes off, and
+        # each new task pays the new cost, in the same proportion to what it is charged.
         rest = variable.copy()
         rest[SCHEDULING] = 0.0
         total = float(rest.sum())
         if total > 0:
-            each = min(task_fixed_ms, total / n0) * rest / total
-            variable = variable - each * n0
-            fixed = fixed + each[:, None]
+            paid = min(paid_ms, total / n0)
+            variable = variable - paid * n0 * rest / total
+            pays = pays_ms * (paid / paid_ms) if paid_ms > 0 else pays_ms
+            fixed = fixed + (pays * rest / total)[:, None]
     new = fixed + variable[:, None] * share[None, :] * scale
     # Memory: the working set follows the data; what outgrows the task's memory spills.
     ws0 = working_set(work)

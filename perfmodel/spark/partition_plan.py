@@ -737,7 +737,7 @@ def plan_changes(
             out.append(change)
     out.extend(_follower_changes(profile, partitioning, out))
     out = _file_reader_changes(profile, partitioning, out, changes, new_parallelism)
-    out = [_with_output_files(profile, c) for c in out]
+    out = [_with_output_files(profile, partitioning, c) for c in out]
     if kept_keys:
         notes.append(
             "the code sets " + ", ".join(sorted(kept_keys)) + " for some queries itself "
@@ -746,13 +746,25 @@ def plan_changes(
     return out, notes
 
 
-def _with_output_files(profile: ApplicationProfile, change: StageChange) -> StageChange:
-    """A change of a stage whose tasks wrote output (``df.write``: a file each), with each
-    task's fixed cost for its file (`partition_rules.OUTPUT_FILE_MS`) and its warm launch
+def _with_output_files(
+    profile: ApplicationProfile, partitioning: Partitioning, change: StageChange
+) -> StageChange:
+    """A change of a stage whose tasks wrote output (``df.write``), with each task's fixed
+    cost for its files before and after (`partition_rules.OUTPUT_FILE_MS` a file: one a
+    task, or for a ``partitionBy`` write one per partition value it holds rows of,
+    `partition_rules.files_per_task`) and its warm launch
     (`partition_rules.WRITER_LAUNCH_MS`)."""
     if not _writes_output(profile, change.key):
         return change
-    return replace(change, task_fixed_ms=rules.OUTPUT_FILE_MS, launch_ms=rules.WRITER_LAUNCH_MS)
+    part = partitioning.stages.get(change.key)
+    rows, values = (part.written_rows, part.dynamic_partitions) if part else (0, 0)
+    before = rules.files_per_task(change.old_partitions, rows, values)
+    after = rules.files_per_task(change.new_partitions, rows, values)
+    return replace(
+        change,
+        task_fixed_ms=(rules.OUTPUT_FILE_MS * before, rules.OUTPUT_FILE_MS * after),
+        launch_ms=rules.WRITER_LAUNCH_MS,
+    )
 
 
 def _follower_changes(

@@ -206,6 +206,12 @@ class StagePartitioning:
     any, and their number and sizes move with whatever sets that stage's partitions."""
     lists_files: bool = False
     """It is Spark's parallel listing of those files (a task per path), not a scan."""
+    written_rows: int = 0
+    """Rows its query's write command wrote (its "number of output rows"), where it wrote."""
+    dynamic_partitions: int = 0
+    """Partition values a ``partitionBy`` write spread those rows over (its "number of
+    dynamic part"): each task writes a file for each value it holds rows of; 0 for a write
+    of a file per task."""
 
     @property
     def setting(self) -> str | None:
@@ -404,6 +410,7 @@ def _writes(profile: ApplicationProfile, out: Partitioning) -> list[WrittenFiles
     """Each stage that wrote files for a ``df.write`` (a query whose plan is an
     ``InsertIntoHadoopFsRelationCommand``), with the path written to."""
     paths: dict[int, str] = {}
+    counts: dict[int, tuple[int, int]] = {}
     for query in profile.queries.values():
         if query.plan is None:
             continue
@@ -411,15 +418,20 @@ def _writes(profile: ApplicationProfile, out: Partitioning) -> list[WrittenFiles
             if node.name.startswith(_WRITE_COMMAND):
                 rest = node.description[len(_WRITE_COMMAND) :].strip()
                 paths[query.query_id] = rest.split(",", 1)[0].strip()
+                rows = _metric(query, node, "number of output rows") or 0
+                parts = _metric(query, node, "number of dynamic part") or 0
+                counts[query.query_id] = (int(rows), int(parts))
                 break
     found: list[WrittenFiles] = []
     for key, part in sorted(out.stages.items()):
-        path = paths.get(part.query_id) if part.query_id is not None else None
-        if path is None or key not in profile.stages:
+        qid = part.query_id
+        path = paths.get(qid) if qid is not None else None
+        if qid is None or path is None or key not in profile.stages:
             continue
         sizes = written_files(profile, key)
         if len(sizes):
             found.append(WrittenFiles(key, path, sizes))
+            part.written_rows, part.dynamic_partitions = counts[qid]
     return found
 
 

@@ -322,9 +322,11 @@ def test_files_the_application_wrote_and_reads_back_move_with_their_writer() -> 
     # Each writer's task pays for its file and for deserialising the writer's configuration;
     # a reader's does not.
     for key in writers:
-        assert new[key].task_fixed_ms == OUTPUT_FILE_MS
+        assert new[key].task_fixed_ms == (OUTPUT_FILE_MS, OUTPUT_FILE_MS)  # a file a task
         assert new[key].launch_ms == WRITER_LAUNCH_MS
-    assert all(new[k].launch_ms == new[k].task_fixed_ms == 0 for k in set(new) - set(writers))
+        assert part.stages[key].dynamic_partitions == 0
+    assert all(new[k].launch_ms == 0 for k in set(new) - set(writers))
+    assert all(new[k].task_fixed_ms == (0, 0) for k in set(new) - set(writers))
     for key, sp in readers.items():
         if sp.lists_files or key in header:
             continue

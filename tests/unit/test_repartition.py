@@ -211,11 +211,11 @@ def test_a_task_added_to_a_tiny_writer_pays_for_its_file_too() -> None:
     work, base = _stage([task] * 10)
     assert work.tiny_tasks
     data = np.full(100, 10 * 4096 / 100)
-    more = resplit(work, data, base, warm=6.0, task_fixed_ms=22.0, launch_ms=30.0)
+    more = resplit(work, data, base, warm=6.0, task_fixed_ms=(22.0, 22.0), launch_ms=30.0)
     assert more.components[:, 10:].sum(axis=0) == pytest.approx(30.0 + 22.0)
     launch_only = resplit(work, data, base, warm=6.0, launch_ms=30.0)
     assert launch_only.components[:, 10:].sum(axis=0) == pytest.approx(30.0)
-    capped = resplit(work, data, base, warm=6.0, task_fixed_ms=200.0, launch_ms=30.0)
+    capped = resplit(work, data, base, warm=6.0, task_fixed_ms=(200.0, 200.0), launch_ms=30.0)
     assert capped.components[:, 10:].sum(axis=0) == pytest.approx(150.0)
 
 
@@ -336,13 +336,13 @@ def test_each_task_pays_its_own_output_file() -> None:
     body = float(work.components.sum(axis=0).mean()) - sched
     data = np.full(40, 0.4 * MB)
     plain = resplit(work, data, base)
-    files = resplit(work, data, base, task_fixed_ms=100.0)
+    files = resplit(work, data, base, task_fixed_ms=(100.0, 100.0))
     assert files.n_tasks == plain.n_tasks == 40
     without = plain.components.sum(axis=0) - plain.components[SCHEDULING]
     with_files = files.components.sum(axis=0) - files.components[SCHEDULING]
     assert without == pytest.approx(body / 10, rel=0.05)
     assert with_files == pytest.approx(100.0 + (body - 100.0) / 10, rel=0.05)
     # Never more than the tasks spent beyond their launch.
-    capped = resplit(work, data, base, task_fixed_ms=10_000.0)
+    capped = resplit(work, data, base, task_fixed_ms=(10_000.0, 10_000.0))
     spent = capped.components.sum(axis=0) - capped.components[SCHEDULING]
     assert spent == pytest.approx(body, rel=0.05)
