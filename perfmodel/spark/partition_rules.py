@@ -91,12 +91,12 @@ def partitions_written(partitions: int, records: float | None) -> float:
 def files_per_task(tasks: int, rows: int, values: int) -> float:
     """Files each of ``tasks`` tasks writes for a write of ``rows`` rows: one, or for a
     ``partitionBy`` write over ``values`` partition values, one per value it holds rows of
-    (`partitions_written`, its rows spread evenly: a country-by-day table of 7,300 rows over
-    10 countries wrote 80 files from 8 tasks, 3,383 from 400 and 6,135 from 2,000, where
-    this gives 80, 3,415 and 6,385)."""
+    (`partitions_written`, its rows spread evenly; a task with no rows writes none: a
+    country-by-day table of 7,300 rows over 10 countries wrote 80 files from 8 tasks, 3,383
+    from 400 and 6,135 from 2,000, where this gives 80, 3,415 and 6,385)."""
     if values <= 1 or tasks <= 0:
         return 1.0
-    return max(partitions_written(values, rows / tasks), 1.0)
+    return partitions_written(values, rows / tasks)
 
 
 def partition_write_ms(partitions: int, writer: str, records: float | None = None) -> float:

@@ -27,6 +27,9 @@ whose plans hold what the partitioning derivation must read:
 * ``ordered.zstd`` — an aggregation over 6 keys sorted by its key (a range exchange, whose
   partitioner makes at most as many partitions as the sampled keys allow): AQE on at 40
   partitions (the source), then AQE off at 40, 400 and 4.
+* ``partitioned.zstd`` — AQE off: an aggregation into 300 groups written with
+  ``partitionBy`` over 5 values (a file per value each task holds rows of), at 4, 40 and
+  400 shuffle partitions.
 
 Usage (from the repository root)::
 
@@ -298,6 +301,20 @@ def ordered(spark: Any, data: Path) -> list[str]:
     return done
 
 
+def partitioned(spark: Any, data: Path) -> list[str]:
+    from pyspark.sql import functions as F
+
+    df = _frame(spark)
+    done = []
+    for partitions in (4, 40, 400):
+        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+        df.groupBy((F.col("k") % 5).alias("part"), (F.col("k") % 60).alias("slot")).agg(
+            F.sum("v").alias("total")
+        ).write.mode("overwrite").partitionBy("part").parquet(str(data / f"by-part-{partitions}"))
+        done.append(f"groupBy 300 groups written partitioned by 5 values, {partitions} partitions")
+    return done
+
+
 APPS: dict[str, tuple[Callable[[Any, Path], list[str]], dict[str, str]]] = {
     "plans": (plans, {"spark.sql.shuffle.partitions": "8"}),
     "checkpoint": (
@@ -322,6 +339,7 @@ APPS: dict[str, tuple[Callable[[Any, Path], list[str]], dict[str, str]]] = {
         {"spark.sql.shuffle.partitions": "40", "spark.sql.adaptive.enabled": "false"},
     ),
     "ordered": (ordered, {"spark.default.parallelism": "2"}),
+    "partitioned": (partitioned, {"spark.sql.adaptive.enabled": "false"}),
 }
 
 
