@@ -21,6 +21,7 @@ from perfmodel.simulate.config import ConfigError
 from perfmodel.simulate.whatif import parse_change
 from perfmodel.spark.load import build_profile
 from perfmodel.spark.partition_plan import (
+    _with_output_files,
     file_change,
     parallelism_change,
     rdd_writer,
@@ -31,6 +32,7 @@ from perfmodel.spark.partition_rules import (
     OUTPUT_FILE_MS,
     PYTHON_WRITER,
     WRITER_LAUNCH_MS,
+    files_per_task,
     partition_write_ms,
 )
 from perfmodel.spark.partitioning import (
@@ -364,6 +366,42 @@ def test_a_sort_by_few_keys_gets_as_many_partitions_as_its_key_ranges() -> None:
             assert predicted == (target.partitions if bounded else asked), (source, target)
             if change is not None and bounded and target.partitions == 6:
                 assert "6 sampled key ranges" in change.why
+
+
+def test_a_partitioned_write_pays_for_a_file_per_value_a_task_holds() -> None:
+    # partitioned.zstd: 60 groups written with partitionBy over 5 values, at 4, 40 and 400
+    # shuffle partitions; Spark wrote 20, 50 and 60 files. Each writer stage knows the
+    # write's rows and values, and the rule gives each count's files within a sixth.
+    profile, part = _load("partitioned.zstd")
+    writers = [sp for _, sp in sorted(part.stages.items()) if sp.dynamic_partitions]
+    assert [(w.partitions, w.written_rows, w.dynamic_partitions) for w in writers] == [
+        (4, 60, 5),
+        (40, 60, 5),
+        (400, 60, 5),
+    ]
+    written = []
+    for query in profile.queries.values():
+        for node in query.plan.walk() if query.plan is not None else ():
+            if node.name.startswith("Execute InsertIntoHadoopFsRelationCommand"):
+                ids = {name: acc for acc, name in node.metric_ids.items()}
+                written.append(query.driver_metrics[ids["number of written files"]])
+    assert written == [20, 50, 60]
+    for w, files in zip(writers, written, strict=True):
+        predicted = w.partitions * files_per_task(w.partitions, w.written_rows, 5)
+        assert predicted == pytest.approx(files, rel=0.15)
+    # A re-split writer pays for the files its tasks would write, before and after.
+    change = shuffle_change(
+        profile, writers[0], part.settings_for(writers[0]), part.settings_for(writers[2]), 2, 2
+    )
+    assert change is not None and change.new_partitions == 400
+    planned = _with_output_files(profile, part, change)
+    assert planned.task_fixed_ms == pytest.approx(
+        (
+            OUTPUT_FILE_MS * files_per_task(4, 60, 5),
+            OUTPUT_FILE_MS * files_per_task(400, 60, 5),
+        )
+    )
+    assert planned.task_fixed_ms[0] > 4 * OUTPUT_FILE_MS > 10 * planned.task_fixed_ms[1]
 
 
 def test_settings_are_checked_before_anything_is_replayed(aqe_off) -> None:
