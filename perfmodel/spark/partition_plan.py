@@ -757,9 +757,13 @@ def _with_output_files(
     if not _writes_output(profile, change.key):
         return change
     part = partitioning.stages.get(change.key)
-    rows, values = (part.written_rows, part.dynamic_partitions) if part else (0, 0)
-    before = rules.files_per_task(change.old_partitions, rows, values)
-    after = rules.files_per_task(change.new_partitions, rows, values)
+    if part is None:
+        rows, values, measured = 0, 0, (0, 0)
+    else:
+        rows, values = part.written_rows, part.dynamic_partitions
+        measured = (part.written_file_count, change.old_partitions)
+    before = rules.files_per_task(change.old_partitions, rows, values, measured)
+    after = rules.files_per_task(change.new_partitions, rows, values, measured)
     return replace(
         change,
         task_fixed_ms=(rules.OUTPUT_FILE_MS * before, rules.OUTPUT_FILE_MS * after),

@@ -88,15 +88,27 @@ def partitions_written(partitions: int, records: float | None) -> float:
     return float(partitions * -np.expm1(records * np.log1p(-1.0 / partitions)))
 
 
-def files_per_task(tasks: int, rows: int, values: int) -> float:
+def files_per_task(tasks: int, rows: int, values: int, measured: tuple[int, int] = (0, 0)) -> float:
     """Files each of ``tasks`` tasks writes for a write of ``rows`` rows: one, or for a
-    ``partitionBy`` write over ``values`` partition values, one per value it holds rows of
-    (`partitions_written`, its rows spread evenly; a task with no rows writes none: a
-    country-by-day table of 7,300 rows over 10 countries wrote 80 files from 8 tasks, 3,383
-    from 400 and 6,135 from 2,000, where this gives 80, 3,415 and 6,385)."""
+    ``partitionBy`` write over ``values`` partition values, one per value it holds rows of.
+    Rows spread evenly over the tasks fill `partitions_written` values each (a task with no
+    rows writes none: a country-by-day table of 7,300 rows over 10 countries wrote 80 files
+    from 8 tasks, 3,383 from 400 and 6,135 from 2,000, where this gives 80, 3,415 and
+    6,385); rows partitioned by the partition column itself (``repartition(col)`` before
+    ``partitionBy(col)``) put each value in one task, whatever the count: ``values`` files
+    in all (5 channels wrote 5 files from 8 tasks and from 2,000). ``measured``: the files
+    the run wrote and its tasks, which place the write between the two (0 where they are
+    unknown: spread evenly)."""
     if values <= 1 or tasks <= 0:
         return 1.0
-    return partitions_written(values, rows / tasks)
+    spread = tasks * partitions_written(values, rows / tasks)
+    files0, tasks0 = measured
+    if files0 > 0 and tasks0 > 0:
+        spread0 = tasks0 * partitions_written(values, rows / tasks0)
+        if spread0 > values:
+            mix = min(max((files0 - values) / (spread0 - values), 0.0), 1.0)
+            spread = values + mix * (spread - values)
+    return spread / tasks
 
 
 def partition_write_ms(partitions: int, writer: str, records: float | None = None) -> float:

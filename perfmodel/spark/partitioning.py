@@ -212,6 +212,8 @@ class StagePartitioning:
     """Partition values a ``partitionBy`` write spread those rows over (its "number of
     dynamic part"): each task writes a file for each value it holds rows of; 0 for a write
     of a file per task."""
+    written_file_count: int = 0
+    """Files the write wrote in all (its "number of written files")."""
 
     @property
     def setting(self) -> str | None:
@@ -410,7 +412,7 @@ def _writes(profile: ApplicationProfile, out: Partitioning) -> list[WrittenFiles
     """Each stage that wrote files for a ``df.write`` (a query whose plan is an
     ``InsertIntoHadoopFsRelationCommand``), with the path written to."""
     paths: dict[int, str] = {}
-    counts: dict[int, tuple[int, int]] = {}
+    counts: dict[int, tuple[int, int, int]] = {}
     for query in profile.queries.values():
         if query.plan is None:
             continue
@@ -420,7 +422,8 @@ def _writes(profile: ApplicationProfile, out: Partitioning) -> list[WrittenFiles
                 paths[query.query_id] = rest.split(",", 1)[0].strip()
                 rows = _metric(query, node, "number of output rows") or 0
                 parts = _metric(query, node, "number of dynamic part") or 0
-                counts[query.query_id] = (int(rows), int(parts))
+                files = _metric(query, node, "number of written files") or 0
+                counts[query.query_id] = (int(rows), int(parts), int(files))
                 break
     found: list[WrittenFiles] = []
     for key, part in sorted(out.stages.items()):
@@ -431,7 +434,7 @@ def _writes(profile: ApplicationProfile, out: Partitioning) -> list[WrittenFiles
         sizes = written_files(profile, key)
         if len(sizes):
             found.append(WrittenFiles(key, path, sizes))
-            part.written_rows, part.dynamic_partitions = counts[qid]
+            part.written_rows, part.dynamic_partitions, part.written_file_count = counts[qid]
     return found
 
 

@@ -397,11 +397,16 @@ def test_a_partitioned_write_pays_for_a_file_per_value_a_task_holds() -> None:
     planned = _with_output_files(profile, part, change)
     assert planned.task_fixed_ms == pytest.approx(
         (
-            OUTPUT_FILE_MS * files_per_task(4, 60, 5),
-            OUTPUT_FILE_MS * files_per_task(400, 60, 5),
+            OUTPUT_FILE_MS * files_per_task(4, 60, 5, (20, 4)),
+            OUTPUT_FILE_MS * files_per_task(400, 60, 5, (20, 4)),
         )
     )
     assert planned.task_fixed_ms[0] > 4 * OUTPUT_FILE_MS > 10 * planned.task_fixed_ms[1]
+    # Placed by what each run wrote, every run predicts the others' file counts.
+    for w, files in zip(writers, written, strict=True):
+        for other, theirs in zip(writers, written, strict=True):
+            rule = files_per_task(other.partitions, 60, 5, (files, w.partitions))
+            assert other.partitions * rule == pytest.approx(theirs, rel=0.15)
 
 
 def test_settings_are_checked_before_anything_is_replayed(aqe_off) -> None:

@@ -37,6 +37,7 @@ from perfmodel.spark.partition_rules import (
     PYTHON_WRITER,
     SORTED_PARTITION_MS,
     SQL_WRITER,
+    files_per_task,
     partition_write_ms,
     partitions_written,
 )
@@ -267,6 +268,16 @@ def test_map_tasks_pay_for_the_partitions_they_put_rows_in() -> None:
         12 * SORTED_PARTITION_MS, rel=0.01
     )
     assert partition_write_ms(200, SQL_WRITER, 12) == pytest.approx(12 * sql, rel=0.05)
+
+
+def test_a_write_partitioned_by_its_own_exchange_writes_a_file_per_value() -> None:
+    # Rows repartitioned by the partition column itself hold each value in one task: 5
+    # channels wrote 5 files from 8 tasks and from 2,000. The run's own count places the
+    # write there, where rows spread evenly would have made 40 and 10,000.
+    spread = 8 * files_per_task(8, 700_000, 5)
+    assert spread == pytest.approx(40)
+    for tasks in (8, 64, 2000):
+        assert tasks * files_per_task(tasks, 700_000, 5, (5, 8)) == pytest.approx(5)
 
 
 def test_map_tasks_pay_for_the_partitions_they_write() -> None:
