@@ -410,7 +410,9 @@ def written_files(profile: ApplicationProfile, key: StageKey) -> np.ndarray:
 
 def _writes(profile: ApplicationProfile, out: Partitioning) -> list[WrittenFiles]:
     """Each stage that wrote files for a ``df.write`` (a query whose plan is an
-    ``InsertIntoHadoopFsRelationCommand``), with the path written to."""
+    ``InsertIntoHadoopFsRelationCommand``), with the path written to. Each such stage's
+    `StagePartitioning` is given the write's rows, partition values and files (the command's
+    driver metrics), which a what-if needs for the files its tasks would write."""
     paths: dict[int, str] = {}
     counts: dict[int, tuple[int, int, int]] = {}
     for query in profile.queries.values():
