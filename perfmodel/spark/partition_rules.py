@@ -85,6 +85,8 @@ def partitions_written(partitions: int, records: float | None) -> float:
         return float(partitions)
     if records <= 0:
         return 0.0
+    if partitions == 1:
+        return 1.0
     return float(partitions * -np.expm1(records * np.log1p(-1.0 / partitions)))
 
 

@@ -263,6 +263,7 @@ def test_map_tasks_pay_for_the_partitions_they_put_rows_in() -> None:
     assert partitions_written(200, 200) == pytest.approx(200 * (1 - (1 - 1 / 200) ** 200))
     assert partitions_written(200, 0) == 0.0
     assert partitions_written(200, None) == 200
+    assert partitions_written(1, 5) == 1.0  # one partition: filled by any record
     assert partition_write_ms(200, SQL_WRITER, 1e6) == pytest.approx(200 * sql)
     assert partition_write_ms(2000, SQL_WRITER, 12) == pytest.approx(
         12 * SORTED_PARTITION_MS, rel=0.01
