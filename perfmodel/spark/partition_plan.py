@@ -756,12 +756,9 @@ def _with_output_files(
     (`partition_rules.WRITER_LAUNCH_MS`)."""
     if not _writes_output(profile, change.key):
         return change
-    part = partitioning.stages.get(change.key)
-    if part is None:
-        rows, values, measured = 0, 0, (0, 0)
-    else:
-        rows, values = part.written_rows, part.dynamic_partitions
-        measured = (part.written_file_count, change.old_partitions)
+    part = partitioning.stages[change.key]  # every change is of a stage it derived
+    rows, values = part.written_rows, part.dynamic_partitions
+    measured = (part.written_file_count, change.old_partitions)
     before = rules.files_per_task(change.old_partitions, rows, values, measured)
     after = rules.files_per_task(change.new_partitions, rows, values, measured)
     return replace(
