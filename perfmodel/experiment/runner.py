@@ -123,20 +123,21 @@ def prepare(spec: ExperimentSpec, env: Mapping[str, str]) -> None:
     command = substitute(spec.prepare, placeholders(spec, spec.data_dir))
     spec.data_dir.mkdir(parents=True, exist_ok=True)
     # As a recorded workload: its own process group, killed with perfmodel (kill -9 too).
-    try:
-        proc = subprocess.Popen(
-            command,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=children.workload_preexec(),
-        )
-    except OSError as exc:
-        raise ExperimentError(f"{spec.path}: cannot run the prepare step: {exc}") from None
-    with proc, children.group_dies_with_us(proc.pid):
-        stdout, stderr = proc.communicate()
+    with children.group_dies_with_us() as preexec:
+        try:
+            proc = subprocess.Popen(
+                command,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                preexec_fn=preexec,
+            )
+        except OSError as exc:
+            raise ExperimentError(f"{spec.path}: cannot run the prepare step: {exc}") from None
+        with proc:
+            stdout, stderr = proc.communicate()
     if proc.returncode != 0:
         tail = (stderr or stdout).strip().splitlines()[-5:]
         raise ExperimentError(

@@ -214,7 +214,9 @@ def test_bundle_holds_per_thread_cpu_of_the_jvm_and_python_workers(job_bundle: P
     assert entry["file"] == thread_cpu.THREAD_CPU and entry["rows"] > 0, entry
     used = entry["cpu_s_by_kind"]
     assert used[thread_cpu.PY_WORKER] > 0 and used[thread_cpu.TASK] > 0, used
-    assert used[thread_cpu.JIT] > 0 and used[thread_cpu.GC] > 0, used
+    # The collector's thread is read, but may have had nothing to do: a short run of a small
+    # heap can end before its first collection, and its "VM Thread" then rounds to 0.000 s.
+    assert used[thread_cpu.JIT] > 0 and used[thread_cpu.GC] >= 0, used
     assert entry["sampler_cpu_s"] > 0 and abs(entry["polls"] - manifest.resources["samples"]) <= 1
     measured = thread_cpu.load(out)
     assert measured is not None and measured.executors() == {"driver"}

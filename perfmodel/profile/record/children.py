@@ -59,26 +59,6 @@ def _prctl() -> Callable[..., int] | None:
         return None
 
 
-def workload_preexec() -> Callable[[], None]:
-    """A ``preexec_fn`` for `subprocess.Popen`: own process group, killed when we die.
-
-    Everything it needs is looked up before the fork; in the child it only makes two system
-    calls. A parent that died between the fork and the ``prctl`` is caught by comparing the
-    parent's pid afterwards.
-    """
-    prctl = _prctl()
-    parent = os.getpid()
-
-    def preexec() -> None:
-        os.setpgid(0, 0)
-        if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(137)
-
-    return preexec
-
-
 REAPER_MARK = "perfmodel-workload-reaper"
 """The reaper's first argument: how a person (or a test) tells it in a process list."""
 
@@ -86,7 +66,18 @@ _REAPER = """
 import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
-group = int(sys.argv[2])
+said = b""
+try:
+    while not said.endswith(b"\\n"):
+        more = os.read(int(sys.argv[2]), 32)
+        if not more:
+            break
+        said += more
+except OSError:
+    pass
+if not said.endswith(b"\\n"):
+    sys.exit(0)
+group = int(said)
 try:
     said = os.read(0, 1)
 except OSError:
@@ -97,36 +88,64 @@ if said != b"x":
     except OSError:
         pass
 """
-"""The reaper: one byte ``x`` means the workload ended and perfmodel lives (leave the group);
-end of file means perfmodel died (kill the group). It ignores the terminal's Ctrl-C and a
-plain ``kill``: only the pipe decides."""
+"""The reaper: first the workload's group, a line on the group pipe, written by the workload
+itself before it runs any of its own code (end of file there: no workload was started, and
+there is nothing to watch); then, on its standard input, one byte ``x`` means the workload
+ended and perfmodel lives (leave the group), end of file means perfmodel died (kill the
+group). It ignores the terminal's Ctrl-C and a plain ``kill``: only the pipes decide."""
 
 
 @contextmanager
-def group_dies_with_us(group: int) -> Iterator[None]:
-    """While the block runs, the process group ``group`` (a workload started with
-    `workload_preexec`) is killed if this process dies, by a reaper process watching a pipe
-    (module doc). Leaving the block, normally or by an exception, disarms the reaper."""
-    read_end, write_end = os.pipe()  # not inheritable: only the reaper gets the read end
+def group_dies_with_us() -> Iterator[Callable[[], None]]:
+    """Start a reaper (module doc), then yield the ``preexec_fn`` for the workload's
+    `subprocess.Popen`: the workload gets a process group of its own and a parent-death
+    signal, and tells the reaper its group before it runs any of its own code. While the
+    block runs, that group is killed if this process dies, however it dies. Leaving the
+    block, normally or by an exception, disarms the reaper.
+
+    The reaper starts before the workload, so no moment exists in which the workload (and
+    whatever it starts) runs unwatched: were the reaper started once the workload had
+    started, a ``kill -9`` in between would leave the workload's descendants running.
+    Everything the workload's side needs is looked up before the fork; in the child it only
+    makes system calls. A parent that died between the fork and the ``prctl`` is caught by
+    comparing the parent's pid afterwards."""
+    said_r, said_w = os.pipe()  # not inheritable: only the reaper gets the read ends
+    group_r, group_w = os.pipe()
     try:
         reaper = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _REAPER, REAPER_MARK, str(group)],
-            stdin=read_end,
+            [sys.executable, "-I", "-S", "-c", _REAPER, REAPER_MARK, str(group_r)],
+            stdin=said_r,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            pass_fds=(group_r,),
             start_new_session=True,  # the terminal's signals are perfmodel's to pass on
         )
     except OSError:
-        os.close(write_end)
+        os.close(said_w)
+        os.close(group_w)
         raise
     finally:
-        os.close(read_end)
+        os.close(said_r)
+        os.close(group_r)
+    prctl = _prctl()
+    parent = os.getpid()
+
+    def preexec() -> None:
+        os.setpgid(0, 0)
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(137)
+        # The write end closes at exec (it is not inheritable), the reaper keeps the line.
+        os.write(group_w, b"%d\n" % os.getpid())
+
     try:
-        yield
+        yield preexec
     finally:
+        os.close(group_w)  # no workload started: the reaper reads end of file and leaves
         with contextlib.suppress(OSError):
-            os.write(write_end, b"x")
-        os.close(write_end)
+            os.write(said_w, b"x")
+        os.close(said_w)
         reaper.wait()
 
 

@@ -196,18 +196,18 @@ def _record_into(
     monitor_cpu_s = 0.0
     reaper = contextlib.ExitStack()
     try:
+        # Disarmed in the finally below, once the workload's JVMs have had their time to end.
+        preexec = reaper.enter_context(children.group_dies_with_us())
         try:
             child = subprocess.Popen(
                 list(command),
                 env=run_env,
                 stdin=children.workload_stdin(),
-                preexec_fn=children.workload_preexec(),
+                preexec_fn=preexec,
             )
         except OSError as exc:
             raise bundle.BundleError(f"cannot run {command[0]!r}: {exc}") from None
         started_child.append(child.pid)
-        # Disarmed in the finally below, once the workload's JVMs have had their time to end.
-        reaper.enter_context(children.group_dies_with_us(child.pid))
         note = children.register(child.pid, command)
         if options.monitor:
             monitor = ProcessTreeMonitor(child.pid, options.poll_s)
