@@ -22,6 +22,7 @@ from perfmodel.profile.record.children import REAPER_MARK
 from perfmodel.report import flame, render_to_file, renderer
 from tests.cli_runner import invoke_cli
 from tests.conftest import REPO
+from tests.process_helpers import gone
 
 CLI = [sys.executable, "-c", "from perfmodel.cli import main; main()"]
 WAIT_S = 60.0
@@ -50,18 +51,6 @@ def _find(marker: str, parent: psutil.Process) -> psutil.Process:
     raise AssertionError(f"no workload {marker!r} appeared within {WAIT_S:.0f} s")
 
 
-def _gone(proc: psutil.Process, within_s: float = 20.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            if proc.status() == psutil.STATUS_ZOMBIE:
-                return True  # dead, waiting for init to reap it
-        except psutil.NoSuchProcess:
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def _kill_9(proc: subprocess.Popen[bytes]) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
@@ -85,7 +74,7 @@ def test_the_workload_of_record_dies_with_a_killed_perfmodel(tmp_path: Path) -> 
     assert os.readlink(f"/proc/{workload.pid}/fd/0") == os.devnull
     os.close(terminal)
     _kill_9(perfmodel)
-    assert _gone(workload), "the workload outlived perfmodel"
+    assert gone(workload), "the workload outlived perfmodel"
     assert not (tmp_path / "b").exists()  # no half-written bundle
 
 
@@ -105,7 +94,7 @@ def test_the_workload_of_experiment_run_dies_with_a_killed_perfmodel(tmp_path: P
     )
     workload = _find(marker, psutil.Process(perfmodel.pid))
     _kill_9(perfmodel)
-    assert _gone(workload), "the workload outlived perfmodel"
+    assert gone(workload), "the workload outlived perfmodel"
 
 
 def test_a_later_run_reports_what_a_killed_perfmodel_left_running(tmp_path: Path) -> None:
@@ -125,7 +114,7 @@ def test_a_later_run_reports_what_a_killed_perfmodel_left_running(tmp_path: Path
     orphan = _find(marker, psutil.Process(perfmodel.pid))
     reaper = _find(REAPER_MARK, psutil.Process(perfmodel.pid))
     reaper.kill()
-    assert _gone(reaper)  # a zombie until perfmodel, its parent, is gone
+    assert gone(reaper)  # a zombie until perfmodel, its parent, is gone
     _kill_9(perfmodel)
     try:
         later = subprocess.run(
@@ -154,7 +143,7 @@ def test_a_later_run_reports_what_a_killed_perfmodel_left_running(tmp_path: Path
         assert f"process {orphan.pid} " in study.stderr and "still running" in study.stderr
     finally:
         orphan.kill()
-    assert _gone(orphan)
+    assert gone(orphan)
     again = subprocess.run(
         [*CLI, "record", "--out", str(tmp_path / "b3"), "--no-jfr", "--no-pyspy", "--", "true"],
         env=_env(state),

@@ -14,6 +14,7 @@ import psutil
 import pytest
 
 from perfmodel.profile.record import children
+from tests.process_helpers import gone
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="process groups and prctl: Linux")
 
@@ -45,18 +46,6 @@ with children.group_dies_with_us() as preexec:
 """
 
 
-def _gone(pid: int, timeout_s: float = 20.0) -> bool:
-    try:
-        proc = psutil.Process(pid)
-        proc.wait(timeout=timeout_s)
-    except psutil.NoSuchProcess:
-        return True
-    except psutil.TimeoutExpired:
-        proc.kill()
-        return False
-    return True
-
-
 def _parent(tmp_path: Path, how: str) -> tuple[subprocess.CompletedProcess[str], int]:
     parent = subprocess.run(
         [sys.executable, "-c", _PARENT, _STUBBORN, str(tmp_path / "ready"), how],
@@ -71,20 +60,28 @@ def _parent(tmp_path: Path, how: str) -> tuple[subprocess.CompletedProcess[str],
 def test_a_workload_outliving_its_parent_death_signal_is_killed_by_the_reaper(
     tmp_path: Path,
 ) -> None:
-    parent, workload = _parent(tmp_path, "die")
+    parent, pid = _parent(tmp_path, "die")
     assert parent.returncode == -9, parent.stderr
-    assert _gone(workload), "the workload outlived its killed parent"
+    try:
+        workload = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return  # killed, and already reaped by init
+    ended = gone(workload)
+    if not ended:
+        workload.kill()  # not left sleeping for minutes
+    assert ended, "the workload outlived its killed parent"
 
 
 def test_a_parent_that_lives_leaves_the_workload_alone(tmp_path: Path) -> None:
-    parent, workload = _parent(tmp_path, "live")
+    parent, pid = _parent(tmp_path, "live")
     assert parent.returncode == 0, parent.stderr
+    workload = psutil.Process(pid)
     time.sleep(0.5)  # a reaper that wrongly fired would have killed it by now
     try:
-        assert psutil.Process(workload).status() != psutil.STATUS_ZOMBIE
+        assert workload.status() != psutil.STATUS_ZOMBIE
     finally:
-        psutil.Process(workload).kill()
-    assert _gone(workload)
+        workload.kill()
+    assert gone(workload)
 
 
 def test_no_workload_started_ends_the_reaper() -> None:

@@ -66,18 +66,18 @@ _REAPER = """
 import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
-said = b""
+line = b""
 try:
-    while not said.endswith(b"\\n"):
+    while not line.endswith(b"\\n"):
         more = os.read(int(sys.argv[2]), 32)
         if not more:
             break
-        said += more
+        line += more
 except OSError:
     pass
-if not said.endswith(b"\\n"):
+if not line.endswith(b"\\n"):
     sys.exit(0)
-group = int(said)
+group = int(line)
 try:
     said = os.read(0, 1)
 except OSError:
