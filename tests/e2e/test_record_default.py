@@ -128,11 +128,17 @@ def test_python_samples_reach_workers_and_stages(attributed) -> None:
     profile, samples, sp = attributed
     workers = samples.filter(pc.equal(samples.column("process"), "python worker"))
     frames = {f for stack in workers.column("frames").to_pylist() for f in stack}
-    # The job's own Python functions (the word count's lambdas, the UDF `bucket_name`) are a
-    # small part of a worker's time, serialization the rest: 10 of 330 worker samples in a
-    # run of 2026-11-29; any is asserted.
-    user_code = [f for f in frames if f.endswith("job.py)")]
-    assert any(f.startswith(("bucket_name (", "main.<locals>.<lambda> (")) for f in user_code)
+    # A worker's stacks reach down into PySpark's worker loop. The job's own functions there
+    # (the word count's lambdas, the UDF `bucket_name`) are too small a part of a worker's
+    # time to assert: 0 and 1 of about 200 worker samples in two runs of 2026-12-01 (10 of
+    # 330 on a slower machine), the rest serialization and waiting for input.
+    assert any(f.startswith("main (") and f.endswith("pyspark/worker.py)") for f in frames), sorted(
+        frames
+    )[:40]
+    # The job's own code is located by file where it spends its time: the driver's main().
+    driver = samples.filter(pc.equal(samples.column("process"), "python driver"))
+    driver_frames = {f for stack in driver.column("frames").to_pylist() for f in stack}
+    assert any(f.startswith("main (") and f.endswith("job.py)") for f in driver_frames)
     (count_stage,) = _stage_named(profile, "reduceByKey at")
     assert sp.stage(count_stage.key).by_kind["python"] > 0
     assert sp.attribution["plugin"] > 0
