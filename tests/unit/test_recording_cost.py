@@ -61,6 +61,26 @@ def test_recording_threads_are_found_by_name_and_outlive_their_jvm(tmp_path: Pat
     assert meter.cpu_s == pytest.approx(42 / TICKS)
 
 
+def test_a_recording_thread_first_seen_under_its_creators_name_is_found_at_the_next_poll(
+    tmp_path: Path,
+) -> None:
+    # A new thread carries its creator's name until the JVM names it; a poll in between once
+    # left the plugin's sampler uncounted for a whole run (2026-12-01).
+    proc = tmp_path / "proc"
+    _thread(proc, 100, 110, "Thread-3", 0, 0)
+    _thread(proc, 100, 111, "Thread-3", 300, 10)  # the thread that started it, never renamed
+    meter = JvmRecordingThreads(proc)
+    meter.poll([100])
+    assert meter.cpu_s == 0
+    _thread(proc, 100, 110, "perfmodel sampler", 6, 1)
+    meter.poll([100])
+    assert meter.cpu_s == pytest.approx(7 / TICKS)
+    # Named once more only at the poll after it was first seen: a later rename is not looked for.
+    _thread(proc, 100, 111, "perfmodel sampler", 400, 10)
+    meter.poll([100])
+    assert meter.cpu_s == pytest.approx(7 / TICKS)
+
+
 def test_thread_cpu_of_a_real_thread_with_a_name_holding_parentheses() -> None:
     done = threading.Event()
     burnt = threading.Event()

@@ -138,6 +138,24 @@ def test_a_thread_first_seen_under_its_creators_name_becomes_a_task_thread(
     assert measured.series[("driver", TASK)].cpu_ms.tolist() == [1.0, 300.0]
 
 
+def test_the_plugin_sampler_first_seen_under_its_creators_name_is_a_recording_thread(
+    tmp_path: Path,
+) -> None:
+    # The plugin's sampler is started by the thread that starts the application (PySpark's
+    # "Thread-3"); a poll between its start and its naming once filed it, and its CPU, as the
+    # JVM's other work for the whole run (2026-12-01).
+    proc = tmp_path / "proc"
+    _thread(proc, 100, 107, "Thread-3", 17_000, 900_000)
+    sampler = ThreadCpuSampler(proc=proc)
+    sampler.poll({100: "driver"}, t_ms=1000.0)
+    (proc / "100" / "task" / "107" / "comm").write_text("perfmodel sampl\n")
+    _counters(proc, 100, 107, 70_000_000, 800_000_000)
+    sampler.poll({100: "driver"}, t_ms=1250.0)
+    sampler.close()
+    rows = [r for r in sampler.table().to_pylist() if r["tid"] == 107]
+    assert [(r["kind"], r["name"]) for r in rows] == [(RECORDING, "perfmodel sampl")] * 2
+
+
 def test_table_becomes_summed_cumulative_series_per_executor_and_kind() -> None:
     table = _rows(
         [

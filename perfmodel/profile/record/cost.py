@@ -113,14 +113,18 @@ class JvmRecordingThreads:
 
     Threads are found by name: a JVM's thread list is read at every poll (JFR's threads start
     with the recording, the plugin's when the application starts) and the name of each thread
-    not seen before is read once; the CPU time of the recording threads is read at every poll
-    and the last value kept, since a thread's counters vanish with the JVM.
+    not seen before is read at that poll and, where it is not a recording thread's, once more
+    at the next: a new thread carries its creator's name until the JVM names it as it starts,
+    and a poll can fall between the two. The CPU time of the recording threads is read at
+    every poll and the last value kept, since a thread's counters vanish with the JVM.
     """
 
     def __init__(self, proc: Path = Path("/proc")) -> None:
         self._proc = proc
         self._seen: dict[int, set[int]] = {}
         self._recording: dict[int, set[int]] = {}
+        self._unsettled: dict[int, set[int]] = {}
+        """Threads first seen at the last poll under another name than a recording thread's."""
         self._cpu: dict[tuple[int, int], float] = {}
 
     def poll(self, pids: Iterable[int]) -> None:
@@ -131,14 +135,16 @@ class JvmRecordingThreads:
                 continue  # exited: its last values are kept
             seen = self._seen.setdefault(pid, set())
             recording = self._recording.setdefault(pid, set())
-            for tid in tids - seen:
-                seen.add(tid)
+            new = tids - seen
+            seen |= new
+            for tid in (new | self._unsettled.get(pid, set())) & tids:
                 try:
                     name = (self._proc / str(pid) / "task" / str(tid) / "comm").read_text()
                 except OSError:
                     continue
                 if name.startswith(RECORDING_THREAD_PREFIXES):
                     recording.add(tid)
+            self._unsettled[pid] = new - recording
             for tid in recording & tids:
                 cpu = thread_cpu_s(pid, tid, self._proc)
                 if cpu is not None:

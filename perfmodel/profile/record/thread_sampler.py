@@ -7,10 +7,12 @@ One descriptor per thread is kept open and re-read with ``pread`` (about 0.5 µs
 against 5 µs to open, read and close), each thread's name (``comm``) and each process's nice
 value are read once, and a row is written only when a thread's counters moved since its last
 row. The one exception: a JVM thread filed as "other" has its name read again whenever it
-used CPU, because a thread can be first seen under a name that is not its task name (a new
-thread carries its creator's name until the JVM names it: Spark's task threads are made by
-its RPC dispatcher), and a task thread found so is a task thread for all its rows. A
-thread's last partial interval before it exits is missed (its last row stays). The host's
+used CPU, because a thread can be first seen under a name that is not its own (a new thread
+carries its creator's name until the JVM names it as it starts: Spark's task threads are made
+by its RPC dispatcher, the plugin's sampler by the thread starting the application), and a
+thread found so to be a task, collector, compiler or recording thread is filed under that
+kind and name for all its rows. A thread's last partial interval before it exits is missed
+(its last row stays). The host's
 ``/proc/stat`` is read at every poll too (its CPU at nice ≤ 0 and > 0).
 """
 
@@ -34,8 +36,6 @@ from perfmodel.profile.thread_cpu import (
     OTHER,
     PY_DAEMON,
     PY_WORKER,
-    TASK,
-    TASK_PREFIXES,
     THREAD_CPU,
     _has_wait,
     _last_per_thread,
@@ -92,8 +92,9 @@ class ThreadCpuSampler:
     _rows: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n, _ in _COLUMNS})
     _schedstat_on: bool | None = None
     _host: list[_Thread] | None = None
-    _became_task: set[tuple[int, int]] = field(default_factory=set)
-    """JVM threads first filed as other and later seen under a task thread's name."""
+    _refiled: dict[tuple[int, int], tuple[str, str]] = field(default_factory=dict)
+    """JVM threads first filed as other and later seen under a name of another kind: their
+    kind and name."""
 
     def _schedstat(self) -> bool:
         """Whether ``schedstat`` counts: a kernel without scheduler statistics (neither
@@ -162,8 +163,8 @@ class ThreadCpuSampler:
                 self._add_row(now, pid, tid, thread, values)
 
     def _recheck_name(self, pid: int, tid: int, thread: _Thread) -> None:
-        """A JVM thread filed as other that turns out to run tasks becomes a task thread
-        (its earlier rows too, in `table`)."""
+        """A JVM thread filed as other whose name now says otherwise (it was read before the
+        JVM named it) is filed under its kind and name, its earlier rows too (in `table`)."""
         try:
             name = (
                 (self.proc / str(pid) / "task" / str(tid) / "comm")
@@ -172,9 +173,10 @@ class ThreadCpuSampler:
             )
         except OSError:
             return
-        if name.startswith(TASK_PREFIXES):
-            thread.kind = TASK
-            self._became_task.add((pid, tid))
+        kind = classify_jvm_thread(name)
+        if kind != OTHER:
+            thread.kind, thread.name = kind, name
+            self._refiled[(pid, tid)] = (kind, name)
 
     def _read_host(self, now: float) -> None:
         """The host's user and nice CPU (``/proc/stat``'s first line, clock ticks)."""
@@ -260,13 +262,14 @@ class ThreadCpuSampler:
     def table(self) -> pa.Table:
         import pyarrow as pa
 
-        if self._became_task:
+        if self._refiled:
             rows = self._rows
-            ids = zip(rows["pid"], rows["tid"], strict=True)
-            rows["kind"] = [
-                TASK if key in self._became_task else kind
-                for key, kind in zip(ids, rows["kind"], strict=True)
-            ]
+            keys = list(zip(rows["pid"], rows["tid"], strict=True))
+            for column, at in (("kind", 0), ("name", 1)):
+                rows[column] = [
+                    self._refiled[key][at] if key in self._refiled else value
+                    for key, value in zip(keys, rows[column], strict=True)
+                ]
         arrays = {
             name: pa.array(self._rows[name], type=pa.type_for_alias(kind))
             for name, kind in _COLUMNS
