@@ -72,8 +72,7 @@ def partition_knob(profile: ApplicationProfile, partitioning: Partitioning) -> P
         if stage is None or not len(stage.table):
             continue
         t = stage.table
-        ended = t.ended
-        read = t.col("input_bytes")[ended].sum() + t.col("shuffle_read_bytes")[ended].sum()
+        read = t.total("input_bytes") + t.total("shuffle_read_bytes")
         largest = max(largest, int(np.int64(read)))
     settings = partitioning.settings
     adaptive = bool(settings.get(_AQE)) and bool(settings.get(_COALESCE))

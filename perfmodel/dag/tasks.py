@@ -255,6 +255,15 @@ class TaskTable:
         """Rows (as a mask) of attempts that ended: the ones every figure is made of."""
         return ~np.isnan(self.col("finish_ms"))
 
+    def ended_values(self, name: str) -> np.ndarray:
+        """A column's values of the attempts that ended: an attempt the log cut off has no
+        figures (its bytes and records read, written, shuffled)."""
+        return self.col(name)[self.ended]
+
+    def total(self, name: str) -> float:
+        """A column's sum over the attempts that ended (`ended_values`)."""
+        return float(self.ended_values(name).sum())
+
     @property
     def duration_ms(self) -> np.ndarray:
         """Wall time on the slot per attempt; 0 for one that never ended."""

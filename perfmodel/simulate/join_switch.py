@@ -51,13 +51,12 @@ def shuffle_cost(profile: ApplicationProfile, workload: Workload) -> ShuffleCost
         if stage is None or not len(stage.table):
             continue
         t = stage.table
-        ended = t.ended
-        shuffle_written = float(t.col("shuffle_write_bytes")[ended].sum())
-        shuffle_read = float(t.col("shuffle_read_bytes")[ended].sum())
-        total_read = float(t.col("input_bytes")[ended].sum()) + shuffle_read
+        shuffle_written = t.total("shuffle_write_bytes")
+        shuffle_read = t.total("shuffle_read_bytes")
+        total_read = t.total("input_bytes") + shuffle_read
         if shuffle_written > 0:
             written += shuffle_written
-            write_ms += float(t.col("shuffle_write_ms")[ended].sum())
+            write_ms += t.total("shuffle_write_ms")
         if shuffle_read > 0 and shuffle_read >= 0.99 * total_read:
             c = work.components
             busy = c.sum(axis=0) - c[SCHEDULING]

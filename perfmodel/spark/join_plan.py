@@ -51,14 +51,13 @@ def shuffle_encoding(profile: ApplicationProfile) -> ShuffleEncoding | None:
         if not len(stage.table):
             continue
         t = stage.table
-        ended = t.ended
-        shuffle_written = float(t.col("shuffle_write_bytes")[ended].sum())
+        shuffle_written = t.total("shuffle_write_bytes")
         if shuffle_written <= 0:
             continue
         written += shuffle_written
-        records += float(t.col("shuffle_write_records")[ended].sum())
-        read = float(t.col("input_bytes")[ended].sum())
-        if read > 0 and float(t.col("shuffle_read_bytes")[ended].sum()) == 0:
+        records += t.total("shuffle_write_records")
+        read = t.total("input_bytes")
+        if read > 0 and t.total("shuffle_read_bytes") == 0:
             file_written += shuffle_written
             file_read += read
     if written <= 0:
@@ -75,8 +74,7 @@ def _read_of(profile: ApplicationProfile, keys: list[StageKey]) -> float:
         stage = profile.stages.get(key)
         if stage is not None and len(stage.table):
             t = stage.table
-            ended = t.ended
-            total += float((t.col("input_bytes") + t.col("shuffle_read_bytes"))[ended].sum())
+            total += t.total("input_bytes") + t.total("shuffle_read_bytes")
     return total
 
 
@@ -187,10 +185,9 @@ def _shuffled_bytes(profile: ApplicationProfile, key: StageKey, encoding: Shuffl
     if stage is None or not len(stage.table):
         return 0.0
     t = stage.table
-    ended = t.ended
-    shuffled = float(t.col("shuffle_read_bytes")[ended].sum())
-    read = float(t.col("input_bytes")[ended].sum())
-    by_records = float(t.col("input_records")[ended].sum()) * encoding.bytes_per_record
+    shuffled = t.total("shuffle_read_bytes")
+    read = t.total("input_bytes")
+    by_records = t.total("input_records") * encoding.bytes_per_record
     if read <= 0:
         return shuffled + by_records
     by_bytes = read * encoding.bytes_per_byte_read

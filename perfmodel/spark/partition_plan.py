@@ -237,7 +237,7 @@ def map_shares(profile: ApplicationProfile, part: StagePartitioning) -> np.ndarr
             stage = profile.stages.get(key)
             if stage is not None and len(stage.table):
                 t = stage.table
-                writes.append(t.col("shuffle_write_bytes")[t.ended].astype(np.float64))
+                writes.append(t.ended_values("shuffle_write_bytes").astype(np.float64))
         if not writes:
             continue
         w = np.concatenate(writes)
@@ -448,7 +448,7 @@ def _as_read(profile: ApplicationProfile, key: StageKey, splits: FloatArray) -> 
     if stage is None or not len(stage.table):
         return splits
     t = stage.table
-    read = float(t.col("input_bytes")[t.ended].sum())
+    read = t.total("input_bytes")
     if read > 0 and float(splits.sum()) > 0:
         return splits * (read / float(splits.sum()))
     return splits
@@ -517,7 +517,7 @@ def _write_ms(
         records: float | None = None
         if stage is not None and len(stage.table):
             t = stage.table
-            written = t.col("shuffle_write_records")[t.ended]
+            written = t.ended_values("shuffle_write_records")
             if written.size and float(written.sum()) > 0:
                 records = float(np.median(written))
         out[key] = (
@@ -675,15 +675,7 @@ def plan_settings(
     # A code edit acts on stages the code sets, which no setting re-partitions.
     stages += code_changes(profile, partitioning, edits)
     joins, join_notes = plan_join_switches(profile, partitioning, settings)
-    writers = frozenset(key for key in profile.stages if _writes_output(profile, key))
-    return PartitionPlan(stages, joins, notes + join_notes, writers)
-
-
-def _writes_output(profile: ApplicationProfile, key: StageKey) -> bool:
-    """Whether a stage's tasks wrote output (``df.write``: a file each), by their median."""
-    table = profile.stages[key].table
-    written = table.col("output_bytes")[table.ended]
-    return bool(len(written)) and float(np.median(written)) > 0
+    return PartitionPlan(stages, joins, notes + join_notes, partitioning.writers)
 
 
 def plan_changes(
@@ -754,7 +746,7 @@ def _with_output_files(
     task, or for a ``partitionBy`` write one per partition value it holds rows of,
     `partition_rules.files_per_task`) and its warm launch
     (`partition_rules.WRITER_LAUNCH_MS`)."""
-    if not _writes_output(profile, change.key):
+    if change.key not in partitioning.writers:
         return change
     part = partitioning.stages[change.key]  # every change is of a stage it derived
     rows, values = part.written_rows, part.dynamic_partitions

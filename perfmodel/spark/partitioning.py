@@ -248,6 +248,9 @@ class Partitioning:
     query_modified: dict[int, frozenset[str]] = field(default_factory=dict)
     """Per query that changed settings for itself, the keys it changed (``--conf`` does not
     reach them: the session's value wins)."""
+    writers: frozenset[StageKey] = frozenset()
+    """Stages whose tasks wrote output (``df.write``: a file each), by their median
+    (`_writes_output`): a what-if's task that writes a file pays for it beside its data."""
 
     def settings_for(self, part: StagePartitioning) -> EffectiveSettings:
         """The settings a stage's query ran with."""
@@ -309,7 +312,7 @@ def shuffle_write_bytes(profile: ApplicationProfile, keys: list[StageKey]) -> in
         stage = profile.stages.get(key)
         if stage is not None and len(stage.table):
             t = stage.table
-            total += int(t.col("shuffle_write_bytes")[t.ended].sum())
+            total += int(t.total("shuffle_write_bytes"))
     return total
 
 
@@ -353,7 +356,14 @@ def derive_partitioning(profile: ApplicationProfile) -> Partitioning:
         out.stages[key] = _rdd_stage(ctx, stage, out, query_id)
     _follow_materialised(profile, out)
     link_written_files(profile, out)
+    out.writers = frozenset(key for key in profile.stages if _writes_output(profile, key))
     return out
+
+
+def _writes_output(profile: ApplicationProfile, key: StageKey) -> bool:
+    """Whether a stage's tasks wrote output (``df.write``: a file each), by their median."""
+    written = profile.stages[key].table.ended_values("output_bytes")
+    return bool(len(written)) and float(np.median(written)) > 0
 
 
 FOLLOWABLE = (SHUFFLE_SETTING, RDD_PARALLELISM, FILE_SPLITS)
@@ -404,7 +414,7 @@ class WrittenFiles:
 def written_files(profile: ApplicationProfile, key: StageKey) -> np.ndarray:
     """Bytes each of a stage's tasks wrote, for the tasks that wrote any (a file each)."""
     table = profile.stages[key].table
-    written = np.asarray(table.col("output_bytes")[table.ended], dtype=np.int64)
+    written = np.asarray(table.ended_values("output_bytes"), dtype=np.int64)
     return written[written > 0]
 
 
