@@ -738,24 +738,12 @@ def _find_metric(plan: PlanNode, metric: str) -> PlanNode | None:
     return None
 
 
-def _ended_sum(profile: ApplicationProfile, keys: Sequence[StageKey], *columns: str) -> float:
-    """The sum of ``columns`` over the ended tasks of the stages ``keys``."""
-    total = 0.0
-    for key in keys:
-        stage = profile.stages.get(key)
-        if stage is not None and len(stage.table):
-            t = stage.table
-            values = sum((t.col(c) for c in columns[1:]), t.col(columns[0]))
-            total += float(values[t.ended].sum())
-    return total
-
-
 def _read_bytes(profile: ApplicationProfile, keys: Sequence[StageKey]) -> float:
-    return _ended_sum(profile, keys, "input_bytes", "shuffle_read_bytes")
+    return profile.ended_total(keys, "input_bytes", "shuffle_read_bytes")
 
 
 def _records(profile: ApplicationProfile, keys: Sequence[StageKey]) -> float:
-    return _ended_sum(profile, keys, "input_records", "shuffle_read_records")
+    return profile.ended_total(keys, "input_records", "shuffle_read_records")
 
 
 def _join_alert(

@@ -72,7 +72,7 @@ def partition_knob(profile: ApplicationProfile, partitioning: Partitioning) -> P
         if stage is None or not len(stage.table):
             continue
         t = stage.table
-        read = t.total("input_bytes") + t.total("shuffle_read_bytes")
+        read = t.total("input_bytes", "shuffle_read_bytes")
         largest = max(largest, int(np.int64(read)))
     settings = partitioning.settings
     adaptive = bool(settings.get(_AQE)) and bool(settings.get(_COALESCE))

@@ -9,7 +9,7 @@ sub-millisecond precision matters); durations are milliseconds.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -379,6 +379,13 @@ class ApplicationProfile:
         """All task attempts of all stage attempts as one table, in stage order (a view of
         the built profile's columns, no copy)."""
         return concat_tables([s.table for s in self.stages.values()])
+
+    def ended_total(self, keys: Iterable[StageKey], *names: str) -> float:
+        """The sum of task columns over the attempts that ended (`TaskTable.total`) of the
+        stages ``keys``; a key the profile does not hold adds nothing."""
+        return sum(
+            (self.stages[key].table.total(*names) for key in keys if key in self.stages), 0.0
+        )
 
     def latest_attempts(self) -> dict[int, StageNode]:
         """For each stage id, its last attempt: the one whose output later stages used."""

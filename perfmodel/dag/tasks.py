@@ -260,9 +260,10 @@ class TaskTable:
         figures (its bytes and records read, written, shuffled)."""
         return self.col(name)[self.ended]
 
-    def total(self, name: str) -> float:
-        """A column's sum over the attempts that ended (`ended_values`)."""
-        return float(self.ended_values(name).sum())
+    def total(self, *names: str) -> float:
+        """The sum of columns over the attempts that ended (`ended_values`)."""
+        ended = self.ended
+        return float(sum(float(self.col(name)[ended].sum()) for name in names))
 
     @property
     def duration_ms(self) -> np.ndarray:

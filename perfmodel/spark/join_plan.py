@@ -69,13 +69,7 @@ def shuffle_encoding(profile: ApplicationProfile) -> ShuffleEncoding | None:
 
 
 def _read_of(profile: ApplicationProfile, keys: list[StageKey]) -> float:
-    total = 0.0
-    for key in keys:
-        stage = profile.stages.get(key)
-        if stage is not None and len(stage.table):
-            t = stage.table
-            total += t.total("input_bytes") + t.total("shuffle_read_bytes")
-    return total
+    return profile.ended_total(keys, "input_bytes", "shuffle_read_bytes")
 
 
 def plan_join_switches(

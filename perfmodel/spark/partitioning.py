@@ -307,13 +307,7 @@ def partition_sizes(stage: StageNode) -> tuple[np.ndarray, np.ndarray]:
 
 def shuffle_write_bytes(profile: ApplicationProfile, keys: list[StageKey]) -> int:
     """Bytes the given map stages wrote to their shuffle (ended tasks)."""
-    total = 0
-    for key in keys:
-        stage = profile.stages.get(key)
-        if stage is not None and len(stage.table):
-            t = stage.table
-            total += int(t.total("shuffle_write_bytes"))
-    return total
+    return int(profile.ended_total(keys, "shuffle_write_bytes"))
 
 
 def derive_partitioning(profile: ApplicationProfile) -> Partitioning:
