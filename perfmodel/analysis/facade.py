@@ -217,6 +217,7 @@ class Analysis:
                     self.vectors or None,
                     estimates.demands(),
                     fallback,
+                    estimates.growth_unseen(),
                 )
             if self.profile.host_usage is None:
                 self._workload.notes.extend(assumption_notes(estimates))

@@ -10,10 +10,11 @@ this module measures the constant it needs, ``γ``, the CPU time one more co-run
 adds, from a store's runs of the split's *fit* workloads only.
 
 Per pair of runs of one workload that differ in cores and nothing else, with total task CPU
-``W`` and CPU-weighted mean co-running tasks ``k̄`` (tasks on the host at once, at most its
-cores) in each: ``W_hi / W_lo = (1 + γ(k̄_hi − 1)) / (1 + γ(k̄_lo − 1))``, solved for ``γ``;
-the median over pairs is the estimate (pairs of one workload share its noise, so the median
-of workload medians is reported beside it).
+``W`` and CPU-weighted mean co-running tasks ``k̄`` (`laws.co_running_load`: on up to two
+cores, tasks on the host at once, at most its cores) in each:
+``W_hi / W_lo = (1 + γ(k̄_hi − 1)) / (1 + γ(k̄_lo − 1))``, solved for ``γ``; the median over
+pairs is the estimate (pairs of one workload share its noise, so the median of workload
+medians is reported beside it).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class RunCpu:
     memory_bytes: int | None
     cpu_s: float
     co_running: float
-    """CPU-weighted mean of min(tasks running on the host, its cores)."""
+    """CPU-weighted mean of the tasks side by side on the host (`laws.co_running_load`:
+    min(tasks running on the host, its cores) on up to two cores)."""
     same_as: tuple[str, ...] = ()
     """What else must match for two runs to differ in cores only: the experiment's
     parameters (data size), the host, the config without its master and name."""

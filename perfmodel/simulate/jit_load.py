@@ -61,14 +61,15 @@ def co_running_gamma(ratio: float | None, co_running: float) -> float:
 
 
 def mean_co_running(cpu_ms: np.ndarray, concurrency: np.ndarray, host_cores: float) -> float:
-    """CPU-weighted mean of ``min(tasks running at once, host cores)`` over tasks (1 where
-    they used no CPU): how many ran side by side while the CPU was spent. More slots than
-    cores wait for a core instead."""
+    """CPU-weighted mean of the tasks side by side on the host (`laws.co_running_load`:
+    ``min(tasks running at once, host cores)`` on up to two cores) over tasks (1 where they
+    used no CPU): how many ran side by side while the CPU was spent. More slots than cores
+    wait for a core instead."""
     cpu = np.nan_to_num(np.asarray(cpu_ms, dtype=np.float64))
     total = float(cpu.sum())
     if total <= 0:
         return 1.0
-    k = np.minimum(np.asarray(concurrency, dtype=np.float64), float(host_cores))
+    k = laws.co_running_load(np.asarray(concurrency, dtype=np.float64), float(host_cores))
     return float((k * cpu).sum() / total)
 
 
@@ -89,4 +90,13 @@ def gamma_note(ratio: float | None, gamma: float, jvm: bool = True) -> str:
         f"a task's CPU is taken to grow by {gamma:.0%} per task running beside it: the JVM's "
         f"JIT used {ratio:.2f} core-s per core-s of the tasks' CPU, and a compiler kept "
         "waiting for a core leaves tasks longer in slower code (docs/predict.md)"
+    )
+
+
+def estimated_gamma_note(gamma: float, stages: int) -> str:
+    """What the co-running law assumed for stages whose demand a bare log estimated."""
+    return (
+        f"in {stages} stage(s) a task's CPU is taken to grow by {gamma:.0%} while other tasks "
+        "keep the host's other cores busy (the study machine's constant): a run at one "
+        "concurrency cannot show that growth, and no per-thread CPU was recorded to set it by"
     )

@@ -99,6 +99,22 @@ tuned: the median over the fit workloads' pairs of runs that differ only in core
 prints. A property of the study machine: another host may differ."""
 
 
+def co_running_load(concurrency: FloatArray | float, host_cores: FloatArray | float) -> FloatArray:
+    """Tasks side by side on a host, as `co_running_factor` counts them: ``1 + (min(k, C) −
+    1) / max(C − 1, 1)``, one plus the share of the host's other cores that other tasks keep
+    busy. On one or two cores it is ``min(k, C)``, the tasks running on their own cores.
+
+    Why a share and not a count: ``γ`` is measured on the 2-core study machine, where one
+    other task fills the host (`CO_RUNNING_CPU`). Taken per co-running task, it would make
+    each of 16 tasks on a 16-core host use 1 + 15γ (2.5 times) the CPU it uses alone, far
+    beyond anything measured; taken per share of the host, a full host of any size grows a
+    task's CPU by ``γ``, as the full 2-core host did."""
+    k = np.asarray(concurrency, dtype=np.float64)
+    cores = np.asarray(host_cores, dtype=np.float64)
+    others = np.maximum(np.minimum(k, cores) - 1.0, 0.0)
+    return 1.0 + others / np.maximum(cores - 1.0, 1.0)
+
+
 def co_running_factor(
     gamma: FloatArray | float,
     base_concurrency: FloatArray | float,
@@ -109,13 +125,13 @@ def co_running_factor(
     """t'/t of CPU work when a different number of tasks run side by side on a host.
 
     ``min(k, C)`` tasks run at once on their own cores; each of them takes
-    ``1 + γ·(min(k, C) − 1)`` times the CPU it would alone. Beyond ``C`` they wait for cores
-    instead (`contention_factor`), which does not add to their CPU time.
+    ``1 + γ·(n − 1)`` times the CPU it would alone, ``n`` the `co_running_load` (``min(k, C)``
+    on up to two cores). Beyond ``C`` they wait for cores instead (`contention_factor`), which
+    does not add to their CPU time.
     """
 
     def side_by_side(k: FloatArray | float, cores: FloatArray | float) -> FloatArray:
-        running = np.minimum(np.asarray(k, dtype=np.float64), np.asarray(cores, dtype=np.float64))
-        return 1.0 + np.asarray(gamma, dtype=np.float64) * (np.maximum(running, 1.0) - 1.0)
+        return 1.0 + np.asarray(gamma, dtype=np.float64) * (co_running_load(k, cores) - 1.0)
 
     return side_by_side(new_concurrency, new_cores) / side_by_side(base_concurrency, base_cores)
 

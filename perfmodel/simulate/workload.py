@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +30,7 @@ from perfmodel.simulate import (
     executor_background,
     interpreter_lock,
     jit_load,
+    laws,
     shared_machine,
     spill_fallback,
 )
@@ -105,13 +106,18 @@ def compile_workload(
     vectors: Mapping[StageKey, ResourceVector] | None = None,
     demands: Mapping[StageKey, float] | None = None,
     fallback: Mapping[StageKey, float] | None = None,
+    growth_unseen: Collection[StageKey] = (),
 ) -> Workload:
     """Split every task's time into components and lay out the observed timeline.
 
     ``demands``: cores per task estimated from a bare log (`perfmodel.spark.bare_demand`),
     used for stages whose demand the profile did not measure and no code vector sets.
     ``fallback``: per stage, the share of its on-CPU samples in an aggregation's fallback
-    to sorting (`perfmodel.dag.fallback_samples`), where a bundle has samples."""
+    to sorting (`perfmodel.dag.fallback_samples`), where a bundle has samples.
+    ``growth_unseen``: stages of ``demands`` whose estimate does not carry the CPU time a
+    task gains beside other tasks (`BareLogEstimates.growth_unseen`); where their demand is
+    used, that growth is the host's law (`laws.CO_RUNNING_CPU`), as for a bundle whose
+    per-thread CPU shows no JIT to set it by."""
     tasks = AppTasks.of(profile)
     start = _start_ms(profile, tasks)
     end = _end_ms(profile, start, tasks)
@@ -183,6 +189,7 @@ def compile_workload(
             ),
         )
         notes.append(jit_load.gamma_note(ratio, gamma, jvm))
+    grown = 0
     for stage, work in zip(stage_list, works, strict=True):
         thread_measured = threaded.get(stage.key)
         if thread_measured is not None:
@@ -195,6 +202,11 @@ def compile_workload(
         estimated = demands.get(stage.key) if demands else None
         if estimated is not None and stage.key not in measured and not work.vector:
             work.cpu_demand = estimated
+            if stage.key in growth_unseen:
+                work.co_running = laws.CO_RUNNING_CPU
+                grown += 1
+    if grown:
+        notes.append(jit_load.estimated_gamma_note(laws.CO_RUNNING_CPU, grown))
     if profile.extra.get(SHARED_LOCK):
         held = profile.extra.get(LOCK_HELD_MS, {})
         lock_note = interpreter_lock.measure(

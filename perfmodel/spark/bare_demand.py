@@ -67,6 +67,12 @@ class DemandEstimate:
     evidence: str
     from_stretch: bool = False
     """A JVM stage whose tasks ran beside each other: the demand is its own stretch's."""
+    from_slowdown: bool = False
+    """The demand was read off how the tasks' run times grew with more of them running (a
+    pooled contention fit). Those run times include the CPU time a task gains beside other
+    tasks (shared caches and memory bus, a JIT compiler waiting for a core), so the demand
+    already carries it. A stretch (time off CPU) or a prior does not: the replay adds that
+    growth to such stages (`BareLogEstimates.growth_unseen`)."""
     task_share: float | None = None
     """Unattributed share of the stage's whole task time, launch overheads included: what
     the diagnosis' stage table shows, so the sentence the user reads matches it (None: the
@@ -124,6 +130,15 @@ class BareLogEstimates:
 
     def demands(self) -> dict[StageKey, float]:
         return {k: e.demand for k, e in self.stages.items() if e.demand is not None}
+
+    def growth_unseen(self) -> frozenset[StageKey]:
+        """Stages with an estimated demand that does not carry the CPU time a task gains
+        beside other tasks on its host (not read off a slowdown: `from_slowdown`). A run at
+        one concurrency cannot show that growth, so the replay takes it from the host's
+        law (`perfmodel.simulate.laws.co_running_factor`)."""
+        return frozenset(
+            k for k, e in self.stages.items() if e.demand is not None and not e.from_slowdown
+        )
 
 
 def lanes_demand(jvm_ms: float, python_ms: float) -> float:
@@ -209,12 +224,15 @@ def _python_stage(
     prior = lanes_demand(jvm, unattributed)
     evidence = w.evidence
     demand = prior
+    slowdown = False
     if fit is not None and fit.demand is not None:
         demand = max(prior, min(fit.demand, MAX_DEMAND[PYTHON_GROUP]))
         evidence += f"; {fit.evidence}"
+        slowdown = True
     elif fit is not None and fit.demand_at_most is not None:
         demand = max(1.0, min(prior, fit.demand_at_most))
         evidence += f"; {fit.evidence}"
+        slowdown = True
     else:
         demand = max(prior, PYTHON_MIN_DEMAND)
         how = (
@@ -227,7 +245,9 @@ def _python_stage(
             f"; its thread and Python worker taken to run side by side ({how}; no slowdown "
             "with concurrency to confirm it)"
         )
-    return DemandEstimate(demand, PYTHON_WORKER_CPU, w.unattributed_share, evidence)
+    return DemandEstimate(
+        demand, PYTHON_WORKER_CPU, w.unattributed_share, evidence, from_slowdown=slowdown
+    )
 
 
 def _jvm_stage(
@@ -255,7 +275,7 @@ def _jvm_stage(
         # thread's CPU time misses; never below what the metrics already show.
         fitted = float(np.clip(max(base, fit.demand), 0.0, MAX_DEMAND[JVM_GROUP]))
         evidence = f"{w.evidence}; {fit.evidence}"
-        return DemandEstimate(fitted, resource, w.unattributed_share, evidence)
+        return DemandEstimate(fitted, resource, w.unattributed_share, evidence, from_slowdown=True)
     evidence = w.evidence
     if fit is not None and fit.tasks:
         evidence += f"; {fit.evidence}"

@@ -17,6 +17,11 @@ from perfmodel.dag.model import (
     StageNode,
 )
 from perfmodel.dag.tasks import TaskMetrics, TaskRun, TaskTable
+from perfmodel.simulate.config import BaselineOverrides, WhatIf, apply_what_if, baseline_config
+from perfmodel.simulate.laws import CO_RUNNING_CPU
+from perfmodel.simulate.rescale import all_stage_times
+from perfmodel.simulate.stage_work import CPU
+from perfmodel.simulate.workload import compile_workload
 from perfmodel.spark.bare_demand import (
     JVM_OTHER_THREADS,
     PYTHON_MIN_DEMAND,
@@ -168,6 +173,9 @@ def test_bare_log_estimate_reads_python_demand_from_the_stage_tail() -> None:
     assert e.demand == pytest.approx(1.6, abs=0.051)
     assert "PythonRDD" in e.assumption and "taken to be Python-worker CPU" in e.assumption
     assert est.unknown_share == 0.0 and est.python_share > 0.9
+    # Read off the slowdown: the tasks' run times already carry their CPU's growth beside
+    # each other, so the replay adds none.
+    assert e.from_slowdown and est.growth_unseen() == frozenset()
 
 
 def test_bare_log_estimate_without_evidence_says_unknown() -> None:
@@ -210,6 +218,57 @@ def test_a_jvm_stage_run_side_by_side_takes_the_demand_its_stretch_shows() -> No
     notes = assumption_notes(est)
     assert any("2 stage(s) whose tasks ran beside each other" in n for n in notes)
     assert any(f"{JVM_OTHER_THREADS:g}× its thread's cores" in n for n in notes)
+    # Neither a stretch (time off CPU) nor the prior carries the CPU time a task gains beside
+    # another: every stage takes the host's law in the replay.
+    assert est.growth_unseen() == frozenset({(0, 0), (1, 0), (2, 0)})
+
+
+def test_a_bare_log_s_stages_take_the_co_running_law_where_their_demand_does_not_carry_it() -> None:
+    """A JVM stage run two tasks at a time at local[2], each on CPU for 90% of its run (a
+    stretch of 1.11 cores per task: neither the cores nor the demand make them wait at
+    local[1]). Its CPU time grew beside the other task, which the stretch cannot show: at
+    local[1] the replay takes it back out (1/(1 + γ)), and a run at local[1] predicted at
+    local[2] puts it in."""
+    jvm = [OperationNode(1, "MapPartitionsRDD")]
+    tasks = [_task(2 * i + j, 0, 110.0 * i, 100.0, 90.0, 10) for i in range(20) for j in range(2)]
+    profile = _profile([_stage(0, jvm, tasks)])
+    base = baseline_config(profile, BaselineOverrides(host_cores=2))
+    est = estimate_bare_log(profile, base.host_cores)
+    assert est.growth_unseen() == frozenset({(0, 0)})
+    grown = compile_workload(
+        profile, base, demands=est.demands(), growth_unseen=est.growth_unseen()
+    )
+    plain = compile_workload(profile, base, demands=est.demands())
+    assert grown.stages[0].co_running == CO_RUNNING_CPU and plain.stages[0].co_running == 0.0
+    assert any("in 1 stage(s) a task's CPU is taken to grow by 10%" in n for n in grown.notes)
+    one = apply_what_if(base, WhatIf(cores=1))
+    (with_growth,) = all_stage_times(grown.stages, base, one)
+    (without,) = all_stage_times(plain.stages, base, one)
+    assert with_growth.component_ms[CPU] == pytest.approx(
+        without.component_ms[CPU] / (1.0 + CO_RUNNING_CPU)
+    )
+    assert with_growth.cpu_work_change_ms < 0.0 == without.cpu_work_change_ms
+    # The same tasks one at a time at local[1] (the prior's demand), predicted at local[2].
+    alone = [_task(i, 0, 110.0 * i, 100.0, 90.0, 10) for i in range(40)]
+    single = _profile([_stage(0, jvm, alone)], slots=1)
+    base1 = baseline_config(single, BaselineOverrides(host_cores=2))
+    est1 = estimate_bare_log(single, base1.host_cores)
+    assert est1.growth_unseen() == frozenset({(0, 0)})
+    two = apply_what_if(base1, WhatIf(cores=2))
+    (more,) = all_stage_times(
+        compile_workload(
+            single, base1, demands=est1.demands(), growth_unseen=est1.growth_unseen()
+        ).stages,
+        base1,
+        two,
+    )
+    (flat,) = all_stage_times(
+        compile_workload(single, base1, demands=est1.demands()).stages, base1, two
+    )
+    assert more.concurrency > 1.5
+    assert more.component_ms[CPU] == pytest.approx(
+        flat.component_ms[CPU] * (1.0 + CO_RUNNING_CPU * (min(more.concurrency, 2.0) - 1.0))
+    )
 
 
 def test_python_stage_without_evidence_gets_the_lanes_or_the_prior() -> None:

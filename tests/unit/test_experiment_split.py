@@ -40,6 +40,7 @@ def test_the_repositorys_split_holds_out_the_new_workloads() -> None:
         "wide-shuffle",  # the scale-out study's (experiments/cluster/scaleout/)
         "components",  # the held-out check of the bare-log JVM demand (2026-11-29)
         "sessions",  # the third held-out scale-out study (2026-11-30)
+        "star-join",  # the held-out check of the co-running growth of bare logs (2026-12-02)
     }
     assert split.fit == {"wordcount", "pagerank", "sort", "sql-join", "udf-etl"}
     assert "No figure" in split.rule
@@ -53,7 +54,7 @@ def test_every_spec_in_experiments_is_on_one_side() -> None:
     held, fit = specs_for(split, HELD_OUT, specs), specs_for(split, FIT, specs)
     assert {p.stem for p in held} == {
         *("tpch", "tpcds", "ml_pipeline", "window", "pandas_groups"),
-        *("als", "ngrams", "inverted_index", "wide_shuffle", "components", "sessions"),
+        *("als", "ngrams", "inverted_index", "wide_shuffle", "components", "sessions", "star_join"),
     }
     assert len(held) + len(fit) == len(specs)
 

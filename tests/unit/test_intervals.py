@@ -195,10 +195,16 @@ def test_calibrate_pools_the_pairs_of_several_stores(tmp_path: Path) -> None:
     assert pooled.quantiles[BUNDLE]["python-udf"].workloads == 1
     assert pooled.fitted_on == ["udf-etl"]
     assert "runs.sqlite, runs.sqlite" in pooled.source
-    # The same runs twice: the same band.
-    assert pooled.quantiles[BUNDLE]["python-udf"].low == pytest.approx(
-        single.quantiles[BUNDLE]["python-udf"].low
+    # The same runs twice: each residual twice. The 10% and 90% quantiles (interpolated) of
+    # two residuals r0 ≤ r1 lie a tenth of the way in from each; of r0, r0, r1, r1 they are r0
+    # and r1: the pooled band is the single one widened by an eighth of its width each side.
+    one_band, two_band = (
+        single.quantiles[BUNDLE]["python-udf"],
+        pooled.quantiles[BUNDLE]["python-udf"],
     )
+    width = one_band.high - one_band.low
+    assert two_band.low == pytest.approx(one_band.low - width / 8, abs=1e-12)
+    assert two_band.high == pytest.approx(one_band.high + width / 8, abs=1e-12)
 
 
 def test_recommend_band_uses_the_predictions_interval() -> None:

@@ -100,12 +100,19 @@ def test_co_running_tasks_each_take_more_cpu() -> None:
     assert float(laws.co_running_factor(0.1, 2, 1, 2, 2)) == pytest.approx(1 / 1.1)
     # Beyond the cores tasks wait for a core (contention), which adds no CPU time.
     assert float(laws.co_running_factor(0.1, 1, 8, 2, 2)) == pytest.approx(1.1)
-    assert float(laws.co_running_factor(0.1, 1, 4, 2, 4)) == pytest.approx(1.3)
+    # On more cores γ is per share of the host's other cores busy: a full host of any size
+    # grows a task's CPU by γ, as the full 2-core host did (not 1 + 15γ on 16 cores).
+    assert float(laws.co_running_factor(0.1, 1, 4, 2, 4)) == pytest.approx(1.1)
+    assert float(laws.co_running_factor(0.1, 1, 16, 2, 16)) == pytest.approx(1.1)
     assert float(laws.co_running_factor(0.0, 1, 4, 4, 4)) == 1.0
     np.testing.assert_allclose(
         laws.co_running_factor(np.array([0.1, 0.2]), 1.0, np.array([2.0, 3.0]), 4, 4),
-        [1.1, 1.4],
+        [1.0 + 0.1 / 3, 1.0 + 0.2 * 2 / 3],
     )
+    np.testing.assert_allclose(
+        laws.co_running_load(np.array([1.0, 2.0, 3.0, 8.0]), 4), [1.0, 4 / 3, 5 / 3, 2.0]
+    )
+    np.testing.assert_allclose(laws.co_running_load(np.array([0.5, 2.0, 3.0]), 2), [1, 2, 2])
 
 
 def test_a_shared_interpreter_lock_serialises_what_holds_it() -> None:
