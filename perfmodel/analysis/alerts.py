@@ -22,6 +22,7 @@ docs/alerts.md.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -108,6 +109,11 @@ about a second)."""
 MAX_CHECKED = 8
 """Alerts whose candidate settings are checked against the plan (cheaper than a replay)."""
 
+WEIGH_COST = ("gc", "memory-underused", "memory-overused")
+"""Alerts on the executors' memory weigh what it costs against speed (an under-used heap is
+advice to pay for less, a GC alert's to pay for more): the fastest of their values is not
+their answer, so they are not given one value with each other (`quantify_alerts`)."""
+
 MORE_TASKS = ("too-few-tasks", "large-partition", "spill", "skew")
 """Alerts whose suggestion must give their stage more tasks (fewer: the others with one)."""
 
@@ -164,6 +170,9 @@ class Alert:
     """The model's runtime for the run as it was (the prediction's reference)."""
     not_predicted: str = ""
     """Why there is no prediction (empty where there is one)."""
+    shared: str = ""
+    """Where other alerts suggest another value of the same setting: the one value they all
+    get, and why (empty otherwise)."""
     candidates: list[dict[str, str]] = field(default_factory=list, repr=False)
     """Settings to try, in order: the first the plan shows to act is suggested."""
     stage_keys: list[StageKey] = field(default_factory=list, repr=False)
@@ -173,7 +182,9 @@ class Alert:
         """The alert in one paragraph: where, what, the knob, the suggestion, the what-if."""
         return (
             f"{TITLES[self.kind]} in {self.where}: {self.evidence} Knob: {self.knob}. "
-            f"Suggested: {self.suggestion}. {self.outcome}"
+            f"Suggested: {self.suggestion}"
+            + (f" ({self.shared})" if self.shared else "")
+            + f". {self.outcome}"
         )
 
     @property
@@ -203,6 +214,7 @@ class Alert:
             "knob": self.knob,
             "knob_kind": self.knob_kind,
             "suggestion": self.suggestion,
+            "shared": self.shared or None,
             "settings": dict(self.settings),
             "impact_s": self.impact_s,
             "predicted_s": self.predicted_s,
@@ -939,10 +951,42 @@ def quantify_alerts(
 
     Alerts are taken most impact first. Of each, the first candidate the plan shows to act
     is suggested; one whose candidates all leave its stages as they are says so (and keeps
-    no setting). Up to ``max_predicted`` distinct settings are replayed; an alert with the
-    same settings as one already replayed shares its prediction.
+    no setting). Alerts whose suggestions give one setting different values (two stages'
+    shuffles both set by ``spark.sql.shuffle.partitions``) get one value, the one predicted
+    fastest (`_one_value`): a user sets a key once for the application. Up to
+    ``max_predicted`` distinct settings are replayed; an alert with the same settings as one
+    already replayed shares its prediction.
     """
-    done: dict[tuple[tuple[str, str], ...], Prediction | str] = {}
+    chosen = _choose_settings(alerts, check, max_checked)
+    replays = _Replays(predict, max_predicted)
+    shared = _conflicts(chosen)
+    settled: set[int] = set()
+    for alert in chosen:
+        group = shared.get(id(alert))
+        if group is not None and id(alert) not in settled:
+            _one_value(group, replays)
+            settled.update(id(a) for a in group)
+        result = replays.get(alert.settings)
+        if result is None:
+            alert.not_predicted = (
+                f"only the {max_predicted} alerts of most impact are predicted; "
+                f"predict --conf {_conf_args(alert.settings)} predicts it"
+            )
+            continue
+        if isinstance(result, str):
+            alert.not_predicted = f"the what-if refused it: {result}"
+            continue
+        alert.predicted_s = result.predicted_s
+        alert.predicted_low_s = result.predicted_low_s
+        alert.predicted_high_s = result.predicted_high_s
+        alert.baseline_s = result.baseline_replay_s
+        alert.not_predicted = ""
+
+
+def _choose_settings(alerts: list[Alert], check: Check, max_checked: int) -> list[Alert]:
+    """Each alert's settings: the first of its candidates the plan shows to act. Returns the
+    alerts that have settings to predict, in order."""
+    out: list[Alert] = []
     checked = 0
     for alert in alerts:
         if not alert.candidates:
@@ -969,34 +1013,112 @@ def quantify_alerts(
             alert.not_predicted = "by Spark's rules, " + "; ".join(reasons)
             alert.knob_kind = NONE
             continue
-        alert.settings = chosen
-        if (
-            alert.knob_kind != CODE_KNOB  # a code edit's suggestion is the code, not its key
-            and alert.suggestion
-            and not alert.suggestion.startswith(_settings_text(chosen))
-        ):
-            alert.suggestion = _settings_text(chosen)
-        key = tuple(sorted(chosen.items()))
-        if key not in done:
-            if sum(1 for v in done.values() if isinstance(v, Prediction)) >= max_predicted:
-                alert.not_predicted = (
-                    f"only the {max_predicted} alerts of most impact are predicted; "
-                    f"predict --conf {_conf_args(chosen)} predicts it"
-                )
-                continue
+        _suggest(alert, chosen)
+        out.append(alert)
+    return out
+
+
+def _suggest(alert: Alert, settings: Mapping[str, str]) -> None:
+    alert.settings = dict(settings)
+    if (
+        alert.knob_kind != CODE_KNOB  # a code edit's suggestion is the code, not its key
+        and alert.suggestion
+        and not alert.suggestion.startswith(_settings_text(settings))
+    ):
+        alert.suggestion = _settings_text(settings)
+
+
+class _Replays:
+    """Each distinct setting's prediction, replayed once, at most ``limit`` of them; a
+    refusal of the what-if is kept as its message, not raised."""
+
+    def __init__(self, predict: Predict, limit: int) -> None:
+        self._predict = predict
+        self._limit = limit
+        self._done: dict[tuple[tuple[str, str], ...], Prediction | str] = {}
+
+    def get(self, settings: Mapping[str, str]) -> Prediction | str | None:
+        """The prediction with ``settings``; None once the replays allowed are spent."""
+        key = tuple(sorted(settings.items()))
+        if key not in self._done:
+            if sum(isinstance(v, Prediction) for v in self._done.values()) >= self._limit:
+                return None
             try:
-                done[key] = predict(chosen)
-            except PerfmodelError as exc:  # a refusal of the what-if is said, not raised
-                done[key] = str(exc)
-        result = done[key]
-        if isinstance(result, str):
-            alert.not_predicted = f"the what-if refused it: {result}"
-            continue
-        alert.predicted_s = result.predicted_s
-        alert.predicted_low_s = result.predicted_low_s
-        alert.predicted_high_s = result.predicted_high_s
-        alert.baseline_s = result.baseline_replay_s
-        alert.not_predicted = ""
+                self._done[key] = self._predict(dict(settings))
+            except PerfmodelError as exc:
+                self._done[key] = str(exc)
+        return self._done[key]
+
+
+def _conflicts(alerts: list[Alert]) -> dict[int, list[Alert]]:
+    """Alerts on settings (not code) that give one key different values, grouped (through
+    any key they share), by ``id`` of each member; alerts in no conflict are left out, and
+    so are those that weigh cost (`WEIGH_COST`)."""
+    on_settings = [a for a in alerts if a.knob_kind == SETTING and a.kind not in WEIGH_COST]
+    parent = list(range(len(on_settings)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[str, int] = {}
+    for i, alert in enumerate(on_settings):
+        for key in alert.settings:
+            j = first.setdefault(key, i)
+            if j != i and on_settings[j].settings[key] != alert.settings[key]:
+                parent[root(i)] = root(j)
+    groups: dict[int, list[Alert]] = defaultdict(list)
+    for i, alert in enumerate(on_settings):
+        groups[root(i)].append(alert)
+    return {
+        id(a): members
+        for members in groups.values()
+        if len({tuple(sorted(m.settings.items())) for m in members}) > 1
+        for a in members
+    }
+
+
+def _one_value(group: list[Alert], replays: _Replays) -> None:
+    """The alerts of ``group`` suggest different values of the same settings; each gets the
+    one whose replay predicts the application fastest (of those the replay budget reaches,
+    the most impactful alert's first), and says so."""
+    options: list[dict[str, str]] = []
+    for alert in group:
+        if alert.settings not in options:
+            options.append(dict(alert.settings))
+    timed: list[tuple[float, int]] = []
+    for i, option in enumerate(options):
+        result = replays.get(option)
+        if isinstance(result, Prediction):
+            timed.append((result.predicted_s, i))
+    if not timed:
+        return
+    best = options[min(timed)[1]]
+    keys = sorted({k for o in options for k in o})
+
+    def name(option: Mapping[str, str]) -> str:
+        # One key: its values alone (72 and 27); else each option in full.
+        return option[keys[0]] if len(keys) == 1 else _settings_text(option)
+
+    tried = ", ".join(
+        f"{name(options[i])}: {s:.1f} s" for s, i in sorted(timed, key=lambda t: t[1])
+    )
+    untried = len(options) - len(timed)
+    ids = [str(sid) for sid in sorted({sid for a in group for sid in a.stage_ids})]
+    stages = ", ".join(ids[:-1]) + f" and {ids[-1]}" if len(ids) > 1 else "".join(ids)
+    where = f"stages {stages} get" if len(ids) > 1 else "its alerts get"
+    what = keys[0] if len(keys) == 1 else "these settings"
+    note = (
+        f"{what} is set once for the application, so {where} one value: of those "
+        f"their alerts suggest ({tried}"
+        + (f"; {untried} more not replayed" if untried else "")
+        + f"), {name(best)} is predicted fastest"
+    )
+    for alert in group:
+        _suggest(alert, best)
+        alert.shared = note
 
 
 def _conf_args(settings: Mapping[str, str]) -> str:

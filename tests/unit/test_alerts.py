@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -332,6 +334,76 @@ def test_quantify_checks_candidates_and_bounds_replays() -> None:
     assert replayed == [{"a": "1"}, {"c": "3"}]
     assert made[0].settings == {"a": "1"} and made[1].predicted_s == made[0].predicted_s
     assert made[3].predicted_s is None and "predict --conf d=4" in made[3].not_predicted
+
+
+def _timed(seconds: dict[str, float], replayed: list[dict[str, str]]) -> Callable[[Any], Any]:
+    """A predict whose runtime for each setting's value is given (a real prediction's)."""
+    base = analysed(ALERTS / "tiny.zstd").predict()
+
+    def predict(settings: Any) -> Any:
+        replayed.append(dict(settings))
+        return replace(base, predicted_s=seconds[next(iter(settings.values()))])
+
+    return predict
+
+
+def _alert(where: str, impact: float, settings: dict[str, str], kind: str = "setting") -> Alert:
+    stage = int(where.split()[1])
+    return Alert("tiny-tasks", where, "e.", "k", kind, "s", impact, [stage], candidates=[settings])
+
+
+def test_alerts_on_one_setting_get_the_value_predicted_fastest() -> None:
+    """Two stages' alerts that give one key different values both suggest the value whose
+    replay is fastest and say which were compared; other alerts, and code edits, are
+    their own."""
+    made = [
+        _alert("stage 2", 10.0, {"k": "72"}),
+        _alert("stage 3", 9.0, {"k": "27"}),
+        _alert("stage 4", 8.0, {"other": "1"}),
+        _alert("stage 5", 7.0, {"stage.5.partitions": "4"}, kind="code"),
+    ]
+    replayed: list[dict[str, str]] = []
+    predict = _timed({"72": 21.1, "27": 19.0, "1": 30.0, "4": 25.0}, replayed)
+    quantify_alerts(made, lambda settings, alert: None, predict)
+    assert replayed == [{"k": "72"}, {"k": "27"}, {"other": "1"}]
+    assert made[0].settings == made[1].settings == {"k": "27"}
+    assert made[0].suggestion == "k=27" and made[0].predicted_s == made[1].predicted_s == 19.0
+    for alert in made[:2]:
+        assert "stages 2 and 3 get one value" in alert.shared
+        assert "(72: 21.1 s, 27: 19.0 s), 27 is predicted fastest" in alert.shared
+        assert alert.shared in alert.text and alert.as_dict()["shared"] == alert.shared
+    assert made[2].shared == "" and made[2].as_dict()["shared"] is None
+    assert made[2].predicted_s == 30.0
+    assert made[3].shared == "" and made[3].predicted_s is None  # past the replay budget
+
+
+def test_one_value_within_the_replay_budget() -> None:
+    """Values past the replay budget are not compared, and the note says so; the most
+    impactful alert's value is replayed first."""
+    made = [_alert("stage 2", 10.0, {"k": "72"}), _alert("stage 3", 9.0, {"k": "27"})]
+    replayed: list[dict[str, str]] = []
+    quantify_alerts(
+        made, lambda s, a: None, _timed({"72": 21.1, "27": 19.0}, replayed), max_predicted=1
+    )
+    assert replayed == [{"k": "72"}]
+    assert made[1].settings == {"k": "72"} and made[1].predicted_s == 21.1
+    assert "(72: 21.1 s; 1 more not replayed), 72 is predicted fastest" in made[1].shared
+
+
+def test_two_stages_under_one_setting_get_the_faster_value() -> None:
+    """On a real log whose two shuffles both follow spark.sql.shuffle.partitions, each
+    stage's tiny-tasks alert suggests the same value: of the two they would suggest alone,
+    the one ``predict --conf`` finds faster."""
+    log = ALERTS / "two_shuffles.zstd"
+    tiny = kinds(log)["tiny-tasks"]
+    key = "spark.sql.shuffle.partitions"
+    assert len(tiny) == 2 and tiny[0].settings == tiny[1].settings
+    compared = re.findall(r"(\d+): [\d.]+ s", tiny[0].shared)
+    assert len(set(compared)) == 2, tiny[0].shared
+    times = {v: analysed(log).predict_settings({key: v}).predicted_s for v in compared}
+    best = min(times, key=lambda v: times[v])
+    assert tiny[0].settings == {key: best} and tiny[1].suggestion == f"{key}={best}"
+    assert tiny[0].predicted_s == tiny[1].predicted_s == pytest.approx(times[best])
 
 
 def test_size_setting_is_a_spark_size() -> None:

@@ -116,6 +116,8 @@ def render_diagnosis(d: Diagnosis, console: Console, *, all_stages: bool = False
             _say(
                 console, f"   knob: {clip(alert['knob'])} · suggested: {clip(alert['suggestion'])}"
             )
+            if alert.get("shared"):
+                _say(console, f"   {clip(alert['shared'])}")
             _say(console, f"   {clip(_alert_outcome(alert))}")
     if d.advice:
         console.print()

@@ -20,6 +20,9 @@ made to trip some alerts (docs/alerts.md) and not others:
   long strings (spill, set by spark.sql.shuffle.partitions).
 * ``files_read.zstd`` — local[2]: a read of the 300 small files ``files``' application wrote
   (small files read), hashing each row.
+* ``two_shuffles.zstd`` — local[2], AQE off, 600 shuffle partitions: a ``dropDuplicates``
+  and then a count of four groups, two shuffles under the one setting, each stage of tiny
+  tasks (their alerts get one value of it).
 
 Usage (from the repository root)::
 
@@ -146,6 +149,14 @@ def files_read(spark: Any, data: Path) -> list[str]:
     return ["read the 300 files written by files.zstd's application"]
 
 
+def two_shuffles(spark: Any, data: Path) -> list[str]:
+    from pyspark.sql import functions as F
+
+    df = _frame(spark, 600_000, 200_000)
+    df.dropDuplicates(["k", "s"]).groupBy((F.col("k") % 4).alias("g")).count().collect()
+    return ["dropDuplicates, then a count of 4 groups: both shuffles on 600 partitions"]
+
+
 APPS: dict[str, tuple[Callable[[Any, Path], list[str]], str, dict[str, str]]] = {
     "tasks": (
         tasks,
@@ -183,6 +194,11 @@ APPS: dict[str, tuple[Callable[[Any, Path], list[str]], str, dict[str, str]]] = 
         },
     ),
     "files_read": (files_read, "local[2]", {}),
+    "two_shuffles": (
+        two_shuffles,
+        "local[2]",
+        {"spark.sql.shuffle.partitions": "600", "spark.sql.adaptive.enabled": "false"},
+    ),
 }
 
 
