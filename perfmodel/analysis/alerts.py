@@ -1051,9 +1051,9 @@ class _Replays:
 
 
 def _conflicts(alerts: list[Alert]) -> dict[int, list[Alert]]:
-    """Alerts on settings (not code) that give one key different values, grouped (through
-    any key they share), by ``id`` of each member; alerts in no conflict are left out, and
-    so are those that weigh cost (`WEIGH_COST`)."""
+    """Alerts on settings (not code) grouped through the keys they share, by ``id`` of each
+    member, where a group's alerts do not all suggest the same settings; alerts in no such
+    group are left out, and so are those that weigh cost (`WEIGH_COST`)."""
     on_settings = [a for a in alerts if a.knob_kind == SETTING and a.kind not in WEIGH_COST]
     parent = list(range(len(on_settings)))
 
@@ -1065,10 +1065,8 @@ def _conflicts(alerts: list[Alert]) -> dict[int, list[Alert]]:
 
     first: dict[str, int] = {}
     for i, alert in enumerate(on_settings):
-        for key in alert.settings:
-            j = first.setdefault(key, i)
-            if j != i and on_settings[j].settings[key] != alert.settings[key]:
-                parent[root(i)] = root(j)
+        for key in alert.settings:  # every alert on a key joins its group, whatever its value
+            parent[root(i)] = root(first.setdefault(key, i))
     groups: dict[int, list[Alert]] = defaultdict(list)
     for i, alert in enumerate(on_settings):
         groups[root(i)].append(alert)
@@ -1108,7 +1106,7 @@ def _one_value(group: list[Alert], replays: _Replays) -> None:
     untried = len(options) - len(timed)
     ids = [str(sid) for sid in sorted({sid for a in group for sid in a.stage_ids})]
     stages = ", ".join(ids[:-1]) + f" and {ids[-1]}" if len(ids) > 1 else "".join(ids)
-    where = f"stages {stages} get" if len(ids) > 1 else "its alerts get"
+    where = f"stages {stages} get" if len(ids) > 1 else "these alerts get"
     what = keys[0] if len(keys) == 1 else "these settings"
     note = (
         f"{what} is set once for the application, so {where} one value: of those "

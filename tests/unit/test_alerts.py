@@ -358,6 +358,7 @@ def test_alerts_on_one_setting_get_the_value_predicted_fastest() -> None:
     their own."""
     made = [
         _alert("stage 2", 10.0, {"k": "72"}),
+        _alert("stage 6", 9.5, {"k": "72"}),
         _alert("stage 3", 9.0, {"k": "27"}),
         _alert("stage 4", 8.0, {"other": "1"}),
         _alert("stage 5", 7.0, {"stage.5.partitions": "4"}, kind="code"),
@@ -366,15 +367,15 @@ def test_alerts_on_one_setting_get_the_value_predicted_fastest() -> None:
     predict = _timed({"72": 21.1, "27": 19.0, "1": 30.0, "4": 25.0}, replayed)
     quantify_alerts(made, lambda settings, alert: None, predict)
     assert replayed == [{"k": "72"}, {"k": "27"}, {"other": "1"}]
-    assert made[0].settings == made[1].settings == {"k": "27"}
-    assert made[0].suggestion == "k=27" and made[0].predicted_s == made[1].predicted_s == 19.0
-    for alert in made[:2]:
-        assert "stages 2 and 3 get one value" in alert.shared
+    assert made[0].settings == made[1].settings == made[2].settings == {"k": "27"}
+    assert made[0].suggestion == "k=27" and made[1].predicted_s == made[2].predicted_s == 19.0
+    for alert in made[:3]:
+        assert "stages 2, 3 and 6 get one value" in alert.shared
         assert "(72: 21.1 s, 27: 19.0 s), 27 is predicted fastest" in alert.shared
         assert alert.shared in alert.text and alert.as_dict()["shared"] == alert.shared
-    assert made[2].shared == "" and made[2].as_dict()["shared"] is None
-    assert made[2].predicted_s == 30.0
-    assert made[3].shared == "" and made[3].predicted_s is None  # past the replay budget
+    assert made[3].shared == "" and made[3].as_dict()["shared"] is None
+    assert made[3].predicted_s == 30.0
+    assert made[4].shared == "" and made[4].predicted_s is None  # past the replay budget
 
 
 def test_one_value_within_the_replay_budget() -> None:
