@@ -9,7 +9,9 @@ settings, passed as ``--conf`` would pass them (`perfmodel.analysis.Analysis.pre
 Beside the prediction's error stands the error of *no change*: the source run's own runtime
 taken as the target's, which is what advice without a prediction implies. Both are reported
 over all pairs and over the pairs whose measured effect (target against source, measured) is
-at least `EFFECT`; the model earns its keep on those. ``perfmodel experiment settings``
+at least `EFFECT`; the model earns its keep on those. Where a configuration ran more than
+once, the *repeat error* is the noise floor: each of its runs taken as the mean of its
+repeats, an error no prediction from one run can be sure to beat. ``perfmodel experiment settings``
 computes it; `perfmodel.report` renders it (the Markdown table goes into README).
 """
 
@@ -76,6 +78,25 @@ class SettingsPair:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class SettingsRepeat:
+    """One run of a configuration "predicting" the mean of its repeats with no change."""
+
+    workload: str
+    config: str
+    run: int
+    repeats: list[int]
+    run_s: float
+    repeats_s: float
+
+    @property
+    def error(self) -> float:
+        return abs(self.run_s - self.repeats_s) / self.repeats_s
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"error": self.error}
+
+
 @dataclass(slots=True)
 class SettingsSummary:
     """Errors over a set of pairs, all and with a large measured effect."""
@@ -90,6 +111,10 @@ class SettingsSummary:
     effect_no_change_error: float
     coverage: float
     """Share of pairs whose measured runtime lies in the predicted 80% interval."""
+    repeat_runs: int = 0
+    repeat_error: float = math.nan
+    """Mean `SettingsRepeat` error of the runs of these workloads that have repeats: the
+    noise floor (NaN where no configuration ran twice)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -102,6 +127,7 @@ class SettingsReport:
     workloads: list[SettingsSummary]
     skipped: list[str] = field(default_factory=list)
     split: str = ""
+    repeats: list[SettingsRepeat] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -110,6 +136,7 @@ class SettingsReport:
             "groups": [g.as_dict() for g in self.groups],
             "workloads": [w.as_dict() for w in self.workloads],
             "pairs": [p.as_dict() for p in self.pairs],
+            "repeats": [r.as_dict() for r in self.repeats],
             "skipped": self.skipped,
         }
 
@@ -177,10 +204,12 @@ def evaluate_settings(
     for r in usable:
         groups[(r.experiment, json.dumps(r.params, sort_keys=True))].append(r)
     pairs: list[SettingsPair] = []
+    repeats: list[SettingsRepeat] = []
     for (_experiment, _params), group in sorted(groups.items()):
         by_config: dict[str, list[RunRow]] = defaultdict(list)
         for r in group:
             by_config[r.config].append(r)
+        repeats += [rep for runs_of in by_config.values() for rep in repeat_errors(runs_of)]
         sources = group if limit is None else group[:limit]
         for source in sources:
             try:
@@ -195,7 +224,28 @@ def evaluate_settings(
                 pair = _pair(analysis, source, targets, version, skipped)
                 if pair is not None:
                     pairs.append(pair)
-    return _report(pairs, split, skipped)
+    return _report(pairs, split, skipped, repeats)
+
+
+def repeat_errors(runs: list[RunRow]) -> list[SettingsRepeat]:
+    """Each run of one configuration against the mean of its other runs (none for a
+    configuration that ran once)."""
+    out: list[SettingsRepeat] = []
+    for run in runs:
+        others = [r for r in runs if r is not run]
+        if not others:
+            continue
+        out.append(
+            SettingsRepeat(
+                workload=run.workload,
+                config=run.config,
+                run=run.id,
+                repeats=[r.id for r in others],
+                run_s=float(run.app_s or 0.0),
+                repeats_s=statistics.fmean(float(r.app_s or 0.0) for r in others),
+            )
+        )
+    return out
 
 
 def _pair(
@@ -240,12 +290,16 @@ def _mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else math.nan
 
 
-def summarise(label: str, pairs: list[SettingsPair]) -> SettingsSummary:
+def summarise(
+    label: str, pairs: list[SettingsPair], repeats: list[SettingsRepeat] | None = None
+) -> SettingsSummary:
     big = [p for p in pairs if p.effect >= EFFECT]
     inside = [p.low_s <= p.measured_s <= p.high_s for p in pairs if not math.isnan(p.low_s)]
+    names = {p.workload for p in pairs}
+    mine = [r for r in repeats or [] if r.workload in names]
     return SettingsSummary(
         label=label,
-        workloads=sorted({p.workload for p in pairs}),
+        workloads=sorted(names),
         pairs=len(pairs),
         mean_error=_mean([p.error for p in pairs]),
         no_change_error=_mean([p.no_change_error for p in pairs]),
@@ -253,17 +307,28 @@ def summarise(label: str, pairs: list[SettingsPair]) -> SettingsSummary:
         effect_mean_error=_mean([p.error for p in big]),
         effect_no_change_error=_mean([p.no_change_error for p in big]),
         coverage=sum(inside) / len(inside) if inside else math.nan,
+        repeat_runs=len(mine),
+        repeat_error=_mean([r.error for r in mine]),
     )
 
 
-def _report(pairs: list[SettingsPair], split: Split | None, skipped: list[str]) -> SettingsReport:
+def _report(
+    pairs: list[SettingsPair],
+    split: Split | None,
+    skipped: list[str],
+    repeats: list[SettingsRepeat] | None = None,
+) -> SettingsReport:
     by_workload: dict[str, list[SettingsPair]] = defaultdict(list)
     for p in pairs:
         by_workload[p.workload].append(p)
-    workloads = [summarise(w, ps) for w, ps in sorted(by_workload.items())]
+    reps = repeats or []
+    workloads = [summarise(w, ps, reps) for w, ps in sorted(by_workload.items())]
     groups: list[SettingsSummary] = []
     if split is not None:
         for role in (HELD_OUT, FIT):
-            groups.append(summarise(role, [p for p in pairs if split.role(p.workload) == role]))
-    groups.append(summarise("all", pairs))
-    return SettingsReport(pairs, groups, workloads, skipped, split.path if split else "")
+            chosen = [p for p in pairs if split.role(p.workload) == role]
+            groups.append(summarise(role, chosen, reps))
+    groups.append(summarise("all", pairs, reps))
+    return SettingsReport(
+        pairs, groups, workloads, skipped, split.path if split else "", list(reps)
+    )

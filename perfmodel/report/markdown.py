@@ -273,15 +273,15 @@ def render_settings_study(report: SettingsReport) -> str:
     pairs with a measured effect of at least `EFFECT`."""
     head = (
         "| | workloads | pairs | mean error | no-change error | pairs with ≥15% effect | "
-        "mean error there | no-change error there | in 80% interval |\n"
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+        "mean error there | no-change error there | in 80% interval | repeat error |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
 
     def row(s: SettingsSummary, name: str) -> str:
         return (
             f"| {name} | {', '.join(s.workloads)} | {s.pairs} | **{pct(s.mean_error)}** | "
             f"{pct(s.no_change_error)} | {s.effect_pairs} | **{pct(s.effect_mean_error)}** | "
-            f"{pct(s.effect_no_change_error)} | {pct(s.coverage)} |"
+            f"{pct(s.effect_no_change_error)} | {pct(s.coverage)} | {pct(s.repeat_error)} |"
         )
 
     lines = [
@@ -289,7 +289,10 @@ def render_settings_study(report: SettingsReport) -> str:
         "",
         "Every run of a workload predicts every other configuration of it from its bare event "
         "log (`perfmodel predict LOG --conf ...`). *No-change error*: the source run's own "
-        "runtime taken as the target's. Split: " + (report.split or "none") + ".",
+        "runtime taken as the target's. *Repeat error*: each run of a configuration taken as "
+        "the mean of its repeats, the noise floor (n/a where each ran once). Split: "
+        + (report.split or "none")
+        + ".",
         "",
         head,
         *(row(g, g.label) for g in report.groups),

@@ -11,11 +11,13 @@ from perfmodel.experiment.settings_study import (
     EFFECT,
     NotASettingsPair,
     SettingsPair,
+    repeat_errors,
     settings_diff,
     summarise,
 )
 from perfmodel.experiment.settings_study import SettingsReport as Report
 from perfmodel.report.markdown import render_settings_study as render_markdown
+from perfmodel.runs.rows import RunRow
 
 
 def _config(**conf: str) -> dict[str, object]:
@@ -99,3 +101,27 @@ def test_the_summary_splits_out_pairs_with_a_large_effect() -> None:
     assert math.isnan(summarise("none", []).mean_error)
     text = render_markdown(Report([small, large], [s], [s]))
     assert "**10.0%**" in text and "no-change error" in text
+
+
+def _run(run_id: int, config: str, app_s: float, workload: str = "w") -> RunRow:
+    return RunRow(
+        run_id, "e", workload, config, {}, 2, None, 0, False, "ok", [], None, "h",
+        0.0, 1.0, 0, app_s, app_s, None, None, None, None, None, None, None, None,
+    )  # fmt: skip
+
+
+def test_the_repeat_error_is_each_run_against_the_mean_of_its_repeats() -> None:
+    """A configuration run three times gives three repeat errors; one run once gives none.
+    The summary's repeat error covers its own workloads' repeats only."""
+    runs = [_run(1, "a", 10.0), _run(2, "a", 12.0), _run(3, "a", 14.0)]
+    reps = repeat_errors(runs)
+    assert [r.run for r in reps] == [1, 2, 3] and reps[0].repeats == [2, 3]
+    assert reps[0].error == pytest.approx(3 / 13) and reps[1].error == pytest.approx(0.0)
+    assert repeat_errors([_run(4, "b", 10.0)]) == []
+    other = repeat_errors([_run(5, "c", 10.0, "v"), _run(6, "c", 20.0, "v")])
+    pair = _pair(100.0, 105.0, 100.0)  # workload "w"
+    s = summarise("all", [pair], reps + other)
+    assert s.repeat_runs == 3 and s.repeat_error == pytest.approx((3 / 13 + 0 + 3 / 11) / 3)
+    assert math.isnan(summarise("all", [pair]).repeat_error)
+    text = render_markdown(Report([pair], [s], [s], repeats=reps))
+    assert "repeat error" in text and "16.8%" in text
