@@ -199,7 +199,7 @@ class Alert:
             )
             return (
                 f"Predicted: {self.predicted_s:.1f} s{band} against {self.baseline_s:.1f} s "
-                f"as run ({_change(self.predicted_s, self.baseline_s)})."
+                f"replaying the run as it was ({_change(self.predicted_s, self.baseline_s)})."
             )
         return f"Not predicted: {self.not_predicted}."
 

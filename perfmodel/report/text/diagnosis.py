@@ -164,7 +164,10 @@ def _alert_outcome(alert: dict[str, Any]) -> str:
     low, high = alert.get("predicted_low_s"), alert.get("predicted_high_s")
     band = f" (80%: {low:.1f}–{high:.1f} s)" if low is not None and high is not None else ""
     change = f"{predicted / base - 1:+.0%}" if base > 0 else "no reference"
-    return f"predicted {predicted:.1f} s{band} against {base:.1f} s as run ({change})"
+    return (
+        f"predicted {predicted:.1f} s{band} against {base:.1f} s replaying the run as it was "
+        f"({change})"
+    )
 
 
 def _quality(d: Diagnosis) -> dict[str, Any] | None:
