@@ -11,8 +11,11 @@ taken as the target's, which is what advice without a prediction implies. Both a
 over all pairs and over the pairs whose measured effect (target against source, measured) is
 at least `EFFECT`; the model earns its keep on those. Where a configuration ran more than
 once, the *repeat error* is the noise floor: each of its runs taken as the mean of its
-repeats, an error no prediction from one run can be sure to beat. ``perfmodel experiment settings``
-computes it; `perfmodel.report` renders it (the Markdown table goes into README).
+repeats, an error no prediction from one run can be sure to beat. Where configurations ran at
+least three times, the *median-run error* takes that noise out of both ends, as the Dask study
+does: each configuration's median run predicts the median runtime of every other. ``perfmodel
+experiment settings`` computes them; `perfmodel.report` renders them (the Markdown table goes
+into README).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from perfmodel.runs.rows import RunRow
 EFFECT = 0.15
 """A pair's measured effect (|target − source| ÷ source) from which it counts as a change the
 settings made, not run-to-run noise."""
+MEDIAN_RUNS = 3
+"""Runs of a configuration from which it has a median run, and a median runtime."""
 RESOURCE_FIELDS = ("master", "driver_memory", "executor_memory", "workers", "rate_mbit")
 """Config fields that must be equal in a settings pair (a change there is the resource
 study's)."""
@@ -59,10 +64,28 @@ class SettingsPair:
     high_s: float = math.nan
     note: str = ""
     """What the prediction changed (its first note on re-partitioning)."""
+    source_is_median: bool = False
+    """The source is its configuration's median run (`MEDIAN_RUNS` runs or more)."""
+    median_s: float = math.nan
+    """The target configuration's median runtime (NaN: it ran fewer than `MEDIAN_RUNS`
+    times)."""
 
     @property
     def error(self) -> float:
         return abs(self.predicted_s - self.measured_s) / self.measured_s
+
+    @property
+    def median_pair(self) -> bool:
+        """A median run predicting a median runtime: a pair of the median-run error."""
+        return self.source_is_median and not math.isnan(self.median_s)
+
+    @property
+    def median_error(self) -> float:
+        return abs(self.predicted_s - self.median_s) / self.median_s
+
+    @property
+    def median_no_change_error(self) -> float:
+        return abs(self.source_s - self.median_s) / self.median_s
 
     @property
     def no_change_error(self) -> float:
@@ -75,6 +98,10 @@ class SettingsPair:
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out.update(error=self.error, no_change_error=self.no_change_error, effect=self.effect)
+        if self.median_pair:
+            out.update(
+                median_error=self.median_error, median_no_change_error=self.median_no_change_error
+            )
         return out
 
 
@@ -115,6 +142,11 @@ class SettingsSummary:
     repeat_error: float = math.nan
     """Mean `SettingsRepeat` error of the runs of these workloads that have repeats: the
     noise floor (NaN where no configuration ran twice)."""
+    median_pairs: int = 0
+    median_error: float = math.nan
+    """Mean error of the pairs whose median run predicts a median runtime
+    (`SettingsPair.median_pair`; NaN where none ran `MEDIAN_RUNS` times)."""
+    median_no_change_error: float = math.nan
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -210,6 +242,7 @@ def evaluate_settings(
         for r in group:
             by_config[r.config].append(r)
         repeats += [rep for runs_of in by_config.values() for rep in repeat_errors(runs_of)]
+        medians = {m.id for runs_of in by_config.values() if (m := median_run(runs_of))}
         sources = group if limit is None else group[:limit]
         for source in sources:
             try:
@@ -223,8 +256,21 @@ def evaluate_settings(
                     continue
                 pair = _pair(analysis, source, targets, version, skipped)
                 if pair is not None:
+                    pair.source_is_median = source.id in medians
+                    if median_run(targets) is not None:
+                        pair.median_s = statistics.median(float(r.app_s or 0.0) for r in targets)
                     pairs.append(pair)
     return _report(pairs, split, skipped, repeats)
+
+
+def median_run(runs: list[RunRow]) -> RunRow | None:
+    """The run of one configuration whose runtime is the median: the middle of its runs
+    ordered by runtime, then by id (the lower middle of an even count), where it ran at
+    least `MEDIAN_RUNS` times."""
+    if len(runs) < MEDIAN_RUNS:
+        return None
+    ordered = sorted(runs, key=lambda r: (float(r.app_s or 0.0), r.id))
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def repeat_errors(runs: list[RunRow]) -> list[SettingsRepeat]:
@@ -297,6 +343,7 @@ def summarise(
     inside = [p.low_s <= p.measured_s <= p.high_s for p in pairs if not math.isnan(p.low_s)]
     names = {p.workload for p in pairs}
     mine = [r for r in repeats or [] if r.workload in names]
+    medians = [p for p in pairs if p.median_pair]
     return SettingsSummary(
         label=label,
         workloads=sorted(names),
@@ -309,6 +356,9 @@ def summarise(
         coverage=sum(inside) / len(inside) if inside else math.nan,
         repeat_runs=len(mine),
         repeat_error=_mean([r.error for r in mine]),
+        median_pairs=len(medians),
+        median_error=_mean([p.median_error for p in medians]),
+        median_no_change_error=_mean([p.median_no_change_error for p in medians]),
     )
 
 

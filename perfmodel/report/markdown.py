@@ -273,15 +273,17 @@ def render_settings_study(report: SettingsReport) -> str:
     pairs with a measured effect of at least `EFFECT`."""
     head = (
         "| | workloads | pairs | mean error | no-change error | pairs with ≥15% effect | "
-        "mean error there | no-change error there | in 80% interval | repeat error |\n"
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "mean error there | no-change error there | in 80% interval | repeat error | "
+        "median-run pairs | median-run error | its no-change error |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
 
     def row(s: SettingsSummary, name: str) -> str:
         return (
             f"| {name} | {', '.join(s.workloads)} | {s.pairs} | **{pct(s.mean_error)}** | "
             f"{pct(s.no_change_error)} | {s.effect_pairs} | **{pct(s.effect_mean_error)}** | "
-            f"{pct(s.effect_no_change_error)} | {pct(s.coverage)} | {pct(s.repeat_error)} |"
+            f"{pct(s.effect_no_change_error)} | {pct(s.coverage)} | {pct(s.repeat_error)} | "
+            f"{s.median_pairs} | {pct(s.median_error)} | {pct(s.median_no_change_error)} |"
         )
 
     lines = [
@@ -290,7 +292,9 @@ def render_settings_study(report: SettingsReport) -> str:
         "Every run of a workload predicts every other configuration of it from its bare event "
         "log (`perfmodel predict LOG --conf ...`). *No-change error*: the source run's own "
         "runtime taken as the target's. *Repeat error*: each run of a configuration taken as "
-        "the mean of its repeats, the noise floor (n/a where each ran once). Split: "
+        "the mean of its repeats, the noise floor (n/a where each ran once). *Median-run "
+        "error*: where configurations ran at least three times, each one's median run predicting "
+        "the others' median runtimes, which takes most of that noise out. Split: "
         + (report.split or "none")
         + ".",
         "",

@@ -11,6 +11,7 @@ from perfmodel.experiment.settings_study import (
     EFFECT,
     NotASettingsPair,
     SettingsPair,
+    median_run,
     repeat_errors,
     settings_diff,
     summarise,
@@ -125,3 +126,29 @@ def test_the_repeat_error_is_each_run_against_the_mean_of_its_repeats() -> None:
     assert math.isnan(summarise("all", [pair]).repeat_error)
     text = render_markdown(Report([pair], [s], [s], repeats=reps))
     assert "repeat error" in text and "16.8%" in text
+
+
+def test_the_median_run_error_pairs_median_runs_with_median_runtimes() -> None:
+    """A configuration run three times has a median run (the middle of its runs ordered by
+    runtime, then by id); twice, none. Only pairs whose source is a median run and whose target has
+    a median count, each against that median."""
+    runs = [_run(1, "a", 14.0), _run(2, "a", 10.0), _run(3, "a", 12.0)]
+    middle = median_run(runs)
+    assert middle is not None and middle.id == 3
+    tied = median_run([_run(4, "a", 10.0), _run(5, "a", 10.0), _run(6, "a", 11.0)])
+    assert tied is not None and tied.id == 5
+    assert median_run(runs[:2]) is None
+    from_median = _pair(100.0, 105.0, 90.0)
+    from_median.source_is_median, from_median.median_s = True, 120.0
+    from_other = _pair(100.0, 200.0, 90.0)
+    from_other.median_s = 120.0  # its source is not a median run
+    to_few = _pair(100.0, 150.0, 90.0)
+    to_few.source_is_median = True  # its target ran fewer than three times
+    s = summarise("all", [from_median, from_other, to_few])
+    assert s.median_pairs == 1
+    assert s.median_error == pytest.approx(30 / 120)  # predicted 90
+    assert s.median_no_change_error == pytest.approx(20 / 120)  # the source's 100
+    assert "median_error" in from_median.as_dict() and "median_error" not in to_few.as_dict()
+    assert math.isnan(summarise("none", [to_few]).median_error)
+    text = render_markdown(Report([from_median], [s], [s]))
+    assert "median-run error" in text and "25.0%" in text
