@@ -147,6 +147,8 @@ class SettingsSummary:
     """Mean error of the pairs whose median run predicts a median runtime
     (`SettingsPair.median_pair`; NaN where none ran `MEDIAN_RUNS` times)."""
     median_no_change_error: float = math.nan
+    """No change's error on the same pairs: the median run's runtime taken as the target's
+    median."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -130,8 +130,8 @@ def test_the_repeat_error_is_each_run_against_the_mean_of_its_repeats() -> None:
 
 def test_the_median_run_error_pairs_median_runs_with_median_runtimes() -> None:
     """A configuration run three times has a median run (the middle of its runs ordered by
-    runtime, then by id); twice, none. Only pairs whose source is a median run and whose target has
-    a median count, each against that median."""
+    runtime, then by id); twice, none. Only pairs whose source is a median run and whose
+    target has a median count, each against that median."""
     runs = [_run(1, "a", 14.0), _run(2, "a", 10.0), _run(3, "a", 12.0)]
     middle = median_run(runs)
     assert middle is not None and middle.id == 3
