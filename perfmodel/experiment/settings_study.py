@@ -245,6 +245,11 @@ def evaluate_settings(
             by_config[r.config].append(r)
         repeats += [rep for runs_of in by_config.values() for rep in repeat_errors(runs_of)]
         medians = {m.id for runs_of in by_config.values() if (m := median_run(runs_of))}
+        median_s = {
+            name: statistics.median(float(r.app_s or 0.0) for r in runs_of)
+            for name, runs_of in by_config.items()
+            if median_run(runs_of) is not None
+        }
         sources = group if limit is None else group[:limit]
         for source in sources:
             try:
@@ -259,8 +264,7 @@ def evaluate_settings(
                 pair = _pair(analysis, source, targets, version, skipped)
                 if pair is not None:
                     pair.source_is_median = source.id in medians
-                    if median_run(targets) is not None:
-                        pair.median_s = statistics.median(float(r.app_s or 0.0) for r in targets)
+                    pair.median_s = median_s.get(name, math.nan)
                     pairs.append(pair)
     return _report(pairs, split, skipped, repeats)
 
