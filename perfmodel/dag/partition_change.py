@@ -49,6 +49,11 @@ class StageChange:
     launch_ms: float = 0.0
     """Milliseconds a task of the stage spends on launching at least once the JVM is warm
     (the front end's rule: a task writing output deserialises its writer's configuration)."""
+    read_ms: tuple[float, float] = (0.0, 0.0)
+    """Milliseconds each of its tasks spends fetching the shuffle blocks it reads beyond
+    their bytes, before and after (the front end's rule: a cost per block, and a block per
+    map task holding rows for the task's partitions, so both its own count and its map
+    stages' count move it)."""
 
 
 @dataclass(slots=True)

@@ -24,6 +24,10 @@ any other what-if:
   the bypass threshold): more partitions make the map stage slower too, and a map stage
   re-split into more tasks pays it once per task. That is what makes a PySpark RDD job
   quadratic in its partition count.
+* **Reduce side.** A task reading a shuffle pays per block it fetches, whatever its bytes
+  (the front end's `StageChange.read_ms`: for Spark, a block from each map task holding rows
+  for its partitions): a shuffle's blocks are its map tasks times its partitions, so more
+  partitions on both sides of a shuffle make its reading quadratic in them.
 * **Memory.** A task's working set grows with its data (the stage's working set per byte
   read); whatever outgrows the execution memory a task got in the profiled run (inferred
   from the tasks that spilled, else its share of the executor's unified memory) spills, at
@@ -185,7 +189,8 @@ def strip_partition_cost(work: StageWork, paid: FloatArray) -> StageWork:
 
 
 def add_partition_cost(work: StageWork, cost: FloatArray | float) -> StageWork:
-    """``work`` with each task paying ``cost`` more CPU for the partitions it writes."""
+    """``work`` with each task paying ``cost`` more CPU for the partitions it writes (and the
+    blocks it fetches)."""
     c = work.components.copy()
     c[CPU] += cost
     return replace(work, components=c)
@@ -194,8 +199,9 @@ def add_partition_cost(work: StageWork, cost: FloatArray | float) -> StageWork:
 def split_write_cost(
     work: StageWork, write_ms: tuple[float, float]
 ) -> tuple[StageWork, FloatArray]:
-    """A map stage without the per-partition write cost each task paid for the old count
-    (`partition_cost_paid`), and what each would pay for the new one, in proportion."""
+    """A stage without a per-task cost each task paid for the old counts (``write_ms[0]``:
+    a map task's partitions written, or a reduce task's blocks fetched,
+    `partition_cost_paid`), and what each would pay for the new ones, in proportion."""
     before, after = write_ms
     paid = partition_cost_paid(work, before)
     return strip_partition_cost(work, paid), paid * (after / before)
@@ -455,6 +461,11 @@ def repartition_workload(
             each = float(paid_anew.mean())
         elif writes is not None:
             work = rewrite_map_side(work, writes)
+        if change is not None and change.read_ms[0] > 0 and work.n_tasks:
+            # Its blocks' fetching too: a per-task cost by the blocks a task reads, taken off
+            # before the split and paid anew by every new task.
+            work, fetches_anew = split_write_cost(work, change.read_ms)
+            each += float(fetches_anew.mean())
         for switch in switch_of.get(work.key, ()):
             work = apply_join_change(work, switch, cost or _NO_COST)
         if change is None:

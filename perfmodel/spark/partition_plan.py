@@ -730,6 +730,7 @@ def plan_changes(
     out.extend(_follower_changes(profile, partitioning, out))
     out = _file_reader_changes(profile, partitioning, out, changes, new_parallelism)
     out = [_with_output_files(profile, partitioning, c) for c in out]
+    out = _with_block_reads(profile, out)
     if kept_keys:
         notes.append(
             "the code sets " + ", ".join(sorted(kept_keys)) + " for some queries itself "
@@ -758,6 +759,45 @@ def _with_output_files(
         task_fixed_ms=(rules.OUTPUT_FILE_MS * before, rules.OUTPUT_FILE_MS * after),
         launch_ms=rules.WRITER_LAUNCH_MS,
     )
+
+
+def _with_block_reads(profile: ApplicationProfile, changes: list[StageChange]) -> list[StageChange]:
+    """Each change of a stage reading a shuffle, with what each of its tasks spends fetching
+    blocks before and after (`partition_rules.BLOCK_READ_MS`, `partition_rules.blocks_per_task`):
+    from each map stage's task count and the records its tasks wrote, now and under the
+    changes (a map stage re-split writes the records `partition_rules.records_after` gives
+    for its tasks' new share of its input)."""
+    by_key = {c.key: c for c in changes}
+    out: list[StageChange] = []
+    for change in changes:
+        n0, n1 = change.planned
+        if n0 <= 0 or n1 <= 0 or not change.map_stages:
+            out.append(change)
+            continue
+        before = after = 0.0
+        for key in dict.fromkeys(change.map_stages):
+            stage = profile.stages.get(key)
+            if stage is None or not len(stage.table):
+                continue
+            t = stage.table
+            written = t.ended_values("shuffle_write_records")
+            if not written.size or float(written.sum()) <= 0:
+                continue
+            m0 = int(written.size)
+            w0 = float(written.mean())
+            read = t.ended_values("shuffle_read_records") + t.ended_values("input_records")
+            r0 = float(read.mean()) if read.size else 0.0
+            resplit = by_key.get(key)
+            m1 = resplit.new_partitions if resplit is not None else m0
+            w1 = rules.records_after(r0, w0, r0 * m0 / m1) if m1 != m0 else w0
+            before += rules.blocks_per_task(m0, w0, n0, change.old_partitions)
+            after += rules.blocks_per_task(m1, w1, n1, change.new_partitions)
+        if before <= 0 and after <= 0:
+            out.append(change)
+            continue
+        read_ms = (rules.BLOCK_READ_MS * before, rules.BLOCK_READ_MS * after)
+        out.append(replace(change, read_ms=read_ms))
+    return out
 
 
 def _follower_changes(
