@@ -9,10 +9,12 @@ holds a source query and the queries to predict.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+import zstandard
 
 import perfmodel
 from perfmodel.analysis.settings_whatif import predict_settings, settings_target, split_settings
@@ -28,6 +30,7 @@ from perfmodel.spark.partition_plan import (
     shuffle_change,
 )
 from perfmodel.spark.partition_rules import (
+    BLOCK_READ_MS,
     JVM_RDD_WRITER,
     OUTPUT_FILE_MS,
     PYTHON_WRITER,
@@ -270,6 +273,35 @@ def test_more_partitions_cost_more_tasks(aqe_off) -> None:
     )
     assert all(c.new_partitions < 2000 for c in moved.changes)
     assert coalesced.predicted_s < many.predicted_s
+
+
+def _blocks_fetched(log: Path) -> dict[int, float]:
+    """Per stage, the shuffle blocks its tasks fetched (local and remote), their mean, as the
+    log's task metrics give them (perfmodel does not read these counts)."""
+    text = zstandard.ZstdDecompressor().stream_reader(log.open("rb")).read().decode()
+    fetched: dict[int, list[int]] = {}
+    for line in text.splitlines():
+        if '"SparkListenerTaskEnd"' in line:
+            event = json.loads(line)
+            read = event["Task Metrics"].get("Shuffle Read Metrics", {})
+            blocks = read.get("Local Blocks Fetched", 0) + read.get("Remote Blocks Fetched", 0)
+            fetched.setdefault(event["Stage ID"], []).append(blocks)
+    return {stage: float(np.mean(counts)) for stage, counts in fetched.items()}
+
+
+def test_reduce_tasks_pay_for_the_blocks_their_map_stages_wrote(aqe_off) -> None:
+    """What each reduce task fetched, priced from its map stages' task counts and records,
+    is what the log counted; at 2,000 partitions each task fetches fewer blocks (the map
+    tasks' few aggregated records fill few of them), but the stage, of 250 times the tasks,
+    fetches more."""
+    measured = _blocks_fetched(LOGS / "aqe_off.zstd")
+    _, moved = _predict(aqe_off, {"spark.sql.shuffle.partitions": "2000"})
+    assert moved.changes
+    for change in moved.changes:
+        before, after = change.read_ms
+        assert before == pytest.approx(BLOCK_READ_MS * measured[change.key[0]], rel=0.01)
+        assert 0 < after < before
+        assert after * change.new_partitions > before * change.old_partitions
 
 
 def test_a_checkpoint_read_back_moves_with_the_stage_that_wrote_it() -> None:

@@ -32,14 +32,17 @@ from perfmodel.simulate.synthetic import StageSpec, TaskSpec, build_synthetic
 from perfmodel.simulate.workload import Workload
 from perfmodel.spark.partition_plan import partition_contents
 from perfmodel.spark.partition_rules import (
+    BLOCK_READ_MS,
     FILE_PER_PARTITION_MS,
     JVM_RDD_WRITER,
     PYTHON_WRITER,
     SORTED_PARTITION_MS,
     SQL_WRITER,
+    blocks_per_task,
     files_per_task,
     partition_write_ms,
     partitions_written,
+    records_after,
 )
 
 MB = 1 << 20
@@ -358,3 +361,60 @@ def test_each_task_pays_its_own_output_file() -> None:
     capped = resplit(work, data, base, task_fixed_ms=(10_000.0, 10_000.0))
     spent = capped.components.sum(axis=0) - capped.components[SCHEDULING]
     assert spent == pytest.approx(body, rel=0.05)
+
+
+def test_a_reduce_task_fetches_a_block_from_each_map_task_holding_its_rows() -> None:
+    # Item-affinity's last stage at 2,000 partitions: 2,000 map tasks of 1,857 records each;
+    # the log counted 1,203 blocks a task.
+    assert blocks_per_task(2000, 1857, 2000, 2000) == pytest.approx(1210, rel=0.01)
+    # Records enough to fill every partition: a block from every map task.
+    assert blocks_per_task(8, 1e6, 8, 8) == pytest.approx(8)
+    # Coalesced to 100 tasks, each reads 20 partitions: a map task of 1,857 records holds
+    # rows for nearly every task's range, and its contiguous blocks are fetched as one.
+    assert blocks_per_task(2000, 1857, 2000, 100) == pytest.approx(2000, rel=0.01)
+    # A skewed partition split in two pieces: each piece reads half of the map tasks.
+    assert blocks_per_task(10, 1e6, 4, 8) == pytest.approx(5)
+    assert blocks_per_task(10, 0, 4, 4) == 0.0
+    assert blocks_per_task(10, None, 4, 4) == 10.0
+    assert blocks_per_task(0, 100, 4, 4) == 0.0
+
+
+def test_a_map_task_cut_smaller_writes_more_than_its_share_of_keys() -> None:
+    # Item-affinity's map tasks at 8 tasks read 736,347 records and wrote 34,692 keys each.
+    at_2000 = records_after(736_347, 34_692, 2_945)
+    assert 2_945 * 34_692 / 736_347 < at_2000 < 2_945
+    assert at_2000 == pytest.approx(2_824, rel=0.01)
+    # Back at the run's own share it writes what it wrote; with more records, at most its keys.
+    assert records_after(736_347, 34_692, 736_347) == pytest.approx(34_692, rel=1e-6)
+    more = records_after(736_347, 34_692, 10 * 736_347)
+    assert 34_692 < more < 34_692 * 1.001
+    # A task that did not combine writes in proportion to what it reads.
+    assert records_after(1_560, 1_502, 48_736) == pytest.approx(1_502 * 48_736 / 1_560)
+    assert records_after(0, 100, 50) == 100
+    assert records_after(100, 0, 50) == 0
+
+
+def test_a_re_split_reduce_stage_pays_for_its_blocks_once_per_task() -> None:
+    # 4 reduce tasks fetching 8 blocks each become 40 fetching 2,000: each of the 40 pays for
+    # its 2,000 blocks, beside a tenth of a task's data CPU.
+    task = TaskSpec(run_ms=2000, cpu_ms=1000, input_bytes=4 * MB)
+    work, base = _stage([task] * 4)
+    profile = build_synthetic([[StageSpec(0, [task] * 4)]], 1)
+    read_ms = (8 * BLOCK_READ_MS, 2000 * BLOCK_READ_MS)
+    change = StageChange(
+        (0, 0),
+        "shuffle-partitions",
+        "spark.sql.shuffle.partitions",
+        4,
+        40,
+        np.full(40, 0.4 * MB),
+        "40 partitions",
+        read_ms=read_ms,
+    )
+    workload = Workload("app", 10_000.0, [work], [], 0)
+    (new,) = repartition_workload(workload, profile, PartitionPlan([change]), base).workload.stages
+    plain = resplit(work, np.full(40, 0.4 * MB), base)
+    assert new.n_tasks == 40
+    # The stage's tasks paid 0.16 ms for their blocks: a tenth of that is gone from each.
+    expected = plain.components[CPU] - read_ms[0] / 10 + read_ms[1]
+    assert new.components[CPU] == pytest.approx(expected, rel=1e-6)
