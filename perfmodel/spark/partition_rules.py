@@ -12,6 +12,10 @@ settings, so these follow Spark's source rather than a summary of it:
   `FilePartition.getFilePartitions` ("next fit decreasing");
 * the shuffle writer a map task gets (`SortShuffleManager.registerShuffle`), and what it
   costs per partition written (`partition_write_ms`, measured).
+* the shuffle blocks a reduce task fetches (one per map task holding rows for its
+  partitions; `MapOutputTracker` leaves empty blocks out, and AQE's coalesced reads
+  fetch a map task's contiguous blocks as one), and what each costs (`BLOCK_READ_MS`,
+  measured).
 
 Each takes plain numbers and arrays (sizes in bytes) and returns plain numbers and arrays;
 what the sizes are (measured or modelled) is the caller's business.
