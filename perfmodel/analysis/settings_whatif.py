@@ -264,7 +264,14 @@ def settings_effect(
     controls = controls_of(profile, partitioning)
     stages = [
         StageTaskChange(
-            c.key[0], c.key[1], c.control, c.knob, c.old_partitions, c.new_partitions, c.why
+            c.key[0],
+            c.key[1],
+            c.control,
+            c.knob,
+            c.old_partitions,
+            c.new_partitions,
+            c.why,
+            *c.blocks,
         )
         for c in sorted(plan.changes, key=lambda c: c.key)
     ]

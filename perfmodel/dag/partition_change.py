@@ -54,6 +54,9 @@ class StageChange:
     their bytes, before and after (the front end's rule: a cost per block, and a block per
     map task holding rows for the task's partitions, so both its own count and its map
     stages' count move it)."""
+    blocks: tuple[float, float] = (0.0, 0.0)
+    """Shuffle blocks each of its tasks fetches, before and after, which ``read_ms`` prices
+    (0: it reads no shuffle, or its map stages' records are unknown)."""
 
 
 @dataclass(slots=True)
@@ -99,6 +102,11 @@ class StageTaskChange:
     tasks_before: int
     tasks_after: int
     why: str
+    blocks_before: float = 0.0
+    blocks_after: float = 0.0
+    """Shuffle blocks each task fetches, before and after (`StageChange.blocks`): a shuffle
+    of many map tasks into many partitions is read in many small blocks, each of which
+    costs its reader."""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -109,6 +117,8 @@ class StageTaskChange:
             "tasks_before": self.tasks_before,
             "tasks_after": self.tasks_after,
             "why": self.why,
+            "blocks_before": round(self.blocks_before, 1),
+            "blocks_after": round(self.blocks_after, 1),
         }
 
 

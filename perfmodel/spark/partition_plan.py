@@ -796,7 +796,7 @@ def _with_block_reads(profile: ApplicationProfile, changes: list[StageChange]) -
             out.append(change)
             continue
         read_ms = (rules.BLOCK_READ_MS * before, rules.BLOCK_READ_MS * after)
-        out.append(replace(change, read_ms=read_ms))
+        out.append(replace(change, read_ms=read_ms, blocks=(before, after)))
     return out
 
 

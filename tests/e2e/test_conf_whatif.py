@@ -52,6 +52,18 @@ def test_a_change_with_settings_predicts_them_with_an_interval(aqe_off) -> None:
     # A prediction without settings has no `conf` object, in the JSON either.
     assert base.conf is None and "conf" not in base.as_dict()
     assert many.as_dict()["conf"]["stages"][0]["tasks_after"] == 2000
+    # The blocks each reduce task fetches: 4 and 6 as the log counted them (from 4 map tasks,
+    # and from 2 and 4), fewer a task at 2,000 partitions (each map task's aggregated keys
+    # fill few of them), so many more in all.
+    stages = many.as_dict()["conf"]["stages"]
+    assert [(s["blocks_before"], s["blocks_after"]) for s in stages] == [(4.0, 3.1), (6.0, 4.1)]
+
+
+def test_the_cli_says_how_many_blocks_a_task_fetches() -> None:
+    args = ["predict", str(SETTINGS / "aqe_off.zstd"), "--conf", f"{SHUFFLE}=2000"]
+    result = invoke_cli(args)
+    assert result.exit_code == 0, result.output
+    assert "2000 shuffle partitions (from 8); shuffle blocks a task fetches 6 → 4" in result.stdout
 
 
 def test_settings_and_resources_in_one_change(aqe_off) -> None:

@@ -111,9 +111,15 @@ def render_settings_effect(e: SettingsEffect) -> list[str]:
         )
         for s in e.stages[:MAX_CHANGED_ROWS]:
             stage = f"{s.stage_id}" + (f".{s.attempt}" if s.attempt else "")
-            lines.append(
+            line = (
                 f"    stage {stage:>5}: {s.tasks_before:>6} → {s.tasks_after:<6} {s.knob}: {s.why}"
             )
+            if round(s.blocks_before) != round(s.blocks_after):
+                line += (
+                    f"; shuffle blocks a task fetches {s.blocks_before:,.0f} → "
+                    f"{s.blocks_after:,.0f}"
+                )
+            lines.append(line)
         if len(e.stages) > MAX_CHANGED_ROWS:
             lines.append(f"    … {len(e.stages) - MAX_CHANGED_ROWS} more (see --json)")
     if e.map_stages:
