@@ -244,12 +244,13 @@ def evaluate_settings(
         for r in group:
             by_config[r.config].append(r)
         repeats += [rep for runs_of in by_config.values() for rep in repeat_errors(runs_of)]
-        medians = {m.id for runs_of in by_config.values() if (m := median_run(runs_of))}
-        median_s = {
-            name: statistics.median(float(r.app_s or 0.0) for r in runs_of)
-            for name, runs_of in by_config.items()
-            if median_run(runs_of) is not None
-        }
+        medians: set[int] = set()
+        median_s: dict[str, float] = {}
+        for name, runs_of in by_config.items():
+            middle = median_run(runs_of)
+            if middle is not None:
+                medians.add(middle.id)
+                median_s[name] = statistics.median(float(r.app_s or 0.0) for r in runs_of)
         sources = group if limit is None else group[:limit]
         for source in sources:
             try:
