@@ -6,11 +6,14 @@ The settings what-if charges two such costs (`perfmodel.spark.partition_rules`):
   (`partition_write_ms`): a file of its own per partition up to
   `spark.shuffle.sort.bypassMergeThreshold` (200), a segment of one sorted file beyond it.
   The same 16 map tasks write three kinds of shuffle at each partition count:
-  ``sql``, a DataFrame ``repartition(n, "id")`` of 400,000 rows (a SQL exchange);
+  ``sql``, a DataFrame ``repartition(n, "id")`` of 400,000 rows (a SQL exchange; ``--sql-rows``);
+  ``sql-wide``, the same rows with a random number and a 64-character hash beside the id,
+  read after the shuffle (``sql``'s ``count()`` leaves its columns out of the exchange);
   ``python``, an RDD ``partitionBy(n)`` of 40,000 pairs (a PySpark shuffle);
   ``python-df``, a DataFrame's rows mapped to pairs in Python, then ``groupByKey(n)``.
   The per-partition cost is the slope between two counts on the same side of the threshold
-  (8 → 200 for a file each, 201 → 2,000 for a sorted file).
+  (8 → 200 for a file each, 201 → 2,000 for a sorted file); between 8 and 201, at many
+  rows, a SQL map task's cost per record of the sorted writer (`SORTED_RECORD_MS`).
 * **output files** (``--what output``): a task that writes output (``df.write``) pays for
   its file whatever its data (`OUTPUT_FILE_MS`). The same 2,000,000 rows are written as
   CSV and as Parquet at each partition count; a task's time is taken to be a fixed cost
@@ -63,7 +66,7 @@ def session(logs: Path) -> Any:
     return spark
 
 
-def measure_shuffles(spark: Any, counts: list[int]) -> None:
+def measure_shuffles(spark: Any, counts: list[int], sql_rows: int) -> None:
     """Each kind of shuffle written at each count, one job each."""
     sc = spark.sparkContext
     sc.setJobDescription("warm-up")
@@ -71,7 +74,11 @@ def measure_shuffles(spark: Any, counts: list[int]) -> None:
     sc.parallelize(range(20_000), 8).map(lambda x: (x, x)).partitionBy(8).count()
     for n in counts:
         sc.setJobDescription(f"sql {n}")
-        spark.range(0, 400_000, 1, 16).selectExpr("id", "id * 2 AS v").repartition(n, "id").count()
+        spark.range(0, sql_rows, 1, 16).selectExpr("id", "id * 2 AS v").repartition(n, "id").count()
+        sc.setJobDescription(f"sql-wide {n}")
+        spark.range(0, sql_rows, 1, 16).selectExpr(
+            "id", "cast(rand(7) * 1e12 AS bigint) AS v", "sha2(cast(id AS string), 256) AS s"
+        ).repartition(n, "id").selectExpr("sum(v + length(s))").collect()
         sc.setJobDescription(f"python {n}")
         sc.parallelize(range(40_000), 16).map(lambda x: (x, x)).partitionBy(n).count()
         sc.setJobDescription(f"python-df {n}")
@@ -126,6 +133,7 @@ def stages(log: Path) -> list[dict[str, Any]]:
                         m["Executor CPU Time"] / 1e6,
                         w.get("Shuffle Write Time", 0) / 1e6,
                         w.get("Shuffle Bytes Written", 0),
+                        w.get("Shuffle Records Written", 0),
                         (m.get("Output Metrics") or {}).get("Bytes Written", 0),
                     )
                 )
@@ -134,7 +142,9 @@ def stages(log: Path) -> list[dict[str, Any]]:
         if job_of.get(sid, "warm-up") == "warm-up":
             continue
         n = len(rows)
-        run, cpu, write, shuffled, written = (sum(r[i] for r in rows) / n for i in range(5))
+        run, cpu, write, shuffled, records, written = (
+            sum(r[i] for r in rows) / n for i in range(6)
+        )
         later = sorted(ms for _, ms in sorted(launches[sid])[n // 2 :])
         out.append(
             {
@@ -145,6 +155,7 @@ def stages(log: Path) -> list[dict[str, Any]]:
                 "cpu": cpu,
                 "write": write,
                 "shuffled": shuffled,
+                "records": records,
                 "written": written,
                 "launch": later[len(later) // 2],
             }
@@ -156,14 +167,16 @@ def shuffle_table(rows: list[dict[str, Any]]) -> list[str]:
     """Each job's first stage (the map stage writing the measured shuffle; a count's final
     stage writes a one-partition shuffle of its own, left out)."""
     lines = [
-        "| shuffle | partitions | map tasks | run ms/task | CPU ms/task | write ms/task |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| shuffle | partitions | map tasks | records/task | bytes/record | run ms/task "
+        "| CPU ms/task | write ms/task |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         if r["first"] and r["shuffled"] > 0:
             kind, count = r["job"].rsplit(" ", 1)
             lines.append(
-                f"| {kind} | {count} | {r['tasks']} | {r['run']:.1f} | {r['cpu']:.1f} "
+                f"| {kind} | {count} | {r['tasks']} | {r['records']:.0f} "
+                f"| {r['shuffled'] / max(r['records'], 1):.1f} | {r['run']:.1f} | {r['cpu']:.1f} "
                 f"| {r['write']:.1f} |"
             )
     return lines
@@ -201,6 +214,12 @@ def main() -> None:
         help="partition counts, comma-separated (default: 8,64,200,201,2000 for shuffle "
         "files, 8,64,400 for output files)",
     )
+    parser.add_argument(
+        "--sql-rows",
+        type=int,
+        default=400_000,
+        help="rows of each SQL shuffle, over 16 map tasks (default: 400,000)",
+    )
     args = parser.parse_args()
     default = "8,64,200,201,2000" if args.what == "shuffle" else "8,64,400"
     counts = [int(c) for c in (args.counts or default).split(",")]
@@ -211,7 +230,7 @@ def main() -> None:
         spark = session(logs)
         try:
             if args.what == "shuffle":
-                measure_shuffles(spark, counts)
+                measure_shuffles(spark, counts, args.sql_rows)
             else:
                 measure_outputs(spark, counts, Path(tmp) / "out")
         finally:

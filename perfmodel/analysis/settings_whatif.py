@@ -277,11 +277,18 @@ def settings_effect(
     ]
     joins = [JoinStrategyChange(j.query_id, j.before, j.after, j.why) for j in plan.joins]
     maps = {k for c in plan.changes if c.planned[0] != c.planned[1] for k in c.map_stages}
+    records = {k: ms for c in plan.changes for k, ms in c.record_ms.items()}
+    record_ms = sum(
+        (after - before) * int(profile.stages[k].table.ended.sum())
+        for k, (before, after) in records.items()
+        if k in profile.stages
+    )
     return SettingsEffect(
         settings=dict(given),
         stages=stages,
         joins=joins,
         map_stages=len(maps),
+        record_ms=record_ms,
         no_effect=no_effect(profile, partitioning, what_if.partitioning, controls),
         not_predicted=dict(what_if.not_predicted),
         controls=controls,

@@ -43,6 +43,11 @@ class StageChange:
     """Per map stage: milliseconds each of its tasks spends writing the ``planned``
     partitions beyond its data, before and after (the front end's rule for its shuffle
     writer, from what the stage's tasks wrote)."""
+    record_ms: dict[StageKey, tuple[float, float]] = field(default_factory=dict)
+    """Per map stage: milliseconds its mean task spends on its records' way through its
+    shuffle writer beyond their bytes, before and after (the front end's rule: a writer
+    that sorts by partition pays per record). Work that follows the data: a map stage
+    re-split shares it out with the rest of its time."""
     task_fixed_ms: tuple[float, float] = (0.0, 0.0)
     """Milliseconds each of its tasks spends whatever its data, beyond its launch, before
     and after (the front end's rule: the output files each task writes and commits)."""
@@ -152,6 +157,10 @@ class SettingsEffect:
     joins: list[JoinStrategyChange] = field(default_factory=list)
     map_stages: int = 0
     """Stages whose map tasks write their shuffle to a new partition count."""
+    record_ms: float = 0.0
+    """Task time those map stages' writers spend on their records beyond their bytes,
+    after minus before, over all their tasks (ms; `StageChange.record_ms`): positive where
+    a writer now sorts its records by partition, negative where it no longer does."""
     no_effect: dict[str, str] = field(default_factory=dict)
     """Settings given that change nothing in this profile, with the reason."""
     not_predicted: dict[str, str] = field(default_factory=dict)
@@ -166,6 +175,7 @@ class SettingsEffect:
             "stages": [s.as_dict() for s in self.stages],
             "joins": [j.as_dict() for j in self.joins],
             "map_stages": self.map_stages,
+            "record_ms": round(self.record_ms, 1),
             "no_effect": dict(self.no_effect),
             "not_predicted": dict(self.not_predicted),
             "controls": dict(self.controls),

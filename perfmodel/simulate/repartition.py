@@ -23,7 +23,9 @@ any other what-if:
   its data (the front end's `StageChange.write_ms`: for Spark, a file per partition up to
   the bypass threshold): more partitions make the map stage slower too, and a map stage
   re-split into more tasks pays it once per task. That is what makes a PySpark RDD job
-  quadratic in its partition count.
+  quadratic in its partition count. A writer that orders records by partition pays per
+  record too (`StageChange.record_ms`: for Spark, past the bypass threshold), which follows
+  the data.
 * **Reduce side.** A task reading a shuffle pays per block it fetches, whatever its bytes
   (the front end's `StageChange.read_ms`: for Spark, a block from each map task holding rows
   for its partitions): a shuffle's blocks are its map tasks times its partitions, so more
@@ -166,7 +168,7 @@ def warm_task_ms(
     return min(warmest, WARM_TASK_MS)
 
 
-def partition_cost_paid(work: StageWork, write_ms: float) -> FloatArray:
+def partition_cost_paid(work: StageWork, write_ms: FloatArray | float) -> FloatArray:
     """What each task of a map stage paid for writing its shuffle's partitions: the front
     end's ``write_ms`` (`StageChange.write_ms`), bounded by the CPU, other and disk time the
     task was measured to spend (the cost is mostly the task thread's CPU, some of it a
@@ -215,6 +217,25 @@ def rewrite_map_side(work: StageWork, write_ms: tuple[float, float]) -> StageWor
         return work
     stripped, cost = split_write_cost(work, write_ms)
     return add_partition_cost(stripped, cost)
+
+
+def reprice_records(work: StageWork, record_ms: tuple[float, float]) -> StageWork:
+    """A map stage whose shuffle writer now handles its records otherwise
+    (`StageChange.record_ms`: its mean task's cost before and after): the change shared
+    out by the bytes each task read, as its records follow its data, added to its CPU or
+    taken off what it was measured to spend (`partition_cost_paid`). Done before a re-split,
+    it is then shared out with the rest of the stage's data."""
+    before, after = record_ms
+    n = work.n_tasks
+    if n == 0 or after == before:
+        return work
+    read = work.read_bytes
+    total = float(read.sum())
+    share = read * (n / total) if total > 0 else np.ones(n)
+    change = (after - before) * share
+    if after > before:
+        return add_partition_cost(work, change)
+    return strip_partition_cost(work, partition_cost_paid(work, -change))
 
 
 def own_launch_ms(work: StageWork, slots: int) -> float:
@@ -423,12 +444,14 @@ def repartition_workload(
     by_key = {c.key: c for c in plan.changes}
     notes = list(plan.notes)
     map_side: dict[StageKey, tuple[float, float]] = {}
+    records: dict[StageKey, tuple[float, float]] = {}
     for planned in plan.changes:
         for key, ms in planned.write_ms.items():
             if ms[0] > 0:
                 # Kept where the count stays too: a map stage re-split into more tasks (a
                 # new file split) has each of them pay for the partitions it writes.
                 map_side[key] = ms
+        records.update(planned.record_ms)
     switches: list[JoinChange] = []
     if plan.joins:
         cost = shuffle_cost(profile, workload)
@@ -454,6 +477,8 @@ def repartition_workload(
         change = by_key.get(work.key)
         writes = map_side.get(work.key)
         each = 0.0
+        if work.key in records:
+            work = reprice_records(work, records[work.key])
         if writes is not None and change is not None and work.n_tasks:
             # Re-split and writing a new count: the write cost is a per-task cost, taken
             # off before the stage's time is shared out and paid again by every new task.

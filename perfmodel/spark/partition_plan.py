@@ -367,6 +367,7 @@ def shuffle_change(
         maps,
         (n0, n1),
         _write_ms(profile, maps, n0, n1, rules.SQL_WRITER),
+        record_ms=_record_ms(profile, maps, n0, n1, rules.SQL_WRITER),
     )
 
 
@@ -480,6 +481,7 @@ def parallelism_change(
         maps,
         planned,
         _write_ms(profile, maps, *planned, rdd_writer(profile, maps)),
+        record_ms=_record_ms(profile, maps, *planned, rdd_writer(profile, maps)),
     )
 
 
@@ -513,18 +515,44 @@ def _write_ms(
     aggregation does, whose records are its keys)."""
     out: dict[StageKey, tuple[float, float]] = {}
     for key in maps:
-        stage = profile.stages.get(key)
-        records: float | None = None
-        if stage is not None and len(stage.table):
-            t = stage.table
-            written = t.ended_values("shuffle_write_records")
-            if written.size and float(written.sum()) > 0:
-                records = float(np.median(written))
+        written = _written_records(profile, key)
+        records = float(np.median(written)) if written is not None else None
         out[key] = (
             rules.partition_write_ms(before, writer, records),
             rules.partition_write_ms(after, writer, records),
         )
     return out
+
+
+def _record_ms(
+    profile: ApplicationProfile, maps: list[StageKey], before: int, after: int, writer: str
+) -> dict[StageKey, tuple[float, float]]:
+    """Per map stage whose shuffle writer sorts at one of ``before`` and ``after`` partitions
+    and not at the other, what its mean task spends ordering its records at each
+    (`partition_rules.sorted_record_ms`, from the records its tasks wrote)."""
+    out: dict[StageKey, tuple[float, float]] = {}
+    for key in maps:
+        written = _written_records(profile, key)
+        records = float(written.mean()) if written is not None else None
+        ms = (
+            rules.sorted_record_ms(before, writer, records),
+            rules.sorted_record_ms(after, writer, records),
+        )
+        if ms[0] != ms[1]:
+            out[key] = ms
+    return out
+
+
+def _written_records(profile: ApplicationProfile, key: StageKey) -> FloatArray | None:
+    """The shuffle records each of a stage's ended tasks wrote; None where the log counts
+    none."""
+    stage = profile.stages.get(key)
+    if stage is None or not len(stage.table):
+        return None
+    written = stage.table.ended_values("shuffle_write_records")
+    if not written.size or float(written.sum()) <= 0:
+        return None
+    return written.astype(np.float64)
 
 
 def _written_parents(
@@ -641,6 +669,7 @@ def _code_change(
         maps,
         planned,
         _write_ms(profile, maps, *planned, writer),
+        record_ms=_record_ms(profile, maps, *planned, writer),
     )
 
 
@@ -776,13 +805,10 @@ def _with_block_reads(profile: ApplicationProfile, changes: list[StageChange]) -
             continue
         before = after = 0.0
         for key in dict.fromkeys(change.map_stages):
-            stage = profile.stages.get(key)
-            if stage is None or not len(stage.table):
+            written = _written_records(profile, key)
+            if written is None:
                 continue
-            t = stage.table
-            written = t.ended_values("shuffle_write_records")
-            if not written.size or float(written.sum()) <= 0:
-                continue
+            t = profile.stages[key].table
             m0 = int(written.size)
             w0 = float(written.mean())
             read = t.ended_values("shuffle_read_records") + t.ended_values("input_records")

@@ -11,7 +11,8 @@ settings, so these follow Spark's source rather than a summary of it:
 * file-scan splits: `FilePartition.maxSplitBytes`, `PartitionedFileUtil.splitFiles` and
   `FilePartition.getFilePartitions` ("next fit decreasing");
 * the shuffle writer a map task gets (`SortShuffleManager.registerShuffle`), and what it
-  costs per partition written (`partition_write_ms`, measured).
+  costs per partition written (`partition_write_ms`, measured) and, sorted, per record
+  (`sorted_record_ms`, measured).
 * the shuffle blocks a reduce task fetches (one per map task holding rows for its
   partitions; `MapOutputTracker` leaves empty blocks out, and AQE's coalesced reads
   fetch a map task's contiguous blocks as one), and what each costs (`BLOCK_READ_MS`,
@@ -133,6 +134,34 @@ def partition_write_ms(partitions: int, writer: str, records: float | None = Non
     if per_file is not None and partitions <= BYPASS_MERGE_THRESHOLD:
         return per_file * written
     return SORTED_PARTITION_MS * written
+
+
+SORTED_RECORD_MS = 0.00025
+"""Milliseconds a map task spends on each record it writes through a sorted shuffle writer
+beyond what a file-per-partition writer spends on it: copying the record into the sorter's
+memory, ordering it by partition, and reading it back to write (`UnsafeShuffleWriter`
+where a SQL exchange passes `BYPASS_MERGE_THRESHOLD`). Measured with
+``experiments/settings/write_cost.py --what shuffle --counts 8,201,...`` on a 2-core
+host slower than the study machine (2026-12-02): SQL map tasks of 400,000 records took 69,
+76, 94 and 123 ms more at 201 partitions than at 8 in four rounds of one application
+(0.17 to 0.31 µs a record), of 200,000 wider records 51 and 13 ms (0.26 and 0.07 µs), of
+25,000 records about 7 ms beyond the partitions' cost (0.3 µs); about their median. Item-
+affinity's scan tasks (a million records each) took 0.6 to 1.3 µs a record more at 400
+and 2,000 partitions than at 8, where more of their time may be memory's: the rule is a
+floor. A property of the machine's JVM, as the write cost is."""
+
+
+def sorted_record_ms(partitions: int, writer: str, records: float | None) -> float:
+    """A map task's time for ordering the ``records`` it writes by partition
+    (`SORTED_RECORD_MS` each), where its shuffle writer for ``partitions`` partitions sorts:
+    a file-per-partition writer (`FILE_PER_PARTITION_MS`) up to `BYPASS_MERGE_THRESHOLD`
+    does not; a JVM RDD shuffle's is taken as sorted at any count, so it never moves.
+    ``None``: records unknown, nothing."""
+    if records is None or records <= 0 or partitions <= 0:
+        return 0.0
+    if writer in FILE_PER_PARTITION_MS and partitions <= BYPASS_MERGE_THRESHOLD:
+        return 0.0
+    return SORTED_RECORD_MS * records
 
 
 BLOCK_READ_MS = 0.02

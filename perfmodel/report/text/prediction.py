@@ -123,9 +123,14 @@ def render_settings_effect(e: SettingsEffect) -> list[str]:
         if len(e.stages) > MAX_CHANGED_ROWS:
             lines.append(f"    … {len(e.stages) - MAX_CHANGED_ROWS} more (see --json)")
     if e.map_stages:
-        lines.append(
-            f"  {e.map_stages} map stage(s) write their shuffle to the new partition count"
-        )
+        line = f"  {e.map_stages} map stage(s) write their shuffle to the new partition count"
+        if round(e.record_ms / 1000, 1):
+            more = "more" if e.record_ms > 0 else "less"
+            line += (
+                f"; {abs(e.record_ms) / 1000:,.1f} s {more} task time ordering their records "
+                "by partition"
+            )
+        lines.append(line)
     for j in e.joins:
         lines.append(f"  join of query {j.query_id}: {j.before} → {j.after}")
     for key, why in e.no_effect.items():
