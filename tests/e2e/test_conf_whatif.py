@@ -184,6 +184,7 @@ def test_predict_conf_on_every_log_form(form: str, tmp_path: Path) -> None:
         "stages",
         "joins",
         "map_stages",
+        "record_ms",
         "no_effect",
         "not_predicted",
         "controls",

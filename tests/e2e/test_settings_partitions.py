@@ -34,6 +34,7 @@ from perfmodel.spark.partition_rules import (
     JVM_RDD_WRITER,
     OUTPUT_FILE_MS,
     PYTHON_WRITER,
+    SORTED_RECORD_MS,
     WRITER_LAUNCH_MS,
     files_per_task,
     partition_write_ms,
@@ -275,17 +276,25 @@ def test_more_partitions_cost_more_tasks(aqe_off) -> None:
     assert coalesced.predicted_s < many.predicted_s
 
 
-def _blocks_fetched(log: Path) -> dict[int, float]:
-    """Per stage, the shuffle blocks its tasks fetched (local and remote), their mean, as the
-    log's task metrics give them (perfmodel does not read these counts)."""
+def _task_metric(log: Path, section: str, *names: str) -> dict[int, list[int]]:
+    """Per stage, each task's sum of ``names`` in its metrics' ``section``, read from the
+    log's own JSON (not through perfmodel)."""
     text = zstandard.ZstdDecompressor().stream_reader(log.open("rb")).read().decode()
-    fetched: dict[int, list[int]] = {}
+    values: dict[int, list[int]] = {}
     for line in text.splitlines():
         if '"SparkListenerTaskEnd"' in line:
             event = json.loads(line)
-            read = event["Task Metrics"].get("Shuffle Read Metrics", {})
-            blocks = read.get("Local Blocks Fetched", 0) + read.get("Remote Blocks Fetched", 0)
-            fetched.setdefault(event["Stage ID"], []).append(blocks)
+            metrics = event["Task Metrics"].get(section, {})
+            values.setdefault(event["Stage ID"], []).append(sum(metrics.get(n, 0) for n in names))
+    return values
+
+
+def _blocks_fetched(log: Path) -> dict[int, float]:
+    """Per stage, the shuffle blocks its tasks fetched (local and remote), their mean, as the
+    log's task metrics give them (perfmodel does not read these counts)."""
+    fetched = _task_metric(
+        log, "Shuffle Read Metrics", "Local Blocks Fetched", "Remote Blocks Fetched"
+    )
     return {stage: float(np.mean(counts)) for stage, counts in fetched.items()}
 
 
@@ -539,3 +548,24 @@ def test_a_split_size_that_would_make_millions_of_tasks_is_refused() -> None:
     assert analysis.predict_settings({"spark.sql.files.maxPartitionBytes": "1m"}).predicted_s > 0
     with pytest.raises(SettingError, match="spark.sql.files.maxPartitionBytes"):
         analysis.predict_settings({"spark.sql.files.maxPartitionBytes": "1"})
+
+
+def test_map_tasks_pay_for_sorting_their_records_past_the_bypass_threshold(aqe_off) -> None:
+    """Past 200 partitions a SQL exchange's map tasks sort what they write: each map stage
+    pays per record its tasks wrote, as the log counts them; at 200 nothing changes, and
+    the prediction reports the task time added."""
+    written = _task_metric(
+        LOGS / "aqe_off.zstd", "Shuffle Write Metrics", "Shuffle Records Written"
+    )
+    analysis_200, moved = _predict(aqe_off, {"spark.sql.shuffle.partitions": "200"})
+    assert moved.changes and not any(c.record_ms for c in moved.changes)
+    assert analysis_200.conf is not None and analysis_200.conf.record_ms == 0.0
+    many, moved = _predict(aqe_off, {"spark.sql.shuffle.partitions": "2000"})
+    sorting = {k: ms for c in moved.changes for k, ms in c.record_ms.items()}
+    assert sorting and set(sorting) == {k for c in moved.changes for k in c.map_stages}
+    for (stage, _), (before, after) in sorting.items():
+        assert before == 0.0
+        assert after == pytest.approx(SORTED_RECORD_MS * np.mean(written[stage]), rel=1e-9)
+    assert many.conf is not None
+    total = sum(after * len(written[stage]) for (stage, _), (_, after) in sorting.items())
+    assert many.conf.record_ms == pytest.approx(total, rel=1e-9)

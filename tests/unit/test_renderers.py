@@ -15,6 +15,7 @@ import pytest
 import perfmodel
 from perfmodel.analysis import SweepPoint
 from perfmodel.analysis.watch import Finding, StageReport, WatchResult
+from perfmodel.dag.partition_change import SettingsEffect
 from perfmodel.errors import PerfmodelError
 from perfmodel.report import (
     FORMATS,
@@ -26,6 +27,7 @@ from perfmodel.report import (
     render_to_file,
     renderer,
 )
+from perfmodel.report.text.prediction import render_settings_effect
 
 WORDCOUNT = Path(__file__).resolve().parents[1] / "data" / "eventlogs" / "wordcount.zstd"
 
@@ -194,3 +196,17 @@ def test_a_configuration_is_described_in_the_singular_where_it_is_one() -> None:
     assert describe_config(one).startswith("1 executor × 1 core on 1 host, ")
     assert describe_config(one, "dask").startswith("1 worker × 1 thread on 1 host, ")
     assert describe_config(two, "dask").startswith("2 workers × 2 threads on 2 hosts, ")
+
+
+def test_the_settings_effect_says_what_sorting_records_adds_or_saves() -> None:
+    def line(record_ms: float) -> str:
+        effect = SettingsEffect(
+            {"spark.sql.shuffle.partitions": "400"}, map_stages=2, record_ms=record_ms
+        )
+        (found,) = [x for x in render_settings_effect(effect) if "map stage(s)" in x]
+        return found
+
+    assert line(2500.0).endswith("; 2.5 s more task time ordering their records by partition")
+    assert line(-1200.0).endswith("; 1.2 s less task time ordering their records by partition")
+    # Under a twentieth of a second in all it is not worth a word.
+    assert line(30.0).endswith("write their shuffle to the new partition count")

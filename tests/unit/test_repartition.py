@@ -15,6 +15,7 @@ from perfmodel.simulate.repartition import (
     WARM_TASK_MS,
     own_launch_ms,
     repartition_workload,
+    reprice_records,
     resplit,
     rewrite_map_side,
     warm_task_ms,
@@ -37,12 +38,14 @@ from perfmodel.spark.partition_rules import (
     JVM_RDD_WRITER,
     PYTHON_WRITER,
     SORTED_PARTITION_MS,
+    SORTED_RECORD_MS,
     SQL_WRITER,
     blocks_per_task,
     files_per_task,
     partition_write_ms,
     partitions_written,
     records_after,
+    sorted_record_ms,
 )
 
 MB = 1 << 20
@@ -418,3 +421,53 @@ def test_a_re_split_reduce_stage_pays_for_its_blocks_once_per_task() -> None:
     # The stage's tasks paid 0.16 ms for their blocks: a tenth of that is gone from each.
     expected = plain.components[CPU] - read_ms[0] / 10 + read_ms[1]
     assert new.components[CPU] == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_sorted_writer_pays_per_record_where_a_file_per_partition_writer_does_not() -> None:
+    # A SQL exchange sorts past the bypass threshold; a JVM RDD shuffle is taken as sorted at
+    # any count, so its cost never moves; unknown records cost nothing.
+    assert sorted_record_ms(200, SQL_WRITER, 1e6) == 0.0
+    assert sorted_record_ms(201, SQL_WRITER, 1e6) == pytest.approx(1e6 * SORTED_RECORD_MS)
+    assert sorted_record_ms(8, JVM_RDD_WRITER, 1e6) == sorted_record_ms(2000, JVM_RDD_WRITER, 1e6)
+    assert sorted_record_ms(2000, SQL_WRITER, None) == 0.0
+    # Two map tasks, the second reading three times the first's bytes: its records, and
+    # their sorting, are three times as many.
+    tasks = [
+        TaskSpec(run_ms=1000, cpu_ms=800, input_bytes=MB),
+        TaskSpec(run_ms=3000, cpu_ms=2400, input_bytes=3 * MB),
+    ]
+    work, _ = _stage(tasks)
+    cpu = work.components[CPU]
+    sorting = reprice_records(work, (0.0, 100.0))
+    assert sorting.components[CPU] == pytest.approx(cpu + [50.0, 150.0])
+    unsorted = reprice_records(sorting, (100.0, 0.0))
+    assert unsorted.components[CPU] == pytest.approx(cpu)
+    # Never more taken off than the task's CPU, other and disk time.
+    c = work.components
+    floor = reprice_records(work, (1e6, 0.0)).components
+    assert (floor[CPU] + floor[CPU_OTHER] + floor[DISK]).sum() == pytest.approx(0.0, abs=1e-6)
+    assert (floor[SCHEDULING] == c[SCHEDULING]).all()
+    assert reprice_records(work, (5.0, 5.0)) is work
+
+
+def test_a_re_split_map_stage_shares_its_records_sorting_out_by_data() -> None:
+    # 4 map tasks become 40 and now sort: the sorting follows the records, so each of the 40
+    # pays a tenth of what one of the 4 would, not a whole task's worth.
+    task = TaskSpec(run_ms=2000, cpu_ms=1000, input_bytes=4 * MB)
+    work, base = _stage([task] * 4)
+    profile = build_synthetic([[StageSpec(0, [task] * 4)]], 1)
+    change = StageChange(
+        (0, 0),
+        "shuffle-partitions",
+        "spark.sql.shuffle.partitions",
+        4,
+        40,
+        np.full(40, 0.4 * MB),
+        "40 partitions",
+        record_ms={(0, 0): (0.0, 300.0)},
+    )
+    workload = Workload("app", 10_000.0, [work], [], 0)
+    (new,) = repartition_workload(workload, profile, PartitionPlan([change]), base).workload.stages
+    plain = resplit(work, np.full(40, 0.4 * MB), base)
+    assert new.n_tasks == 40
+    assert new.components[CPU] == pytest.approx(plain.components[CPU] + 30.0, rel=1e-6)
