@@ -43,6 +43,9 @@ class StageChange:
     """Per map stage: milliseconds each of its tasks spends writing the ``planned``
     partitions beyond its data, before and after (the front end's rule for its shuffle
     writer, from what the stage's tasks wrote)."""
+    writer: str = ""
+    """The front end's name for its map stages' shuffle writer, which prices ``write_ms``
+    (empty: none)."""
     record_ms: dict[StageKey, tuple[float, float]] = field(default_factory=dict)
     """Per map stage: milliseconds its mean task spends on its records' way through its
     shuffle writer beyond their bytes, before and after (the front end's rule: a writer

@@ -248,16 +248,28 @@ def map_shares(profile: ApplicationProfile, part: StagePartitioning) -> np.ndarr
     return best
 
 
-def _sort_key_bound(part: StagePartitioning) -> int | None:
-    """The partitions a range exchange the stage reads was made with, where its sort keys
-    bounded them below the count it was asked for (`ShuffleInput.range_partitions`); None
-    where nothing bounds them."""
-    made = [
-        s.range_partitions
-        for s in part.shuffles
-        if s.coalescible and s.range_partitions and s.range_partitions < s.partitions
-    ]
-    return min(made) if made else None
+def _sort_key_bound(profile: ApplicationProfile, part: StagePartitioning) -> tuple[int, str] | None:
+    """What bounds the partitions of a range exchange the stage reads, and how to say it:
+    the partitions it was made with, where its sort keys bounded them below the count it was
+    asked for (`ShuffleInput.range_partitions`), or the rows its map stages wrote into it
+    (`RangePartitioner` makes one partition more than the distinct bounds it samples, and
+    there are no more distinct keys than rows: a sort of 255 aggregated rows ran 255 tasks
+    at 2,000 partitions, where its run at 8 could not show the bound). None where nothing
+    bounds them."""
+    bounds: list[tuple[int, str]] = []
+    for s in part.shuffles:
+        if not s.coalescible or s.partitioning != "range":
+            continue
+        if s.range_partitions and s.range_partitions < s.partitions:
+            bounds.append((s.range_partitions, f"its {s.range_partitions} sampled key ranges"))
+        rows = sum(
+            int(profile.stages[k].table.total("shuffle_write_records"))
+            for k in s.map_stages
+            if k in profile.stages and len(profile.stages[k].table)
+        )
+        if rows > 0:
+            bounds.append((rows, f"the {rows:,} rows it sorts"))
+    return min(bounds) if bounds else None
 
 
 def shuffle_change(
@@ -277,7 +289,8 @@ def shuffle_change(
     n1 = planned_shuffle_partitions(target)
     if not any(s.coalescible for s in part.shuffles):
         return None
-    bound = _sort_key_bound(part)
+    found = _sort_key_bound(profile, part)
+    bound = found[0] if found is not None else None
     if bound is not None:
         # A range exchange over fewer distinct keys than partitions: its partitioner makes
         # as many as its sampled bounds allow, at the count the run had and at the new one.
@@ -305,8 +318,8 @@ def shuffle_change(
     total = contents.total
     partitions = contents.sizes_at(n1)
     why = f"{n1} shuffle partitions (from {n0})"
-    if bound is not None:
-        why += f", a sort's range partitioning bounded by its {bound} sampled key ranges"
+    if found is not None and n1 == found[0]:
+        why += f", a sort's range partitioning bounded by {found[1]}"
     adaptive1 = bool(target.get("spark.sql.adaptive.enabled"))
     skew = _skew_settings(target)
     split_left, split_right = _splittable(join_type)
@@ -368,6 +381,7 @@ def shuffle_change(
         (n0, n1),
         _write_ms(profile, maps, n0, n1, rules.SQL_WRITER),
         record_ms=_record_ms(profile, maps, n0, n1, rules.SQL_WRITER),
+        writer=rules.SQL_WRITER,
     )
 
 
@@ -470,6 +484,7 @@ def parallelism_change(
     why = f"{new_parallelism} partitions (spark.default.parallelism, from {part.partitions})"
     maps = _written_parents(profile, part, attempts)
     planned = (part.partitions, new_parallelism) if maps else (0, 0)
+    writer = rdd_writer(profile, maps)
     return StageChange(
         part.key,
         part.control,
@@ -480,8 +495,9 @@ def parallelism_change(
         why,
         maps,
         planned,
-        _write_ms(profile, maps, *planned, rdd_writer(profile, maps)),
-        record_ms=_record_ms(profile, maps, *planned, rdd_writer(profile, maps)),
+        _write_ms(profile, maps, *planned, writer),
+        record_ms=_record_ms(profile, maps, *planned, writer),
+        writer=writer,
     )
 
 
@@ -670,6 +686,7 @@ def _code_change(
         planned,
         _write_ms(profile, maps, *planned, writer),
         record_ms=_record_ms(profile, maps, *planned, writer),
+        writer=writer,
     )
 
 
@@ -759,7 +776,7 @@ def plan_changes(
     out.extend(_follower_changes(profile, partitioning, out))
     out = _file_reader_changes(profile, partitioning, out, changes, new_parallelism)
     out = [_with_output_files(profile, partitioning, c) for c in out]
-    out = _with_block_reads(profile, out)
+    out = _with_map_records(profile, out)
     if kept_keys:
         notes.append(
             "the code sets " + ", ".join(sorted(kept_keys)) + " for some queries itself "
@@ -790,12 +807,17 @@ def _with_output_files(
     )
 
 
-def _with_block_reads(profile: ApplicationProfile, changes: list[StageChange]) -> list[StageChange]:
-    """Each change of a stage reading a shuffle, with what each of its tasks spends fetching
-    blocks before and after (`partition_rules.BLOCK_READ_MS`, `partition_rules.blocks_per_task`):
-    from each map stage's task count and the records its tasks wrote, now and under the
-    changes (a map stage re-split writes the records `partition_rules.records_after` gives
-    for its tasks' new share of its input)."""
+def _with_map_records(profile: ApplicationProfile, changes: list[StageChange]) -> list[StageChange]:
+    """Each change of a stage reading a shuffle, with what its map stages' records cost it
+    under the changes: what each of its tasks spends fetching blocks before and after
+    (`partition_rules.BLOCK_READ_MS`, `partition_rules.blocks_per_task`), from each map
+    stage's task count and the records its tasks wrote, now and under the changes; and, for
+    a map stage the changes re-split too, what each of its new tasks spends on the
+    partitions it writes (`partition_rules.partition_write_ms`). A re-split map stage writes
+    the records `partition_rules.records_after` gives for its tasks' new share of its input:
+    a distinct aggregation re-split from 8 tasks to 2,000 wrote 1,579 records a task where
+    its 8 wrote 279,787 each, so that its tasks filled about 1,100 of 2,000 partitions, not
+    all of them."""
     by_key = {c.key: c for c in changes}
     out: list[StageChange] = []
     for change in changes:
@@ -804,6 +826,7 @@ def _with_block_reads(profile: ApplicationProfile, changes: list[StageChange]) -
             out.append(change)
             continue
         before = after = 0.0
+        write_ms = dict(change.write_ms)
         for key in dict.fromkeys(change.map_stages):
             written = _written_records(profile, key)
             if written is None:
@@ -818,11 +841,18 @@ def _with_block_reads(profile: ApplicationProfile, changes: list[StageChange]) -
             w1 = rules.records_after(r0, w0, r0 * m0 / m1) if m1 != m0 else w0
             before += rules.blocks_per_task(m0, w0, n0, change.old_partitions)
             after += rules.blocks_per_task(m1, w1, n1, change.new_partitions)
+            if m1 != m0 and key in write_ms and change.writer:
+                # `write_ms` reads the median task's records: moved as the mean's are.
+                records = float(np.median(written)) * w1 / w0
+                write_ms[key] = (
+                    write_ms[key][0],
+                    rules.partition_write_ms(n1, change.writer, records),
+                )
         if before <= 0 and after <= 0:
             out.append(change)
             continue
         read_ms = (rules.BLOCK_READ_MS * before, rules.BLOCK_READ_MS * after)
-        out.append(replace(change, read_ms=read_ms, blocks=(before, after)))
+        out.append(replace(change, read_ms=read_ms, blocks=(before, after), write_ms=write_ms))
     return out
 
 
