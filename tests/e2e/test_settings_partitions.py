@@ -35,9 +35,11 @@ from perfmodel.spark.partition_rules import (
     OUTPUT_FILE_MS,
     PYTHON_WRITER,
     SORTED_RECORD_MS,
+    SQL_WRITER,
     WRITER_LAUNCH_MS,
     files_per_task,
     partition_write_ms,
+    records_after,
 )
 from perfmodel.spark.partitioning import (
     CODE,
@@ -331,6 +333,32 @@ def test_a_checkpoint_read_back_moves_with_the_stage_that_wrote_it() -> None:
     assert result.conf is not None
     knobs = {(s.stage_id, s.knob) for s in result.conf.stages}
     assert {(k[0], "spark.sql.shuffle.partitions") for k in followers} <= knobs
+
+
+def test_a_re_split_map_stage_pays_for_the_partitions_its_new_tasks_write() -> None:
+    # checkpoint.zstd: a stage reading the checkpoint back (6 tasks, about 500 records read
+    # and 10 written each: a partial aggregation over 10 keys) feeds a shuffle. At 2,000
+    # shuffle partitions both move: its 2,000 tasks read a record or two each, so each writes
+    # a partition or two, not the 10 its old tasks filled.
+    analysis = perfmodel.load(LOGS / "checkpoint.zstd")
+    _, moved = _predict(analysis, {"spark.sql.shuffle.partitions": "2000"})
+    by_key = {c.key: c for c in moved.changes}
+    pairs = [(c, k) for c in moved.changes for k in c.map_stages if k in by_key]
+    assert pairs
+    for change, key in pairs:
+        t = analysis.profile.stages[key].table
+        written = t.ended_values("shuffle_write_records").astype(float)
+        read = (t.ended_values("input_records") + t.ended_values("shuffle_read_records")).mean()
+        now = records_after(read, written.mean(), read * written.size / by_key[key].new_partitions)
+        assert now < 2
+        median = float(np.median(written))
+        before, after = change.write_ms[key]
+        assert change.writer == SQL_WRITER
+        assert before == pytest.approx(partition_write_ms(change.planned[0], SQL_WRITER, median))
+        assert after == pytest.approx(
+            partition_write_ms(2000, SQL_WRITER, median * now / written.mean())
+        )
+        assert after < partition_write_ms(2000, SQL_WRITER, median) / 5
 
 
 def test_files_the_application_wrote_and_reads_back_move_with_their_writer() -> None:
