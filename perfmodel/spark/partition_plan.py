@@ -849,7 +849,7 @@ def _with_map_records(profile: ApplicationProfile, changes: list[StageChange]) -
                     rules.partition_write_ms(n1, change.writer, records),
                 )
         if before <= 0 and after <= 0:
-            out.append(change)
+            out.append(replace(change, write_ms=write_ms))
             continue
         read_ms = (rules.BLOCK_READ_MS * before, rules.BLOCK_READ_MS * after)
         out.append(replace(change, read_ms=read_ms, blocks=(before, after), write_ms=write_ms))
